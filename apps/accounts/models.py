@@ -1,0 +1,111 @@
+"""People and teams: users log in with their email; teams own everything else."""
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractUser, BaseUserManager
+from django.db import models
+
+
+class UserManager(BaseUserManager["User"]):
+    use_in_migrations = True
+
+    def _create(self, email: str, password: str | None, **fields: object) -> "User":
+        if not email:
+            raise ValueError("email is required")
+        user = self.model(email=self.normalize_email(email).lower(), **fields)
+        user.set_password(password)
+        user.save(using=self._db)
+        return user
+
+    def create_user(self, email: str, password: str | None = None, **fields: object) -> "User":
+        fields.setdefault("is_staff", False)
+        fields.setdefault("is_superuser", False)
+        return self._create(email, password, **fields)
+
+    def create_superuser(self, email: str, password: str | None = None, **fields: object) -> "User":
+        fields.update(is_staff=True, is_superuser=True)
+        return self._create(email, password, **fields)
+
+
+class User(AbstractUser):
+    """A person. The email address is the login; there is no separate username."""
+
+    username = None  # type: ignore[assignment]
+    email = models.EmailField("email address", unique=True)
+
+    USERNAME_FIELD = "email"
+    REQUIRED_FIELDS: list[str] = []
+
+    objects = UserManager()  # type: ignore[misc]
+
+    def __str__(self) -> str:
+        return self.email
+
+
+class Team(models.Model):
+    name = models.CharField(max_length=120, unique=True)
+    # The finished evaluation every other evaluation of the team is compared against.
+    baseline_evaluation = models.ForeignKey(
+        "evaluations.Evaluation",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Tag(models.Model):
+    """A team-scoped label. A grader sees an evaluation only when holding all its tags."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="tags")
+    name = models.CharField(max_length=60)
+    colour = models.CharField(max_length=7, default="#6b7280", help_text="#rrggbb")
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["team", "name"], name="tag_unique_name_per_team"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Role(models.TextChoices):
+    OWNER = "owner", "Owner"
+    ADMIN = "admin", "Admin"
+    EVALUATOR = "evaluator", "Evaluator"
+
+
+class Membership(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.EVALUATOR)
+    tags = models.ManyToManyField(Tag, blank=True, related_name="members")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["team", "user__email"]
+        constraints = [
+            models.UniqueConstraint(fields=["team", "user"], name="membership_once_per_team"),
+            models.UniqueConstraint(
+                fields=["team"],
+                condition=models.Q(role="owner"),
+                name="membership_one_owner_per_team",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.team} ({self.role})"
+
+    @property
+    def can_manage(self) -> bool:
+        return self.role in (Role.OWNER, Role.ADMIN)

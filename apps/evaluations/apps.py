@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class EvaluationsConfig(AppConfig):
+    name = "apps.evaluations"
+    label = "evaluations"

@@ -1,0 +1,265 @@
+"""Evaluations and what they are made of: keywords, snapshots and feedback slots.
+
+An evaluation asks graders to judge the results (snapshots) of its keywords. Each
+snapshot carries `strategy` feedback slots, created with it, which graders fill in.
+Counters and scoring marks live on these rows so that the grading path and the metrics
+pipeline never have to scan a whole evaluation.
+"""
+
+from django.conf import settings
+from django.db import models
+
+from apps.accounts.models import Tag, Team
+
+
+class Scale(models.TextChoices):
+    BINARY = "binary", "Binary (0-1)"
+    GRADED = "graded", "Graded (0-3)"
+    DETAIL = "detail", "Detail (1-10)"
+
+
+class Profile(models.TextChoices):
+    SEARCHTWEAK = "searchtweak", "searchtweak (default)"
+    TREC = "trec", "trec (matches trec_eval)"
+
+
+class Reuse(models.TextChoices):
+    NONE = "none", "No reuse"
+    KEYWORD_DOC = "keyword_doc", "Same keyword and document"
+    KEYWORD_DOC_POSITION = "keyword_doc_position", "Same keyword, document and position"
+
+
+class Status(models.TextChoices):
+    PENDING = "pending", "Pending"
+    ACTIVE = "active", "Active"
+    FINISHED = "finished", "Finished"
+
+
+class Evaluation(models.Model):
+    STRATEGY_CHOICES = [(1, "One grade per result"), (3, "Three grades per result")]
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="evaluations")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    scale = models.CharField(max_length=16, choices=Scale.choices, default=Scale.GRADED)
+    strategy = models.PositiveSmallIntegerField(choices=STRATEGY_CHOICES, default=1)
+    profile = models.CharField(max_length=16, choices=Profile.choices, default=Profile.SEARCHTWEAK)
+    # Custom transformer rules keyed by destination scale; empty means the defaults.
+    transformers = models.JSONField(default=dict, blank=True)
+    show_position = models.BooleanField(default=False)
+    scoring_guidelines = models.TextField(blank=True)
+    reuse = models.CharField(max_length=32, choices=Reuse.choices, default=Reuse.NONE)
+    auto_restart = models.BooleanField(default=False)
+    tags = models.ManyToManyField(Tag, blank=True, related_name="evaluations")
+
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    pinned = models.BooleanField(default=False)
+    archived = models.BooleanField(default=False)
+
+    # Kept by the pipeline: progress = graded_slots / total_slots.
+    total_slots = models.PositiveIntegerField(default=0)
+    graded_slots = models.PositiveIntegerField(default=0)
+    progress = models.FloatField(default=0.0)
+
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["team", "status"], name="evaluation_team_status")]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(strategy__in=[1, 3]), name="evaluation_strategy_1_or_3"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(graded_slots__lte=models.F("total_slots")),
+                name="evaluation_graded_within_total",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class EvaluationMetric(models.Model):
+    """One (metric, k) an evaluation reports, with its current mean over keywords.
+
+    `value_sum` and `value_count` let one keyword's change update the mean in constant
+    time; the sweep re-adds them exactly (`means_exact`) so no rounding drift survives.
+    """
+
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="metrics")
+    metric = models.CharField(max_length=16)
+    k = models.PositiveSmallIntegerField()
+    value = models.FloatField(null=True, blank=True)
+    value_sum = models.FloatField(default=0.0)
+    value_count = models.PositiveIntegerField(default=0)
+    means_exact = models.BooleanField(default=True)
+    # The same metric's value in the evaluation this one is compared against.
+    previous_value = models.FloatField(null=True, blank=True)
+    position = models.PositiveSmallIntegerField(default=0, help_text="display order")
+
+    class Meta:
+        ordering = ["evaluation", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["evaluation", "metric", "k"], name="evaluation_metric_once"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(k__gte=1, k__lte=100), name="evaluation_metric_k_1_to_100"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.metric}@{self.k}"
+
+
+class EvaluationMetricPoint(models.Model):
+    """History for charts: the metric's value, at most one point per minute."""
+
+    evaluation_metric = models.ForeignKey(
+        EvaluationMetric, on_delete=models.CASCADE, related_name="history"
+    )
+    minute = models.DateTimeField(help_text="start of the minute this point stands for")
+    value = models.FloatField(null=True, blank=True)
+    progress = models.FloatField(default=0.0)
+
+    class Meta:
+        ordering = ["evaluation_metric", "minute"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["evaluation_metric", "minute"], name="metric_point_once_per_minute"
+            ),
+        ]
+
+
+class Keyword(models.Model):
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="keywords")
+    text = models.CharField(max_length=500)
+    position = models.PositiveIntegerField(help_text="order within the evaluation")
+
+    # Execution status when results come from a search endpoint.
+    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    execution_message = models.TextField(blank=True)
+    failed = models.BooleanField(default=False)
+
+    # Scoring marks. A grade change bumps grade_version and sets needs_scoring in the
+    # grade's own transaction; the worker records the version it scored. A lease lets one
+    # worker at a time recompute a keyword; an expired lease is taken over by the sweep.
+    needs_scoring = models.BooleanField(default=False)
+    grade_version = models.PositiveBigIntegerField(default=0)
+    scored_version = models.PositiveBigIntegerField(default=0)
+    scoring_lease_until = models.DateTimeField(null=True, blank=True)
+    graded_slots = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["evaluation", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["evaluation", "text"], name="keyword_unique_text"),
+            models.UniqueConstraint(
+                fields=["evaluation", "position"], name="keyword_unique_position"
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["id"],
+                condition=models.Q(needs_scoring=True),
+                name="keyword_needs_scoring",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class Snapshot(models.Model):
+    """One result of a keyword at one position, as the search system returned it."""
+
+    keyword = models.ForeignKey(Keyword, on_delete=models.CASCADE, related_name="snapshots")
+    position = models.PositiveIntegerField()
+    doc_id = models.CharField(max_length=500)
+    name = models.CharField(max_length=1000, blank=True)
+    image = models.URLField(max_length=2000, blank=True)
+    attributes = models.JSONField(default=dict, blank=True)
+    # Stage-1 value on the evaluation's native scale, kept by the pipeline.
+    value = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["keyword", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["keyword", "position"], name="snapshot_unique_position"
+            ),
+            models.CheckConstraint(condition=models.Q(position__gte=1), name="snapshot_position_1"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.keyword_id}#{self.position} {self.doc_id}"
+
+
+class FeedbackSlot(models.Model):
+    """One judgement to be made: a snapshot has as many slots as the evaluation's strategy.
+
+    The grader is a user, or for imported judgements an external grader's name.
+    `evaluation` and `keyword` are copies of the snapshot's, so the queue and the
+    pipeline filter slots without joins.
+    """
+
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="+")
+    keyword = models.ForeignKey(Keyword, on_delete=models.CASCADE, related_name="slots")
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="slots")
+    index = models.PositiveSmallIntegerField(help_text="0 .. strategy-1")
+    grader = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="feedback_slots",
+    )
+    external_grader = models.CharField(max_length=254, blank=True)
+    grade = models.SmallIntegerField(null=True, blank=True)
+    reason = models.TextField(blank=True)
+    assigned_at = models.DateTimeField(null=True, blank=True)
+    graded_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["snapshot", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["snapshot", "index"], name="slot_unique_index"),
+            # A grader never holds two slots of one snapshot, whatever the concurrency.
+            models.UniqueConstraint(
+                fields=["snapshot", "grader"],
+                condition=models.Q(grader__isnull=False),
+                name="slot_one_per_grader_per_snapshot",
+            ),
+        ]
+        indexes = [
+            # The queue's search for open work: ungraded slots of an evaluation in order.
+            models.Index(
+                fields=["evaluation", "keyword", "snapshot"],
+                condition=models.Q(grade__isnull=True),
+                name="slot_open_work",
+            ),
+            models.Index(fields=["grader", "graded_at"], name="slot_grader_graded_at"),
+        ]
+
+    def __str__(self) -> str:
+        return f"slot {self.index} of {self.snapshot_id}"
+
+
+class SnapshotSkip(models.Model):
+    """A grader said they cannot judge this snapshot; it is not offered to them again."""
+
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="skips")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["snapshot", "user"], name="skip_once_per_grader"),
+        ]

@@ -1,0 +1,228 @@
+"""Writes for evaluations: create, add keywords and results, start, finish, clone.
+
+Evaluations that call a live search system (start runs every keyword against the
+endpoint) build on these; this module covers evaluations whose results are given.
+"""
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from apps.accounts.models import Tag, Team
+from apps.core.errors import InvalidInput, InvalidState
+from apps.scoring import engine
+
+from .models import (
+    Evaluation,
+    EvaluationMetric,
+    FeedbackSlot,
+    Keyword,
+    Profile,
+    Reuse,
+    Scale,
+    Snapshot,
+    Status,
+)
+
+
+@dataclass(frozen=True)
+class Document:
+    """One search result to store as a snapshot."""
+
+    doc_id: str
+    name: str = ""
+    image: str = ""
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _validate_settings(
+    *, name: str, scale: str, strategy: int, profile: str, reuse: str,
+    metrics: Sequence[tuple[str, int]], transformers: Mapping[str, Any] | None,
+) -> list[str]:
+    problems: list[str] = []
+    if not name.strip():
+        problems.append("name: required")
+    if scale not in Scale.values:
+        problems.append(f"scale: {scale!r} is not one of {', '.join(Scale.values)}")
+    if strategy not in (1, 3):
+        problems.append(f"strategy: {strategy!r} must be 1 or 3")
+    if profile not in Profile.values:
+        problems.append(f"profile: {profile!r} is not one of {', '.join(Profile.values)}")
+    if reuse not in Reuse.values:
+        problems.append(f"reuse: {reuse!r} is not one of {', '.join(Reuse.values)}")
+    if not metrics:
+        problems.append("metrics: at least one (metric, k) is required")
+    seen: set[tuple[str, int]] = set()
+    for index, (metric, k) in enumerate(metrics):
+        if metric not in engine.METRICS:
+            problems.append(f"metrics[{index}].metric: unknown metric {metric!r}")
+        if not isinstance(k, int) or not 1 <= k <= 100:
+            problems.append(f"metrics[{index}].k: {k!r} must be a whole number from 1 to 100")
+        if (metric, k) in seen:
+            problems.append(f"metrics[{index}]: {metric}@{k} is listed twice")
+        seen.add((metric, k))
+    if scale in Scale.values:
+        problems.extend(engine.validate_rules(scale, transformers or None))
+    return problems
+
+
+@transaction.atomic
+def evaluation_create(
+    *,
+    team: Team,
+    name: str,
+    metrics: Sequence[tuple[str, int]],
+    scale: str = Scale.GRADED,
+    strategy: int = 1,
+    profile: str = Profile.SEARCHTWEAK,
+    transformers: Mapping[str, Any] | None = None,
+    description: str = "",
+    show_position: bool = False,
+    scoring_guidelines: str = "",
+    reuse: str = Reuse.NONE,
+    auto_restart: bool = False,
+    tags: Iterable[Tag] = (),
+    created_by: Any = None,
+) -> Evaluation:
+    problems = _validate_settings(
+        name=name, scale=scale, strategy=strategy, profile=profile, reuse=reuse,
+        metrics=metrics, transformers=transformers,
+    )
+    if problems:
+        raise InvalidInput(problems)
+    evaluation = Evaluation.objects.create(
+        team=team, name=name.strip(), description=description, scale=scale,
+        strategy=strategy, profile=profile, transformers=dict(transformers or {}),
+        show_position=show_position, scoring_guidelines=scoring_guidelines, reuse=reuse,
+        auto_restart=auto_restart, created_by=created_by,
+    )
+    EvaluationMetric.objects.bulk_create(
+        EvaluationMetric(evaluation=evaluation, metric=metric, k=k, position=index)
+        for index, (metric, k) in enumerate(metrics)
+    )
+    tags = list(tags)
+    if any(tag.team_id != team.id for tag in tags):
+        raise InvalidInput(["tags: every tag must belong to the evaluation's team"])
+    evaluation.tags.set(tags)
+    return evaluation
+
+
+@transaction.atomic
+def keywords_add(*, evaluation: Evaluation, texts: Iterable[str]) -> list[Keyword]:
+    """Add keywords after the existing ones, trimmed, skipping blanks and duplicates."""
+    existing = set(evaluation.keywords.values_list("text", flat=True))
+    last = evaluation.keywords.order_by("-position").values_list("position", flat=True).first()
+    position = last or 0
+    new: list[Keyword] = []
+    for raw in texts:
+        text = raw.strip()
+        if not text or text in existing:
+            continue
+        existing.add(text)
+        position += 1
+        new.append(Keyword(evaluation=evaluation, text=text, position=position))
+    return Keyword.objects.bulk_create(new)
+
+
+@transaction.atomic
+def snapshots_add(*, keyword: Keyword, documents: Sequence[Document]) -> list[Snapshot]:
+    """Store results after the keyword's existing ones, each with its empty feedback slots."""
+    evaluation = keyword.evaluation
+    last = keyword.snapshots.order_by("-position").values_list("position", flat=True).first()
+    start = (last or 0) + 1
+    snapshots = Snapshot.objects.bulk_create(
+        Snapshot(
+            keyword=keyword, position=start + offset, doc_id=doc.doc_id, name=doc.name,
+            image=doc.image, attributes=dict(doc.attributes),
+        )
+        for offset, doc in enumerate(documents)
+    )
+    FeedbackSlot.objects.bulk_create(
+        FeedbackSlot(evaluation=evaluation, keyword=keyword, snapshot=snapshot, index=index)
+        for snapshot in snapshots
+        for index in range(evaluation.strategy)
+    )
+    added = len(snapshots) * evaluation.strategy
+    Evaluation.objects.filter(id=evaluation.id).update(total_slots=F("total_slots") + added)
+    evaluation.refresh_from_db(fields=["total_slots"])
+    return snapshots
+
+
+def evaluation_start(*, evaluation: Evaluation) -> Evaluation:
+    """Open a pending evaluation for grading."""
+    with transaction.atomic():
+        changed = Evaluation.objects.filter(id=evaluation.id, status=Status.PENDING).update(
+            status=Status.ACTIVE, started_at=timezone.now()
+        )
+        if not changed:
+            raise InvalidState(f"only a pending evaluation can start; this one is {evaluation.status}")
+    evaluation.refresh_from_db()
+    return evaluation
+
+
+def evaluation_finish(*, evaluation_id: int) -> bool:
+    """Finish an active evaluation: exact means, and a fresh copy when it auto-restarts.
+
+    Returns False when the evaluation was not active (someone else finished it first).
+    """
+    from apps.scoring.services import evaluation_means_reconcile
+
+    with transaction.atomic():
+        changed = Evaluation.objects.filter(id=evaluation_id, status=Status.ACTIVE).update(
+            status=Status.FINISHED, finished_at=timezone.now()
+        )
+        if not changed:
+            return False
+        evaluation_means_reconcile(evaluation_id=evaluation_id)
+        evaluation = Evaluation.objects.get(id=evaluation_id)
+        if evaluation.auto_restart:
+            transaction.on_commit(lambda: evaluation_restart(evaluation_id=evaluation_id))
+    return True
+
+
+_TRAILING_NUMBER = re.compile(r"^(.*?)(\d+)\s*$")
+
+
+def next_name(name: str) -> str:
+    """'Holiday set 4' -> 'Holiday set 5'; a name without a trailing number gets ' 2'."""
+    match = _TRAILING_NUMBER.match(name)
+    if match:
+        return f"{match.group(1)}{int(match.group(2)) + 1}"
+    return f"{name} 2"
+
+
+@transaction.atomic
+def evaluation_clone(*, evaluation: Evaluation, name: str | None = None) -> Evaluation:
+    """A pending copy with the same settings, keywords and results, and no grades."""
+    copy = evaluation_create(
+        team=evaluation.team,
+        name=name or next_name(evaluation.name),
+        metrics=list(evaluation.metrics.values_list("metric", "k")),
+        scale=evaluation.scale, strategy=evaluation.strategy, profile=evaluation.profile,
+        transformers=evaluation.transformers, description=evaluation.description,
+        show_position=evaluation.show_position,
+        scoring_guidelines=evaluation.scoring_guidelines, reuse=evaluation.reuse,
+        auto_restart=evaluation.auto_restart, tags=evaluation.tags.all(),
+        created_by=evaluation.created_by,
+    )
+    for keyword in evaluation.keywords.prefetch_related("snapshots"):
+        [new_keyword] = keywords_add(evaluation=copy, texts=[keyword.text])
+        snapshots_add(
+            keyword=new_keyword,
+            documents=[
+                Document(s.doc_id, s.name, s.image, s.attributes) for s in keyword.snapshots.all()
+            ],
+        )
+    copy.refresh_from_db()
+    return copy
+
+
+def evaluation_restart(*, evaluation_id: int) -> Evaluation:
+    """Auto-restart: a copy with the name's trailing number incremented, started at once."""
+    evaluation = Evaluation.objects.get(id=evaluation_id)
+    return evaluation_start(evaluation=evaluation_clone(evaluation=evaluation))

@@ -1,0 +1,128 @@
+"""The grade-to-metrics pipeline: mark, claim, recompute, store.
+
+A grade change marks its keyword in the grade's own transaction (`keyword_mark_for_scoring`)
+and queues `recompute_keyword` once that transaction commits. The worker claims the
+keyword with a lease, reads its slots, lets the pure engine compute, and stores the
+results guarded by the keyword's grade version, so a slow worker can never overwrite a
+fresher result. A grade saved while a worker runs leaves the keyword marked, and the
+worker goes round again. The periodic sweep (`keywords_recompute_marked`) picks up
+whatever a lost task or a down broker left marked.
+"""
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from apps.evaluations.models import Evaluation, EvaluationMetric, Keyword
+
+from . import store
+from .loading import load_keyword_inputs
+
+logger = logging.getLogger(__name__)
+
+# How many rounds one task makes on a keyword that keeps being re-marked under it
+# before it leaves the rest to a later task or the sweep.
+MAX_ROUNDS_PER_TASK = 20
+
+
+def keyword_mark_for_scoring(*, keyword_id: int) -> None:
+    """Call inside the transaction that changed a grade of this keyword."""
+    Keyword.objects.filter(id=keyword_id).update(
+        needs_scoring=True, grade_version=F("grade_version") + 1
+    )
+    # A transaction that changes several grades of one keyword queues several tasks; the
+    # first recomputes and the others find nothing marked, which costs a read each.
+    transaction.on_commit(lambda: queue_keyword_recompute(keyword_id=keyword_id))
+
+
+def queue_keyword_recompute(*, keyword_id: int) -> None:
+    """Queue the recomputation; a broker that cannot be reached is logged, never raised.
+
+    The keyword stays marked in the database, so the periodic sweep catches up.
+    """
+    from .tasks import recompute_keyword
+
+    try:
+        recompute_keyword.delay(keyword_id)
+    except Exception:  # kombu, redis and socket errors share no base class
+        logger.warning(
+            "could not queue recompute_keyword(%s); the sweep will recompute it",
+            keyword_id,
+            exc_info=True,
+        )
+
+
+def _claim(keyword_id: int) -> bool:
+    now = timezone.now()
+    lease_until = now + timedelta(seconds=settings.SCORING_LEASE_SECONDS)
+    claimed = (
+        Keyword.objects.filter(id=keyword_id, needs_scoring=True)
+        .filter(Q(scoring_lease_until__isnull=True) | Q(scoring_lease_until__lt=now))
+        .update(scoring_lease_until=lease_until)
+    )
+    return claimed == 1
+
+
+def keyword_recompute(*, keyword_id: int) -> int:
+    """Recompute a marked keyword until it is no longer marked. Returns the rounds run.
+
+    Zero rounds means there was nothing to do, or another worker holds the keyword (it
+    will see any newer mark when it stores its result).
+    """
+    rounds = 0
+    while rounds < MAX_ROUNDS_PER_TASK and _claim(keyword_id):
+        rounds += 1
+        still_marked = _recompute_claimed(keyword_id)
+        if not still_marked:
+            break
+    return rounds
+
+
+def _recompute_claimed(keyword_id: int) -> bool:
+    inputs = load_keyword_inputs(keyword_id=keyword_id)
+    if inputs is None:  # deleted meanwhile
+        return False
+    scored = inputs.score()
+    return store.store_keyword_score(inputs=inputs, scored=scored)
+
+
+def keywords_recompute_marked(*, limit: int = 10_000) -> int:
+    """The sweep: recompute every marked keyword whose lease is free or expired.
+
+    Then make incrementally kept means exact. Returns the number of keywords recomputed.
+    """
+    now = timezone.now()
+    marked = list(
+        Keyword.objects.filter(needs_scoring=True)
+        .filter(Q(scoring_lease_until__isnull=True) | Q(scoring_lease_until__lt=now))
+        .order_by("id")
+        .values_list("id", flat=True)[:limit]
+    )
+    done = sum(1 for keyword_id in marked if keyword_recompute(keyword_id=keyword_id))
+    for evaluation_id in (
+        EvaluationMetric.objects.filter(means_exact=False)
+        .values_list("evaluation_id", flat=True)
+        .distinct()
+    ):
+        evaluation_means_reconcile(evaluation_id=evaluation_id)
+    if done:
+        logger.info("sweep recomputed %d marked keywords", done)
+    return done
+
+
+def evaluation_means_reconcile(*, evaluation_id: int) -> None:
+    """Recompute every mean of the evaluation exactly from its keyword values.
+
+    Incremental updates keep means current in constant time; this re-adds them with an
+    exactly rounded sum so they equal the mean of the stored keyword values to the bit.
+    """
+    store.store_exact_means(evaluation_id=evaluation_id)
+
+
+def evaluation_recompute(*, evaluation_id: int) -> None:
+    """Recompute every keyword of an evaluation (after an import or a settings change)."""
+    store.store_evaluation_scores(evaluation=Evaluation.objects.get(id=evaluation_id))

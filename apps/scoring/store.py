@@ -1,0 +1,305 @@
+"""Store what the engine computed, guarded so that only fresher results ever land.
+
+Every write checks the keyword's `scored_version` under a row lock: a result computed
+from slots read at grade version v is stored only if nothing at v or later is stored
+yet. The keyword stays marked while its grade version is ahead of what was stored.
+"""
+
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import Case, F, FloatField, Value, When
+from django.utils import timezone
+
+from apps.core.bulk import bulk_set
+from apps.evaluations.models import (
+    Evaluation,
+    EvaluationMetric,
+    EvaluationMetricPoint,
+    FeedbackSlot,
+    Keyword,
+    Snapshot,
+)
+
+from . import engine
+from .loading import EvaluationSettings, KeywordInputs, group_slots, load_settings
+from .models import KeywordMetric
+
+MetricKey = tuple[str, int]
+
+
+def store_keyword_score(*, inputs: KeywordInputs, scored: engine.KeywordScore) -> bool:
+    """Store one keyword's result; returns True when the keyword is still marked."""
+    evaluation_id = inputs.settings.evaluation_id
+    with transaction.atomic():
+        locked = (
+            Keyword.objects.select_for_update()
+            .filter(id=inputs.keyword_id)
+            .values("scored_version", "grade_version", "graded_slots")
+            .first()
+        )
+        if locked is None:
+            return False
+        fresh = locked["scored_version"] < inputs.version
+        if fresh:
+            old_values = _keyword_metric_values(inputs.keyword_id)
+            _upsert_keyword_metrics(evaluation_id, {inputs.keyword_id: scored.metrics})
+            _update_snapshot_values([inputs], [scored])
+            _apply_keyword_change(
+                evaluation_id=evaluation_id,
+                old_values=old_values,
+                new_values=scored.metrics,
+                graded_delta=inputs.graded_slots - locked["graded_slots"],
+            )
+        scored_version = inputs.version if fresh else locked["scored_version"]
+        still_marked = locked["grade_version"] > scored_version
+        update: dict[str, object] = {
+            "scored_version": scored_version,
+            "needs_scoring": still_marked,
+            "scoring_lease_until": None,
+        }
+        if fresh:
+            update["graded_slots"] = inputs.graded_slots
+        Keyword.objects.filter(id=inputs.keyword_id).update(**update)
+    return still_marked
+
+
+def _keyword_metric_values(keyword_id: int) -> dict[MetricKey, float | None]:
+    return {
+        (metric, k): value
+        for metric, k, value in KeywordMetric.objects.filter(keyword_id=keyword_id).values_list(
+            "metric", "k", "value"
+        )
+    }
+
+
+def _upsert_keyword_metrics(
+    evaluation_id: int, values_by_keyword: dict[int, dict[MetricKey, float | None]]
+) -> None:
+    now = timezone.now()
+    KeywordMetric.objects.bulk_create(
+        (
+            KeywordMetric(
+                keyword_id=keyword_id, evaluation_id=evaluation_id, metric=metric, k=k,
+                value=value, computed_at=now,
+            )
+            for keyword_id, values in values_by_keyword.items()
+            for (metric, k), value in values.items()
+        ),
+        update_conflicts=True,
+        unique_fields=["keyword", "metric", "k"],
+        update_fields=["value", "computed_at"],
+        batch_size=2000,
+    )
+
+
+def _update_snapshot_values(
+    inputs: Iterable[KeywordInputs], scores: Iterable[engine.KeywordScore]
+) -> None:
+    ids: list[int] = []
+    values: list[float | None] = []
+    for keyword_inputs, scored in zip(inputs, scores, strict=True):
+        for snapshot, value in zip(keyword_inputs.snapshots, scored.snapshot_values, strict=True):
+            if snapshot.stored_value != value:
+                ids.append(snapshot.snapshot_id)
+                values.append(value)
+    bulk_set(Snapshot, ids, {"value": values})
+
+
+def _apply_keyword_change(
+    *,
+    evaluation_id: int,
+    old_values: dict[MetricKey, float | None],
+    new_values: dict[MetricKey, float | None],
+    graded_delta: int,
+) -> None:
+    """Move the evaluation's means and progress by one keyword's change, in O(metrics)."""
+    evaluation = _move_progress(evaluation_id, graded_delta)
+    for key, new in new_values.items():
+        old = old_values.get(key)
+        sum_delta = (new or 0.0) - (old or 0.0)
+        count_delta = (new is not None) - (old is not None)
+        if sum_delta == 0.0 and count_delta == 0:
+            continue
+        new_count = F("value_count") + count_delta
+        new_sum = F("value_sum") + sum_delta
+        EvaluationMetric.objects.filter(evaluation_id=evaluation_id, metric=key[0], k=key[1]).update(
+            value_count=new_count,
+            # When no keyword has a value any more, the sum is exactly 0 (no float residue).
+            value_sum=Case(When(value_count=-count_delta, then=Value(0.0)), default=new_sum),
+            value=Case(
+                When(value_count=-count_delta, then=Value(None)),
+                default=new_sum / new_count,
+                output_field=FloatField(),
+            ),
+            means_exact=False,
+        )
+    record_history_point(evaluation_id=evaluation_id)
+    if graded_delta:
+        _finish_when_complete(evaluation)
+
+
+def _move_progress(evaluation_id: int, graded_delta: int) -> Evaluation:
+    """Add graded_delta to the evaluation's graded slots under its row lock."""
+    evaluation = (
+        Evaluation.objects.select_for_update()
+        .only("graded_slots", "total_slots", "status")
+        .get(id=evaluation_id)
+    )
+    if graded_delta:
+        evaluation.graded_slots += graded_delta
+        evaluation.progress = engine.progress(evaluation.graded_slots, evaluation.total_slots)
+        Evaluation.objects.filter(id=evaluation_id).update(
+            graded_slots=evaluation.graded_slots, progress=evaluation.progress
+        )
+    return evaluation
+
+
+def _finish_when_complete(evaluation: Evaluation) -> None:
+    complete = evaluation.total_slots > 0 and evaluation.graded_slots == evaluation.total_slots
+    if complete and evaluation.status == "active":
+        from apps.evaluations.services import evaluation_finish
+
+        evaluation_finish(evaluation_id=evaluation.id)
+
+
+def _minute(moment: datetime) -> datetime:
+    return moment.replace(second=0, microsecond=0)
+
+
+def record_history_point(*, evaluation_id: int) -> None:
+    """Upsert this minute's point of every metric of the evaluation (at most one a minute)."""
+    minute = _minute(timezone.now())
+    progress = Evaluation.objects.values_list("progress", flat=True).get(id=evaluation_id)
+    EvaluationMetricPoint.objects.bulk_create(
+        (
+            EvaluationMetricPoint(
+                evaluation_metric_id=metric_id, minute=minute, value=value, progress=progress
+            )
+            for metric_id, value in EvaluationMetric.objects.filter(
+                evaluation_id=evaluation_id
+            ).values_list("id", "value")
+        ),
+        update_conflicts=True,
+        unique_fields=["evaluation_metric", "minute"],
+        update_fields=["value", "progress"],
+    )
+
+
+def store_exact_means(*, evaluation_id: int) -> None:
+    """Set every mean to the exactly rounded mean of the stored keyword values."""
+    with transaction.atomic():
+        metrics = list(
+            EvaluationMetric.objects.select_for_update().filter(evaluation_id=evaluation_id)
+        )
+        for evaluation_metric in metrics:
+            values = list(
+                KeywordMetric.objects.filter(
+                    evaluation_id=evaluation_id,
+                    metric=evaluation_metric.metric,
+                    k=evaluation_metric.k,
+                    value__isnull=False,
+                ).values_list("value", flat=True)
+            )
+            evaluation_metric.value_sum = math.fsum(values)
+            evaluation_metric.value_count = len(values)
+            evaluation_metric.value = engine.mean_of(values)
+            evaluation_metric.means_exact = True
+        EvaluationMetric.objects.bulk_update(
+            metrics, ["value_sum", "value_count", "value", "means_exact"]
+        )
+        record_history_point(evaluation_id=evaluation_id)
+
+
+# --- Whole evaluation --------------------------------------------------------------------
+
+KEYWORDS_PER_BATCH = 500
+
+
+@dataclass(frozen=True)
+class _Computed:
+    inputs: KeywordInputs
+    scored: engine.KeywordScore
+
+
+def _read_evaluation_inputs(
+    evaluation: Evaluation, settings: EvaluationSettings
+) -> Iterator[KeywordInputs]:
+    """Stream every keyword's slots in one ordered query; memory holds one keyword."""
+    # Versions are read before the slots, so every slot read is at least that fresh.
+    versions = dict(
+        Keyword.objects.filter(evaluation_id=evaluation.id).values_list("id", "grade_version")
+    )
+    rows = (
+        FeedbackSlot.objects.filter(evaluation_id=evaluation.id)
+        .order_by("keyword_id", "snapshot__position", "index")
+        .values_list("keyword_id", "snapshot_id", "snapshot__value", "grade")
+        .iterator(chunk_size=20_000)
+    )
+    current: int | None = None
+    buffered: list[tuple[int, float | None, int | None]] = []
+    for keyword_id, snapshot_id, stored_value, grade in rows:
+        if keyword_id != current and current is not None:
+            yield KeywordInputs(current, versions[current], settings, group_slots(buffered))
+            buffered = []
+        current = keyword_id
+        buffered.append((snapshot_id, stored_value, grade))
+    if current is not None:
+        yield KeywordInputs(current, versions[current], settings, group_slots(buffered))
+
+
+def store_evaluation_scores(*, evaluation: Evaluation) -> None:
+    """Recompute every keyword, store in batches, then set exact means and progress."""
+    settings = load_settings(evaluation)
+    batch: list[_Computed] = []
+    for inputs in _read_evaluation_inputs(evaluation, settings):
+        batch.append(_Computed(inputs, inputs.score()))
+        if len(batch) >= KEYWORDS_PER_BATCH:
+            _store_batch(evaluation.id, batch)
+            batch = []
+    if batch:
+        _store_batch(evaluation.id, batch)
+    with transaction.atomic():
+        store_exact_means(evaluation_id=evaluation.id)
+        _finish_when_complete(_move_progress(evaluation.id, 0))
+
+
+def _store_batch(evaluation_id: int, batch: list[_Computed]) -> None:
+    with transaction.atomic():
+        locked = {
+            row["id"]: row
+            for row in Keyword.objects.select_for_update()
+            .filter(id__in=[c.inputs.keyword_id for c in batch])
+            .order_by("id")
+            .values("id", "scored_version", "grade_version", "graded_slots")
+        }
+        fresh = [
+            c for c in batch
+            if c.inputs.keyword_id in locked
+            and locked[c.inputs.keyword_id]["scored_version"] < c.inputs.version
+        ]
+        if not fresh:
+            return
+        _upsert_keyword_metrics(
+            evaluation_id, {c.inputs.keyword_id: c.scored.metrics for c in fresh}
+        )
+        _update_snapshot_values([c.inputs for c in fresh], [c.scored for c in fresh])
+        graded_delta = sum(
+            c.inputs.graded_slots - locked[c.inputs.keyword_id]["graded_slots"] for c in fresh
+        )
+        bulk_set(
+            Keyword,
+            [c.inputs.keyword_id for c in fresh],
+            {
+                "scored_version": [c.inputs.version for c in fresh],
+                "graded_slots": [c.inputs.graded_slots for c in fresh],
+                "needs_scoring": [
+                    locked[c.inputs.keyword_id]["grade_version"] > c.inputs.version for c in fresh
+                ],
+            },
+        )
+        _move_progress(evaluation_id, graded_delta)
+        EvaluationMetric.objects.filter(evaluation_id=evaluation_id).update(means_exact=False)

@@ -1,0 +1,140 @@
+"""Relevo settings: one module, every value read from the environment.
+
+With no environment at all, Relevo runs on a developer's machine: an SQLite file and
+Celery tasks executed in-process. Set DATABASE_URL and CELERY_BROKER_URL to run on
+PostgreSQL with a Redis-backed worker and beat. `.env.example` documents every variable.
+"""
+
+from pathlib import Path
+
+import dj_database_url
+from celery.schedules import crontab
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import env_bool, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = env_bool("DEBUG", default=True)
+SECRET_KEY = env_str("SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
+    SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"  # noqa: S105
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "apps.accounts",
+    "apps.evaluations",
+    "apps.judging",
+    "apps.scoring",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -----------------------------------------------------------------------
+DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
+try:
+    _database = dj_database_url.parse(DATABASE_URL, conn_max_age=60)
+except (ValueError, KeyError) as exc:
+    raise ImproperlyConfigured(f"DATABASE_URL={DATABASE_URL!r} is not understood: {exc}") from exc
+if _database["ENGINE"] == "django.db.backends.sqlite3":
+    # IMMEDIATE takes the write lock when a transaction starts, so two writers queue
+    # instead of failing with "database is locked" when a reader upgrades to a writer.
+    _database["OPTIONS"] = {"transaction_mode": "IMMEDIATE", "timeout": 20}
+    _database["CONN_MAX_AGE"] = 0
+DATABASES = {"default": _database}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+USING_POSTGRES = _database["ENGINE"].startswith("django.db.backends.postgresql")
+
+AUTH_USER_MODEL = "accounts.User"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "/admin/login/"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env_str("TIME_ZONE", "UTC")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+
+# --- Celery ---------------------------------------------------------------------------
+# No broker configured: tasks run in-process right after the commit that queued them.
+CELERY_TASK_ALWAYS_EAGER = not env_str("CELERY_BROKER_URL")
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or "memory://"
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 4
+CELERY_TIMEZONE = TIME_ZONE
+# A grade must be saved even when the broker is down: publishing fails fast instead of
+# retrying for minutes, and the periodic sweep recomputes what the failed publish missed.
+CELERY_TASK_PUBLISH_RETRY = False
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2, "socket_timeout": 5}
+CELERY_BEAT_SCHEDULE = {
+    "recompute-marked-keywords": {
+        "task": "apps.scoring.tasks.recompute_marked",
+        "schedule": crontab(minute="*"),
+    },
+}
+
+# --- Product settings -----------------------------------------------------------------
+# How long a grader keeps a claimed slot before another grader may take it.
+SLOT_LOCK_SECONDS = env_int("SLOT_LOCK_SECONDS", 300, minimum=10)
+# How long a worker owns a keyword's recomputation before the sweep may take it over.
+SCORING_LEASE_SECONDS = env_int("SCORING_LEASE_SECONDS", 60, minimum=5)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # One line per task is noise at the rate graders work; failures still show.
+    "loggers": {"celery.app.trace": {"level": "WARNING"}},
+}

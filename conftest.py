@@ -1,0 +1,73 @@
+"""Test set-up shared by every app.
+
+Tests that need a real service (PostgreSQL, Redis, Chromium) skip with a visible reason
+on a bare machine. CI sets RELEVO_REQUIRE_SERVICES=1, which turns those skips into
+failures, so nothing is silently left out there.
+"""
+
+import os
+import socket
+from urllib.parse import urlparse
+
+import pytest
+
+from config.celery import app as celery_app
+
+REQUIRE_SERVICES = os.environ.get("RELEVO_REQUIRE_SERVICES") == "1"
+
+
+def service_missing(reason: str) -> None:
+    """Skip (bare machine) or fail (CI) because a service the test needs is missing."""
+    if REQUIRE_SERVICES:
+        pytest.fail(f"required service missing: {reason}", pytrace=False)
+    pytest.skip(f"service missing: {reason}")
+
+
+def port_answers(url: str, default_port: int) -> bool:
+    parsed = urlparse(url)
+    try:
+        with socket.create_connection((parsed.hostname or "127.0.0.1", parsed.port or default_port), 1):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(autouse=True)
+def tasks_run_in_process():
+    """Unless a test asks for a real broker, queued tasks run right after the commit."""
+    saved = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = saved
+
+
+@pytest.fixture
+def postgres(db):
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        service_missing("PostgreSQL (set DATABASE_URL=postgres://...)")
+    return connection
+
+
+@pytest.fixture
+def redis_url() -> str:
+    url = os.environ.get("RELEVO_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+    if not port_answers(url, 6379):
+        service_missing(f"Redis at {url}")
+    return url
+
+
+@pytest.fixture
+def real_broker(redis_url):
+    """Queued tasks go to Redis for a real worker, instead of running in-process."""
+    conf = celery_app.conf
+    saved = conf.broker_url
+    conf.task_always_eager = False
+    conf.broker_url = redis_url
+    celery_app.pool.force_close_all()
+    celery_app._pool = None
+    yield redis_url
+    celery_app.pool.force_close_all()
+    celery_app._pool = None
+    conf.broker_url = saved

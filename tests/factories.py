@@ -1,0 +1,78 @@
+"""Factories for tests: real rows built through the same services the product uses."""
+
+from collections.abc import Sequence
+from itertools import count
+
+from apps.accounts.models import Team, User
+from apps.accounts.services import member_add, team_create
+from apps.evaluations.models import Evaluation, FeedbackSlot
+from apps.evaluations.services import (
+    Document,
+    evaluation_create,
+    evaluation_start,
+    keywords_add,
+    snapshots_add,
+)
+
+_sequence = count(1)
+
+
+def make_team(name: str | None = None, owner: str | None = None) -> Team:
+    number = next(_sequence)
+    return team_create(
+        name=name or f"Team {number}", owner_email=owner or f"owner{number}@example.test"
+    )
+
+
+def make_grader(team: Team, email: str | None = None, role: str = "evaluator") -> User:
+    email = email or f"grader{next(_sequence)}@example.test"
+    return member_add(team=team, email=email, role=role).user
+
+
+def make_evaluation(
+    *,
+    team: Team | None = None,
+    scale: str = "graded",
+    strategy: int = 1,
+    profile: str = "searchtweak",
+    metrics: Sequence[tuple[str, int]] = (("ndcg", 10), ("precision", 5)),
+    keywords: dict[str, int] | None = None,
+    start: bool = True,
+    **settings: object,
+) -> Evaluation:
+    """An evaluation whose keywords each have the given number of results."""
+    team = team or make_team()
+    evaluation = evaluation_create(
+        team=team, name=f"Evaluation {next(_sequence)}", scale=scale, strategy=strategy,
+        profile=profile, metrics=list(metrics), **settings,  # type: ignore[arg-type]
+    )
+    keywords = keywords if keywords is not None else {"red shoes": 5}
+    for keyword in keywords_add(evaluation=evaluation, texts=list(keywords)):
+        snapshots_add(
+            keyword=keyword,
+            documents=[
+                Document(f"{keyword.text}-doc-{i}", f"Result {i}")
+                for i in range(1, keywords[keyword.text] + 1)
+            ],
+        )
+    if start:
+        evaluation_start(evaluation=evaluation)
+    evaluation.refresh_from_db()
+    return evaluation
+
+
+def slots_of(evaluation: Evaluation, keyword: str | None = None) -> list[FeedbackSlot]:
+    """Slots in keyword order, then position, then slot index."""
+    slots = FeedbackSlot.objects.filter(evaluation=evaluation)
+    if keyword is not None:
+        slots = slots.filter(keyword__text=keyword)
+    return list(slots.order_by("keyword__position", "snapshot__position", "index"))
+
+
+def assign(slot: FeedbackSlot, user: User) -> FeedbackSlot:
+    """Give a slot to a grader, as the queue would."""
+    from django.utils import timezone
+
+    FeedbackSlot.objects.filter(id=slot.id).update(grader=user, assigned_at=timezone.now())
+    slot.refresh_from_db()
+    return slot
