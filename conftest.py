@@ -11,6 +11,7 @@ from urllib.parse import urlparse
 
 import pytest
 
+from apps.scoring import services as scoring_services
 from config.celery import app as celery_app
 
 REQUIRE_SERVICES = os.environ.get("RELEVO_REQUIRE_SERVICES") == "1"
@@ -26,7 +27,9 @@ def service_missing(reason: str) -> None:
 def port_answers(url: str, default_port: int) -> bool:
     parsed = urlparse(url)
     try:
-        with socket.create_connection((parsed.hostname or "127.0.0.1", parsed.port or default_port), 1):
+        with socket.create_connection(
+            (parsed.hostname or "127.0.0.1", parsed.port or default_port), 1
+        ):
             return True
     except OSError:
         return False
@@ -58,16 +61,31 @@ def redis_url() -> str:
     return url
 
 
+def switch_broker(url: str, *, eager: bool) -> None:
+    """Point this process's task publishing at another broker (or back in-process)."""
+    celery_app.conf.task_always_eager = eager
+    celery_app.conf.broker_url = url
+    # Connections and producers are pooled per app; drop them so the next publish
+    # connects to the new URL.
+    celery_app._pool = None
+    celery_app.amqp._producer_pool = None
+    # Forget any earlier failure so this broker is tried at once.
+    scoring_services._broker_unavailable_until = 0.0
+
+
 @pytest.fixture
 def real_broker(redis_url):
     """Queued tasks go to Redis for a real worker, instead of running in-process."""
-    conf = celery_app.conf
-    saved = conf.broker_url
-    conf.task_always_eager = False
-    conf.broker_url = redis_url
-    celery_app.pool.force_close_all()
-    celery_app._pool = None
+    saved = celery_app.conf.broker_url
+    switch_broker(redis_url, eager=False)
     yield redis_url
-    celery_app.pool.force_close_all()
-    celery_app._pool = None
-    conf.broker_url = saved
+    switch_broker(saved, eager=True)
+
+
+@pytest.fixture
+def broker_down():
+    """Queued tasks are published to a port where nothing listens."""
+    saved = celery_app.conf.broker_url
+    switch_broker("redis://127.0.0.1:9/0", eager=False)
+    yield
+    switch_broker(saved, eager=True)

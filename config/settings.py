@@ -103,7 +103,7 @@ STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 # --- Celery ---------------------------------------------------------------------------
 # No broker configured: tasks run in-process right after the commit that queued them.
 CELERY_TASK_ALWAYS_EAGER = not env_str("CELERY_BROKER_URL")
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or "memory://"
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or "memory://localhost/"
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
@@ -115,7 +115,15 @@ CELERY_TIMEZONE = TIME_ZONE
 CELERY_TASK_PUBLISH_RETRY = False
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2, "socket_timeout": 5}
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "socket_connect_timeout": 1,
+    "socket_timeout": 5,
+    # Publishing gives up after one quick retry (kombu's default is to keep trying).
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.2,
+}
 CELERY_BEAT_SCHEDULE = {
     "recompute-marked-keywords": {
         "task": "apps.scoring.tasks.recompute_marked",

@@ -43,8 +43,13 @@ def make_evaluation(
     """An evaluation whose keywords each have the given number of results."""
     team = team or make_team()
     evaluation = evaluation_create(
-        team=team, name=f"Evaluation {next(_sequence)}", scale=scale, strategy=strategy,
-        profile=profile, metrics=list(metrics), **settings,  # type: ignore[arg-type]
+        team=team,
+        name=f"Evaluation {next(_sequence)}",
+        scale=scale,
+        strategy=strategy,
+        profile=profile,
+        metrics=list(metrics),
+        **settings,  # type: ignore[arg-type]
     )
     keywords = keywords if keywords is not None else {"red shoes": 5}
     for keyword in keywords_add(evaluation=evaluation, texts=list(keywords)):

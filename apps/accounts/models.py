@@ -33,9 +33,9 @@ class User(AbstractUser):
     email = models.EmailField("email address", unique=True)
 
     USERNAME_FIELD = "email"
-    REQUIRED_FIELDS: list[str] = []
+    REQUIRED_FIELDS: list[str] = []  # type: ignore[misc]
 
-    objects = UserManager()  # type: ignore[misc]
+    objects = UserManager()  # type: ignore[assignment,misc]
 
     def __str__(self) -> str:
         return self.email

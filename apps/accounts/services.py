@@ -41,9 +41,7 @@ def team_create(*, name: str, owner_email: str, owner_password: str | None = Non
 
 def tags_get_or_create(*, team: Team, names: Iterable[str]) -> list[Tag]:
     return [
-        Tag.objects.get_or_create(team=team, name=name.strip())[0]
-        for name in names
-        if name.strip()
+        Tag.objects.get_or_create(team=team, name=name.strip())[0] for name in names if name.strip()
     ]
 
 

@@ -34,16 +34,21 @@ def bulk_set(
             _set_portably(model, list(ids[start:stop]), batch)
 
 
+def _concrete_field(model: type[models.Model], name: str) -> models.Field:
+    field = model._meta.get_field(name)
+    if not isinstance(field, models.Field) or not field.concrete:
+        raise ValueError(f"{model.__name__}.{name} is not a column")
+    return field
+
+
 def _set_on_postgres(
     model: type[models.Model], ids: list[int], columns: dict[str, list[Any]]
 ) -> None:
     meta = model._meta
-    fields = [meta.get_field(name) for name in columns]
+    fields = [_concrete_field(model, name) for name in columns]
     assignments = ", ".join(f'"{f.column}" = v."{f.column}"' for f in fields)
-    casts = ", ".join(
-        ["%s::bigint[]"] + [f"%s::{f.db_type(connection)}[]" for f in fields]  # type: ignore[union-attr]
-    )
-    names = ", ".join(["id"] + [f'"{f.column}"' for f in fields])  # type: ignore[union-attr]
+    casts = ", ".join(["%s::bigint[]"] + [f"%s::{f.db_type(connection)}[]" for f in fields])
+    names = ", ".join(["id"] + [f'"{f.column}"' for f in fields])
     sql = (
         f'UPDATE "{meta.db_table}" AS t SET {assignments} '
         f"FROM unnest({casts}) AS v({names}) WHERE t.id = v.id"
@@ -52,9 +57,7 @@ def _set_on_postgres(
         cursor.execute(sql, [ids, *columns.values()])
 
 
-def _set_portably(
-    model: type[models.Model], ids: list[int], columns: dict[str, list[Any]]
-) -> None:
+def _set_portably(model: type[models.Model], ids: list[int], columns: dict[str, list[Any]]) -> None:
     objects = []
     for position, pk in enumerate(ids):
         obj = model(pk=pk)

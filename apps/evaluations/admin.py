@@ -24,8 +24,14 @@ class EvaluationAdmin(admin.ModelAdmin):
     list_filter = ["team", "status", "scale", "profile", "archived", "pinned"]
     search_fields = ["name", "description"]
     filter_horizontal = ["tags"]
-    readonly_fields = ["total_slots", "graded_slots", "progress", "created_at", "started_at",
-                       "finished_at"]
+    readonly_fields = [
+        "total_slots",
+        "graded_slots",
+        "progress",
+        "created_at",
+        "started_at",
+        "finished_at",
+    ]
     inlines = [EvaluationMetricInline]
 
 

@@ -50,14 +50,20 @@ class Product:
 
 
 def catalogue(rng: random.Random) -> list[Product]:
-    products = []
+    products: list[Product] = []
     for category, models in CATEGORIES.items():
         for model in models:
             for colour in rng.sample(COLOURS, 3):
                 sku = f"sku-{len(products) + 100}"
                 products.append(
-                    Product(sku, f"{model}, {colour}", category, colour, rng.choice(BRANDS),
-                            round(rng.uniform(9, 320), 2))
+                    Product(
+                        sku,
+                        f"{model}, {colour}",
+                        category,
+                        colour,
+                        rng.choice(BRANDS),
+                        round(rng.uniform(9, 320), 2),
+                    )
                 )
     return products
 
@@ -85,16 +91,32 @@ def on_scale(grade: int, scale: str, rng: random.Random) -> int:
 
 
 QUERIES = [
-    "red running shoes", "blue rain jacket", "black hiking backpack", "grey wool socks",
-    "green camping tent", "yellow water bottle", "running shoes", "rain jacket",
+    "red running shoes",
+    "blue rain jacket",
+    "black hiking backpack",
+    "grey wool socks",
+    "green camping tent",
+    "yellow water bottle",
+    "running shoes",
+    "rain jacket",
 ]
 
 EVALUATIONS = [
     # name, scale, strategy, metrics, share of slots graded
-    ("Catalogue search, binary 1", "binary", 1,
-     [("precision", 5), ("ap", 10), ("rr", 10), ("recall", 10)], 1.0),
-    ("Catalogue search, graded 2", "graded", 3,
-     [("ndcg", 10), ("dcg", 10), ("err", 10), ("precision", 5)], 0.6),
+    (
+        "Catalogue search, binary 1",
+        "binary",
+        1,
+        [("precision", 5), ("ap", 10), ("rr", 10), ("recall", 10)],
+        1.0,
+    ),
+    (
+        "Catalogue search, graded 2",
+        "graded",
+        3,
+        [("ndcg", 10), ("dcg", 10), ("err", 10), ("precision", 5)],
+        0.6,
+    ),
     ("Catalogue search, detail 1", "detail", 1, [("ndcg_d", 10), ("cg_d", 5)], 0.4),
 ]
 
@@ -112,16 +134,22 @@ def seed_demo() -> tuple[Team, bool]:
         owner.save(update_fields=["is_staff", "is_superuser"])
         lead = member_add(team=team, email=LEAD, role="admin", password=PASSWORD).user
         graders = [
-            member_add(team=team, email=email, role="evaluator", password=PASSWORD,
-                       tag_names=["apparel"]).user
+            member_add(
+                team=team, email=email, role="evaluator", password=PASSWORD, tag_names=["apparel"]
+            ).user
             for email in GRADERS
         ]
     products = catalogue(rng)
     people = [*graders, lead]
     for name, scale, strategy, metrics, share in EVALUATIONS:
         evaluation = evaluation_create(
-            team=team, name=name, scale=scale, strategy=strategy, metrics=metrics,
-            created_by=owner, scoring_guidelines=GUIDELINES,
+            team=team,
+            name=name,
+            scale=scale,
+            strategy=strategy,
+            metrics=metrics,
+            created_by=owner,
+            scoring_guidelines=GUIDELINES,
         )
         _add_results(evaluation, products, rng)
         evaluation_start(evaluation=evaluation)
@@ -139,7 +167,10 @@ def _add_results(evaluation: Evaluation, products: list[Product], rng: random.Ra
 
 
 def _grade_some(
-    evaluation: Evaluation, products: list[Product], people: list, share: float,
+    evaluation: Evaluation,
+    products: list[Product],
+    people: list,
+    share: float,
     rng: random.Random,
 ) -> None:
     by_sku = {p.sku: p for p in products}

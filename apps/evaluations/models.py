@@ -136,6 +136,9 @@ class EvaluationMetricPoint(models.Model):
             ),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.evaluation_metric_id} at {self.minute:%Y-%m-%d %H:%M}: {self.value}"
+
 
 class Keyword(models.Model):
     evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="keywords")
@@ -263,3 +266,6 @@ class SnapshotSkip(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["snapshot", "user"], name="skip_once_per_grader"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} skipped {self.snapshot_id}"

@@ -41,8 +41,14 @@ class Document:
 
 
 def _validate_settings(
-    *, name: str, scale: str, strategy: int, profile: str, reuse: str,
-    metrics: Sequence[tuple[str, int]], transformers: Mapping[str, Any] | None,
+    *,
+    name: str,
+    scale: str,
+    strategy: int,
+    profile: str,
+    reuse: str,
+    metrics: Sequence[tuple[str, int]],
+    transformers: Mapping[str, Any] | None,
 ) -> list[str]:
     problems: list[str] = []
     if not name.strip():
@@ -90,16 +96,29 @@ def evaluation_create(
     created_by: Any = None,
 ) -> Evaluation:
     problems = _validate_settings(
-        name=name, scale=scale, strategy=strategy, profile=profile, reuse=reuse,
-        metrics=metrics, transformers=transformers,
+        name=name,
+        scale=scale,
+        strategy=strategy,
+        profile=profile,
+        reuse=reuse,
+        metrics=metrics,
+        transformers=transformers,
     )
     if problems:
         raise InvalidInput(problems)
     evaluation = Evaluation.objects.create(
-        team=team, name=name.strip(), description=description, scale=scale,
-        strategy=strategy, profile=profile, transformers=dict(transformers or {}),
-        show_position=show_position, scoring_guidelines=scoring_guidelines, reuse=reuse,
-        auto_restart=auto_restart, created_by=created_by,
+        team=team,
+        name=name.strip(),
+        description=description,
+        scale=scale,
+        strategy=strategy,
+        profile=profile,
+        transformers=dict(transformers or {}),
+        show_position=show_position,
+        scoring_guidelines=scoring_guidelines,
+        reuse=reuse,
+        auto_restart=auto_restart,
+        created_by=created_by,
     )
     EvaluationMetric.objects.bulk_create(
         EvaluationMetric(evaluation=evaluation, metric=metric, k=k, position=index)
@@ -137,8 +156,12 @@ def snapshots_add(*, keyword: Keyword, documents: Sequence[Document]) -> list[Sn
     start = (last or 0) + 1
     snapshots = Snapshot.objects.bulk_create(
         Snapshot(
-            keyword=keyword, position=start + offset, doc_id=doc.doc_id, name=doc.name,
-            image=doc.image, attributes=dict(doc.attributes),
+            keyword=keyword,
+            position=start + offset,
+            doc_id=doc.doc_id,
+            name=doc.name,
+            image=doc.image,
+            attributes=dict(doc.attributes),
         )
         for offset, doc in enumerate(documents)
     )
@@ -160,7 +183,9 @@ def evaluation_start(*, evaluation: Evaluation) -> Evaluation:
             status=Status.ACTIVE, started_at=timezone.now()
         )
         if not changed:
-            raise InvalidState(f"only a pending evaluation can start; this one is {evaluation.status}")
+            raise InvalidState(
+                f"only a pending evaluation can start; this one is {evaluation.status}"
+            )
     evaluation.refresh_from_db()
     return evaluation
 
@@ -203,11 +228,16 @@ def evaluation_clone(*, evaluation: Evaluation, name: str | None = None) -> Eval
         team=evaluation.team,
         name=name or next_name(evaluation.name),
         metrics=list(evaluation.metrics.values_list("metric", "k")),
-        scale=evaluation.scale, strategy=evaluation.strategy, profile=evaluation.profile,
-        transformers=evaluation.transformers, description=evaluation.description,
+        scale=evaluation.scale,
+        strategy=evaluation.strategy,
+        profile=evaluation.profile,
+        transformers=evaluation.transformers,
+        description=evaluation.description,
         show_position=evaluation.show_position,
-        scoring_guidelines=evaluation.scoring_guidelines, reuse=evaluation.reuse,
-        auto_restart=evaluation.auto_restart, tags=evaluation.tags.all(),
+        scoring_guidelines=evaluation.scoring_guidelines,
+        reuse=evaluation.reuse,
+        auto_restart=evaluation.auto_restart,
+        tags=evaluation.tags.all(),
         created_by=evaluation.created_by,
     )
     for keyword in evaluation.keywords.prefetch_related("snapshots"):

@@ -49,7 +49,11 @@ def slot_reset(*, slot_id: int) -> None:
     with transaction.atomic():
         slot = FeedbackSlot.objects.select_for_update().get(id=slot_id)
         FeedbackSlot.objects.filter(id=slot_id).update(
-            grade=None, reason="", graded_at=None, grader=None, external_grader="",
+            grade=None,
+            reason="",
+            graded_at=None,
+            grader=None,
+            external_grader="",
             assigned_at=None,
         )
         keyword_mark_for_scoring(keyword_id=slot.keyword_id)
@@ -67,7 +71,11 @@ def slot_record_grade(
     now = timezone.now()
     with transaction.atomic():
         FeedbackSlot.objects.filter(id=slot_id).update(
-            grade=grade, reason=reason, grader=grader, external_grader=grader_name,
-            assigned_at=now if grader else None, graded_at=now,
+            grade=grade,
+            reason=reason,
+            grader=grader,
+            external_grader=grader_name,
+            assigned_at=now if grader else None,
+            graded_at=now,
         )
         keyword_mark_for_scoring(keyword_id=slot.keyword_id)

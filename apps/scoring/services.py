@@ -10,6 +10,7 @@ whatever a lost task or a down broker left marked.
 """
 
 import logging
+import time
 from datetime import timedelta
 
 from django.conf import settings
@@ -39,19 +40,29 @@ def keyword_mark_for_scoring(*, keyword_id: int) -> None:
     transaction.on_commit(lambda: queue_keyword_recompute(keyword_id=keyword_id))
 
 
-def queue_keyword_recompute(*, keyword_id: int) -> None:
-    """Queue the recomputation; a broker that cannot be reached is logged, never raised.
+# After a failed publish this process stops trying for a while, so graders do not each
+# wait for a broker that is down; the keywords stay marked and the sweep catches up.
+BROKER_BACKOFF_SECONDS = 15.0
+_broker_unavailable_until = 0.0
 
-    The keyword stays marked in the database, so the periodic sweep catches up.
-    """
+
+def queue_keyword_recompute(*, keyword_id: int) -> None:
+    """Queue the recomputation; a broker that cannot be reached is logged, never raised."""
+    global _broker_unavailable_until
     from .tasks import recompute_keyword
 
+    if time.monotonic() < _broker_unavailable_until:
+        logger.debug("broker recently down; recompute_keyword(%s) left to the sweep", keyword_id)
+        return
     try:
         recompute_keyword.delay(keyword_id)
     except Exception:  # kombu, redis and socket errors share no base class
+        _broker_unavailable_until = time.monotonic() + BROKER_BACKOFF_SECONDS
         logger.warning(
-            "could not queue recompute_keyword(%s); the sweep will recompute it",
+            "could not queue recompute_keyword(%s); the keyword stays marked for the sweep, "
+            "and queueing pauses for %.0f s",
             keyword_id,
+            BROKER_BACKOFF_SECONDS,
             exc_info=True,
         )
 

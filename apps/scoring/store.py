@@ -83,8 +83,12 @@ def _upsert_keyword_metrics(
     KeywordMetric.objects.bulk_create(
         (
             KeywordMetric(
-                keyword_id=keyword_id, evaluation_id=evaluation_id, metric=metric, k=k,
-                value=value, computed_at=now,
+                keyword_id=keyword_id,
+                evaluation_id=evaluation_id,
+                metric=metric,
+                k=k,
+                value=value,
+                computed_at=now,
             )
             for keyword_id, values in values_by_keyword.items()
             for (metric, k), value in values.items()
@@ -126,7 +130,9 @@ def _apply_keyword_change(
             continue
         new_count = F("value_count") + count_delta
         new_sum = F("value_sum") + sum_delta
-        EvaluationMetric.objects.filter(evaluation_id=evaluation_id, metric=key[0], k=key[1]).update(
+        EvaluationMetric.objects.filter(
+            evaluation_id=evaluation_id, metric=key[0], k=key[1]
+        ).update(
             value_count=new_count,
             # When no keyword has a value any more, the sum is exactly 0 (no float residue).
             value_sum=Case(When(value_count=-count_delta, then=Value(0.0)), default=new_sum),
@@ -196,14 +202,16 @@ def store_exact_means(*, evaluation_id: int) -> None:
             EvaluationMetric.objects.select_for_update().filter(evaluation_id=evaluation_id)
         )
         for evaluation_metric in metrics:
-            values = list(
-                KeywordMetric.objects.filter(
+            values = [
+                value
+                for value in KeywordMetric.objects.filter(
                     evaluation_id=evaluation_id,
                     metric=evaluation_metric.metric,
                     k=evaluation_metric.k,
                     value__isnull=False,
                 ).values_list("value", flat=True)
-            )
+                if value is not None  # always true; it tells the type checker so
+            ]
             evaluation_metric.value_sum = math.fsum(values)
             evaluation_metric.value_count = len(values)
             evaluation_metric.value = engine.mean_of(values)
@@ -277,7 +285,8 @@ def _store_batch(evaluation_id: int, batch: list[_Computed]) -> None:
             .values("id", "scored_version", "grade_version", "graded_slots")
         }
         fresh = [
-            c for c in batch
+            c
+            for c in batch
             if c.inputs.keyword_id in locked
             and locked[c.inputs.keyword_id]["scored_version"] < c.inputs.version
         ]

@@ -5,40 +5,59 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('accounts', '0001_initial'),
-        ('evaluations', '0001_initial'),
+        ("accounts", "0001_initial"),
+        ("evaluations", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='team',
-            name='baseline_evaluation',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='evaluations.evaluation'),
+            model_name="team",
+            name="baseline_evaluation",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="evaluations.evaluation",
+            ),
         ),
         migrations.AddField(
-            model_name='tag',
-            name='team',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tags', to='accounts.team'),
+            model_name="tag",
+            name="team",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="tags", to="accounts.team"
+            ),
         ),
         migrations.AddField(
-            model_name='membership',
-            name='team',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to='accounts.team'),
+            model_name="membership",
+            name="team",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="memberships",
+                to="accounts.team",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='tag',
-            constraint=models.UniqueConstraint(fields=('team', 'name'), name='tag_unique_name_per_team'),
+            model_name="tag",
+            constraint=models.UniqueConstraint(
+                fields=("team", "name"), name="tag_unique_name_per_team"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='membership',
-            constraint=models.UniqueConstraint(fields=('team', 'user'), name='membership_once_per_team'),
+            model_name="membership",
+            constraint=models.UniqueConstraint(
+                fields=("team", "user"), name="membership_once_per_team"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='membership',
-            constraint=models.UniqueConstraint(condition=models.Q(('role', 'owner')), fields=('team',), name='membership_one_owner_per_team'),
+            model_name="membership",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("role", "owner")),
+                fields=("team",),
+                name="membership_one_owner_per_team",
+            ),
         ),
     ]

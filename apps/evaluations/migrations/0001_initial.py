@@ -6,204 +6,422 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('accounts', '0001_initial'),
+        ("accounts", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Evaluation',
+            name="Evaluation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('description', models.TextField(blank=True)),
-                ('scale', models.CharField(choices=[('binary', 'Binary (0-1)'), ('graded', 'Graded (0-3)'), ('detail', 'Detail (1-10)')], default='graded', max_length=16)),
-                ('strategy', models.PositiveSmallIntegerField(choices=[(1, 'One grade per result'), (3, 'Three grades per result')], default=1)),
-                ('profile', models.CharField(choices=[('searchtweak', 'searchtweak (default)'), ('trec', 'trec (matches trec_eval)')], default='searchtweak', max_length=16)),
-                ('transformers', models.JSONField(blank=True, default=dict)),
-                ('show_position', models.BooleanField(default=False)),
-                ('scoring_guidelines', models.TextField(blank=True)),
-                ('reuse', models.CharField(choices=[('none', 'No reuse'), ('keyword_doc', 'Same keyword and document'), ('keyword_doc_position', 'Same keyword, document and position')], default='none', max_length=32)),
-                ('auto_restart', models.BooleanField(default=False)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('active', 'Active'), ('finished', 'Finished')], default='pending', max_length=16)),
-                ('pinned', models.BooleanField(default=False)),
-                ('archived', models.BooleanField(default=False)),
-                ('total_slots', models.PositiveIntegerField(default=0)),
-                ('graded_slots', models.PositiveIntegerField(default=0)),
-                ('progress', models.FloatField(default=0.0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('tags', models.ManyToManyField(blank=True, related_name='evaluations', to='accounts.tag')),
-                ('team', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='evaluations', to='accounts.team')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                ("description", models.TextField(blank=True)),
+                (
+                    "scale",
+                    models.CharField(
+                        choices=[
+                            ("binary", "Binary (0-1)"),
+                            ("graded", "Graded (0-3)"),
+                            ("detail", "Detail (1-10)"),
+                        ],
+                        default="graded",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "strategy",
+                    models.PositiveSmallIntegerField(
+                        choices=[(1, "One grade per result"), (3, "Three grades per result")],
+                        default=1,
+                    ),
+                ),
+                (
+                    "profile",
+                    models.CharField(
+                        choices=[
+                            ("searchtweak", "searchtweak (default)"),
+                            ("trec", "trec (matches trec_eval)"),
+                        ],
+                        default="searchtweak",
+                        max_length=16,
+                    ),
+                ),
+                ("transformers", models.JSONField(blank=True, default=dict)),
+                ("show_position", models.BooleanField(default=False)),
+                ("scoring_guidelines", models.TextField(blank=True)),
+                (
+                    "reuse",
+                    models.CharField(
+                        choices=[
+                            ("none", "No reuse"),
+                            ("keyword_doc", "Same keyword and document"),
+                            ("keyword_doc_position", "Same keyword, document and position"),
+                        ],
+                        default="none",
+                        max_length=32,
+                    ),
+                ),
+                ("auto_restart", models.BooleanField(default=False)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("active", "Active"),
+                            ("finished", "Finished"),
+                        ],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                ("pinned", models.BooleanField(default=False)),
+                ("archived", models.BooleanField(default=False)),
+                ("total_slots", models.PositiveIntegerField(default=0)),
+                ("graded_slots", models.PositiveIntegerField(default=0)),
+                ("progress", models.FloatField(default=0.0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "tags",
+                    models.ManyToManyField(
+                        blank=True, related_name="evaluations", to="accounts.tag"
+                    ),
+                ),
+                (
+                    "team",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="evaluations",
+                        to="accounts.team",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='EvaluationMetric',
+            name="EvaluationMetric",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('metric', models.CharField(max_length=16)),
-                ('k', models.PositiveSmallIntegerField()),
-                ('value', models.FloatField(blank=True, null=True)),
-                ('value_sum', models.FloatField(default=0.0)),
-                ('value_count', models.PositiveIntegerField(default=0)),
-                ('means_exact', models.BooleanField(default=True)),
-                ('previous_value', models.FloatField(blank=True, null=True)),
-                ('position', models.PositiveSmallIntegerField(default=0, help_text='display order')),
-                ('evaluation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='metrics', to='evaluations.evaluation')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("metric", models.CharField(max_length=16)),
+                ("k", models.PositiveSmallIntegerField()),
+                ("value", models.FloatField(blank=True, null=True)),
+                ("value_sum", models.FloatField(default=0.0)),
+                ("value_count", models.PositiveIntegerField(default=0)),
+                ("means_exact", models.BooleanField(default=True)),
+                ("previous_value", models.FloatField(blank=True, null=True)),
+                (
+                    "position",
+                    models.PositiveSmallIntegerField(default=0, help_text="display order"),
+                ),
+                (
+                    "evaluation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="metrics",
+                        to="evaluations.evaluation",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['evaluation', 'position', 'id'],
+                "ordering": ["evaluation", "position", "id"],
             },
         ),
         migrations.CreateModel(
-            name='EvaluationMetricPoint',
+            name="EvaluationMetricPoint",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('minute', models.DateTimeField(help_text='start of the minute this point stands for')),
-                ('value', models.FloatField(blank=True, null=True)),
-                ('progress', models.FloatField(default=0.0)),
-                ('evaluation_metric', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='history', to='evaluations.evaluationmetric')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "minute",
+                    models.DateTimeField(help_text="start of the minute this point stands for"),
+                ),
+                ("value", models.FloatField(blank=True, null=True)),
+                ("progress", models.FloatField(default=0.0)),
+                (
+                    "evaluation_metric",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="history",
+                        to="evaluations.evaluationmetric",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['evaluation_metric', 'minute'],
+                "ordering": ["evaluation_metric", "minute"],
             },
         ),
         migrations.CreateModel(
-            name='Keyword',
+            name="Keyword",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('text', models.CharField(max_length=500)),
-                ('position', models.PositiveIntegerField(help_text='order within the evaluation')),
-                ('http_status', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('execution_message', models.TextField(blank=True)),
-                ('failed', models.BooleanField(default=False)),
-                ('needs_scoring', models.BooleanField(default=False)),
-                ('grade_version', models.PositiveBigIntegerField(default=0)),
-                ('scored_version', models.PositiveBigIntegerField(default=0)),
-                ('scoring_lease_until', models.DateTimeField(blank=True, null=True)),
-                ('graded_slots', models.PositiveIntegerField(default=0)),
-                ('evaluation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='keywords', to='evaluations.evaluation')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("text", models.CharField(max_length=500)),
+                ("position", models.PositiveIntegerField(help_text="order within the evaluation")),
+                ("http_status", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("execution_message", models.TextField(blank=True)),
+                ("failed", models.BooleanField(default=False)),
+                ("needs_scoring", models.BooleanField(default=False)),
+                ("grade_version", models.PositiveBigIntegerField(default=0)),
+                ("scored_version", models.PositiveBigIntegerField(default=0)),
+                ("scoring_lease_until", models.DateTimeField(blank=True, null=True)),
+                ("graded_slots", models.PositiveIntegerField(default=0)),
+                (
+                    "evaluation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="keywords",
+                        to="evaluations.evaluation",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['evaluation', 'position'],
+                "ordering": ["evaluation", "position"],
             },
         ),
         migrations.CreateModel(
-            name='Snapshot',
+            name="Snapshot",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveIntegerField()),
-                ('doc_id', models.CharField(max_length=500)),
-                ('name', models.CharField(blank=True, max_length=1000)),
-                ('image', models.URLField(blank=True, max_length=2000)),
-                ('attributes', models.JSONField(blank=True, default=dict)),
-                ('value', models.FloatField(blank=True, null=True)),
-                ('keyword', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='snapshots', to='evaluations.keyword')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("position", models.PositiveIntegerField()),
+                ("doc_id", models.CharField(max_length=500)),
+                ("name", models.CharField(blank=True, max_length=1000)),
+                ("image", models.URLField(blank=True, max_length=2000)),
+                ("attributes", models.JSONField(blank=True, default=dict)),
+                ("value", models.FloatField(blank=True, null=True)),
+                (
+                    "keyword",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="snapshots",
+                        to="evaluations.keyword",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['keyword', 'position'],
+                "ordering": ["keyword", "position"],
             },
         ),
         migrations.CreateModel(
-            name='FeedbackSlot',
+            name="FeedbackSlot",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('index', models.PositiveSmallIntegerField(help_text='0 .. strategy-1')),
-                ('external_grader', models.CharField(blank=True, max_length=254)),
-                ('grade', models.SmallIntegerField(blank=True, null=True)),
-                ('reason', models.TextField(blank=True)),
-                ('assigned_at', models.DateTimeField(blank=True, null=True)),
-                ('graded_at', models.DateTimeField(blank=True, null=True)),
-                ('evaluation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='evaluations.evaluation')),
-                ('grader', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='feedback_slots', to=settings.AUTH_USER_MODEL)),
-                ('keyword', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='slots', to='evaluations.keyword')),
-                ('snapshot', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='slots', to='evaluations.snapshot')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("index", models.PositiveSmallIntegerField(help_text="0 .. strategy-1")),
+                ("external_grader", models.CharField(blank=True, max_length=254)),
+                ("grade", models.SmallIntegerField(blank=True, null=True)),
+                ("reason", models.TextField(blank=True)),
+                ("assigned_at", models.DateTimeField(blank=True, null=True)),
+                ("graded_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "evaluation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="evaluations.evaluation",
+                    ),
+                ),
+                (
+                    "grader",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="feedback_slots",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "keyword",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="slots",
+                        to="evaluations.keyword",
+                    ),
+                ),
+                (
+                    "snapshot",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="slots",
+                        to="evaluations.snapshot",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['snapshot', 'index'],
+                "ordering": ["snapshot", "index"],
             },
         ),
         migrations.CreateModel(
-            name='SnapshotSkip',
+            name="SnapshotSkip",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('reason', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('snapshot', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='skips', to='evaluations.snapshot')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("reason", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "snapshot",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="skips",
+                        to="evaluations.snapshot",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
         migrations.AddIndex(
-            model_name='evaluation',
-            index=models.Index(fields=['team', 'status'], name='evaluation_team_status'),
+            model_name="evaluation",
+            index=models.Index(fields=["team", "status"], name="evaluation_team_status"),
         ),
         migrations.AddConstraint(
-            model_name='evaluation',
-            constraint=models.CheckConstraint(condition=models.Q(('strategy__in', [1, 3])), name='evaluation_strategy_1_or_3'),
+            model_name="evaluation",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("strategy__in", [1, 3])), name="evaluation_strategy_1_or_3"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='evaluation',
-            constraint=models.CheckConstraint(condition=models.Q(('graded_slots__lte', models.F('total_slots'))), name='evaluation_graded_within_total'),
+            model_name="evaluation",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("graded_slots__lte", models.F("total_slots"))),
+                name="evaluation_graded_within_total",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='evaluationmetric',
-            constraint=models.UniqueConstraint(fields=('evaluation', 'metric', 'k'), name='evaluation_metric_once'),
+            model_name="evaluationmetric",
+            constraint=models.UniqueConstraint(
+                fields=("evaluation", "metric", "k"), name="evaluation_metric_once"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='evaluationmetric',
-            constraint=models.CheckConstraint(condition=models.Q(('k__gte', 1), ('k__lte', 100)), name='evaluation_metric_k_1_to_100'),
+            model_name="evaluationmetric",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("k__gte", 1), ("k__lte", 100)),
+                name="evaluation_metric_k_1_to_100",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='evaluationmetricpoint',
-            constraint=models.UniqueConstraint(fields=('evaluation_metric', 'minute'), name='metric_point_once_per_minute'),
+            model_name="evaluationmetricpoint",
+            constraint=models.UniqueConstraint(
+                fields=("evaluation_metric", "minute"), name="metric_point_once_per_minute"
+            ),
         ),
         migrations.AddIndex(
-            model_name='keyword',
-            index=models.Index(condition=models.Q(('needs_scoring', True)), fields=['id'], name='keyword_needs_scoring'),
+            model_name="keyword",
+            index=models.Index(
+                condition=models.Q(("needs_scoring", True)),
+                fields=["id"],
+                name="keyword_needs_scoring",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='keyword',
-            constraint=models.UniqueConstraint(fields=('evaluation', 'text'), name='keyword_unique_text'),
+            model_name="keyword",
+            constraint=models.UniqueConstraint(
+                fields=("evaluation", "text"), name="keyword_unique_text"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='keyword',
-            constraint=models.UniqueConstraint(fields=('evaluation', 'position'), name='keyword_unique_position'),
+            model_name="keyword",
+            constraint=models.UniqueConstraint(
+                fields=("evaluation", "position"), name="keyword_unique_position"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='snapshot',
-            constraint=models.UniqueConstraint(fields=('keyword', 'position'), name='snapshot_unique_position'),
+            model_name="snapshot",
+            constraint=models.UniqueConstraint(
+                fields=("keyword", "position"), name="snapshot_unique_position"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='snapshot',
-            constraint=models.CheckConstraint(condition=models.Q(('position__gte', 1)), name='snapshot_position_1'),
+            model_name="snapshot",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("position__gte", 1)), name="snapshot_position_1"
+            ),
         ),
         migrations.AddIndex(
-            model_name='feedbackslot',
-            index=models.Index(condition=models.Q(('grade__isnull', True)), fields=['evaluation', 'keyword', 'snapshot'], name='slot_open_work'),
+            model_name="feedbackslot",
+            index=models.Index(
+                condition=models.Q(("grade__isnull", True)),
+                fields=["evaluation", "keyword", "snapshot"],
+                name="slot_open_work",
+            ),
         ),
         migrations.AddIndex(
-            model_name='feedbackslot',
-            index=models.Index(fields=['grader', 'graded_at'], name='slot_grader_graded_at'),
+            model_name="feedbackslot",
+            index=models.Index(fields=["grader", "graded_at"], name="slot_grader_graded_at"),
         ),
         migrations.AddConstraint(
-            model_name='feedbackslot',
-            constraint=models.UniqueConstraint(fields=('snapshot', 'index'), name='slot_unique_index'),
+            model_name="feedbackslot",
+            constraint=models.UniqueConstraint(
+                fields=("snapshot", "index"), name="slot_unique_index"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='feedbackslot',
-            constraint=models.UniqueConstraint(condition=models.Q(('grader__isnull', False)), fields=('snapshot', 'grader'), name='slot_one_per_grader_per_snapshot'),
+            model_name="feedbackslot",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("grader__isnull", False)),
+                fields=("snapshot", "grader"),
+                name="slot_one_per_grader_per_snapshot",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='snapshotskip',
-            constraint=models.UniqueConstraint(fields=('snapshot', 'user'), name='skip_once_per_grader'),
+            model_name="snapshotskip",
+            constraint=models.UniqueConstraint(
+                fields=("snapshot", "user"), name="skip_once_per_grader"
+            ),
         ),
     ]

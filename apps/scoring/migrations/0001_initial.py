@@ -5,29 +5,55 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('evaluations', '0001_initial'),
+        ("evaluations", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='KeywordMetric',
+            name="KeywordMetric",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('metric', models.CharField(max_length=16)),
-                ('k', models.PositiveSmallIntegerField()),
-                ('value', models.FloatField(blank=True, null=True)),
-                ('computed_at', models.DateTimeField(auto_now=True)),
-                ('evaluation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='evaluations.evaluation')),
-                ('keyword', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='metric_values', to='evaluations.keyword')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("metric", models.CharField(max_length=16)),
+                ("k", models.PositiveSmallIntegerField()),
+                ("value", models.FloatField(blank=True, null=True)),
+                ("computed_at", models.DateTimeField(auto_now=True)),
+                (
+                    "evaluation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="evaluations.evaluation",
+                    ),
+                ),
+                (
+                    "keyword",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="metric_values",
+                        to="evaluations.keyword",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['keyword', 'metric', 'k'],
-                'indexes': [models.Index(fields=['evaluation', 'metric', 'k', 'value'], name='keyword_metric_sort')],
-                'constraints': [models.UniqueConstraint(fields=('keyword', 'metric', 'k'), name='keyword_metric_once')],
+                "ordering": ["keyword", "metric", "k"],
+                "indexes": [
+                    models.Index(
+                        fields=["evaluation", "metric", "k", "value"], name="keyword_metric_sort"
+                    )
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("keyword", "metric", "k"), name="keyword_metric_once"
+                    )
+                ],
             },
         ),
     ]

@@ -256,7 +256,8 @@ def test_a_full_recompute_gives_the_same_values_as_grade_by_grade():
     slots = slots_of(evaluation)
     grade_all(slots, [None if i % 5 == 0 else (i * 3) % 4 for i in range(len(slots))])
     before = dict(
-        KeywordMetric.objects.values_list("keyword__text", "metric", "k").annotate()
+        KeywordMetric.objects.values_list("keyword__text", "metric", "k")
+        .annotate()
         .values_list("id", "value")
     )
     means_before = dict(EvaluationMetric.objects.values_list("metric", "value"))

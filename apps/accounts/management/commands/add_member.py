@@ -21,12 +21,13 @@ class Command(BaseCommand):
             raise CommandError(f"team: no team named {options['team']!r}")
         try:
             membership = member_add(
-                team=team, email=options["email"], role=options["role"],
-                password=options["password"], tag_names=options["tags"].split(","),
+                team=team,
+                email=options["email"],
+                role=options["role"],
+                password=options["password"],
+                tag_names=options["tags"].split(","),
             )
         except InvalidInput as error:
             raise CommandError(error.message) from error
         tags = ", ".join(membership.tags.values_list("name", flat=True)) or "no tags"
-        self.stdout.write(
-            f"{membership.user.email} is {membership.role} of {team.name!r} ({tags})"
-        )
+        self.stdout.write(f"{membership.user.email} is {membership.role} of {team.name!r} ({tags})")

@@ -15,7 +15,8 @@ class Command(BaseCommand):
     def handle(self, *args: object, **options: str) -> None:
         try:
             team = team_create(
-                name=options["name"], owner_email=options["owner"],
+                name=options["name"],
+                owner_email=options["owner"],
                 owner_password=options["password"],
             )
         except InvalidInput as error:

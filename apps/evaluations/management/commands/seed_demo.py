@@ -9,8 +9,10 @@ class Command(BaseCommand):
     def handle(self, *args: object, **options: object) -> None:
         team, created = demo.seed_demo()
         verb = "Loaded" if created else "Already loaded:"
-        self.stdout.write(f"{verb} demo team {team.name!r} with {team.evaluations.count()} evaluations.")
-        self.stdout.write("Demo logins (password: %s):" % demo.PASSWORD)
+        self.stdout.write(
+            f"{verb} demo team {team.name!r} with {team.evaluations.count()} evaluations."
+        )
+        self.stdout.write(f"Demo logins (password: {demo.PASSWORD}):")
         self.stdout.write(f"  owner   {demo.OWNER}")
         self.stdout.write(f"  lead    {demo.LEAD}")
         for grader in demo.GRADERS:

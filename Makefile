@@ -1,0 +1,49 @@
+# Everyday commands. `make run` and `make test` set everything up on a fresh clone.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+INSTALLED := $(VENV)/.installed
+
+.PHONY: setup run test lint format worker beat bench clean
+
+$(INSTALLED): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(INSTALLED)
+
+setup: $(INSTALLED)
+
+## Serve the demo on http://127.0.0.1:8000 (SQLite, tasks in-process unless configured).
+run: setup
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py seed_demo
+	$(PY) manage.py runserver 127.0.0.1:8000
+
+## The whole test suite. Tests needing PostgreSQL, Redis or Chromium skip when missing.
+test: setup
+	$(PY) -m pytest
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy apps
+
+format: setup
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+## A Celery worker and beat (need CELERY_BROKER_URL and usually DATABASE_URL).
+worker: setup
+	$(VENV)/bin/celery -A config worker --loglevel=INFO
+
+beat: setup
+	$(VENV)/bin/celery -A config beat --loglevel=INFO
+
+## Benchmarks; see bench/README.md for the targets and recorded figures.
+bench: setup
+	$(PY) bench/engine_bench.py
+	$(PY) bench/pipeline_bench.py
+
+clean:
+	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,47 @@
+"""Relevo's scoring engine: pure Python (plus numpy), no Django.
+
+The authoritative definitions are in the metric specification (metrics.md); this
+package follows its sections:
+
+- ``scales``        the binary, graded and detail scales (section 1)
+- ``transformers``  mapping grades between scales (section 2)
+- ``aggregate``     stage 1, one value per snapshot (section 3)
+- ``metrics``       the metric registry and profiles; ``formulas`` stage 2 (section 4)
+- ``keyword``       one keyword from raw grades to all its metrics
+- ``batch``         the same for many keywords at once, vectorised with numpy
+                    (its formulas in ``batch_formulas``)
+- ``evaluation``    means over keywords and grading progress
+"""
+
+from .aggregate import snapshot_value
+from .batch import BatchScores, score_keywords_batch
+from .errors import EngineError
+from .evaluation import mean_of, progress
+from .formulas import metric_value
+from .keyword import KeywordScore, score_keyword
+from .metrics import METRICS, PROFILES, MetricDef, get_metric, metric_label
+from .scales import SCALES, Scale, get_scale
+from .transformers import default_rules, resolve_rules, validate_rules
+
+__all__ = [
+    "METRICS",
+    "PROFILES",
+    "SCALES",
+    "BatchScores",
+    "EngineError",
+    "KeywordScore",
+    "MetricDef",
+    "Scale",
+    "default_rules",
+    "get_metric",
+    "get_scale",
+    "mean_of",
+    "metric_label",
+    "metric_value",
+    "progress",
+    "resolve_rules",
+    "score_keyword",
+    "score_keywords_batch",
+    "snapshot_value",
+    "validate_rules",
+]

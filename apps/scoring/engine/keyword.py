@@ -1,0 +1,86 @@
+"""Score one keyword: raw slot grades in, stage-1 values and every requested metric out.
+
+This is the path the app runs after each single grade, so it stays plain Python: for a
+few dozen snapshots it is faster than numpy's per-call overhead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .aggregate import binary_vote, mean_grade
+from .formulas import metric_value
+from .metrics import check_cutoff, check_profile, get_metric
+from .scales import check_grades, get_scale
+from .transformers import resolve_rules
+
+SnapshotGrades = Sequence[Sequence[int | None]]
+MetricRequest = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class KeywordScore:
+    """``snapshot_values``: stage 1 on the native scale, one per snapshot in position
+    order (None = ungraded or tied). ``metrics``: (metric id, k) -> value or None."""
+
+    snapshot_values: list[float | None]
+    metrics: dict[MetricRequest, float | None]
+
+
+def score_keyword(
+    snapshot_grades: SnapshotGrades,
+    *,
+    scale: str,
+    metrics: Sequence[MetricRequest],
+    profile: str = "searchtweak",
+    rules: Mapping[str, Mapping[int, int]] | None = None,
+) -> KeywordScore:
+    """Score one keyword from the raw grades of its snapshots.
+
+    ``snapshot_grades`` holds, per snapshot in position order, the slot grades on the
+    native ``scale`` (None = empty slot). For each metric the raw grades are mapped to
+    the metric's scale with the resolved transformer ``rules`` first and only then
+    aggregated (stage 1), then the metric is computed (stage 2). Stage 1 runs once per
+    scale, however many metrics share it.
+
+    Raises EngineError for an unknown scale/metric/profile, k < 1, a grade that is not
+    on ``scale`` or invalid rules.
+    """
+    native = get_scale(scale)
+    check_profile(profile)
+    for metric, k in metrics:
+        get_metric(metric)
+        check_cutoff(k)
+    for slots in snapshot_grades:
+        check_grades(slots, native)
+    resolved_rules = resolve_rules(scale, rules)
+
+    values_by_scale: dict[str, list[float | None]] = {}
+
+    def stage_one(target: str) -> list[float | None]:
+        if target not in values_by_scale:
+            values_by_scale[target] = snapshot_values_on(
+                snapshot_grades, source=scale, target=target, mapping=resolved_rules[target]
+            )
+        return values_by_scale[target]
+
+    results = {
+        (metric, k): metric_value(metric, k, stage_one(get_metric(metric).scale), profile)
+        for metric, k in metrics
+    }
+    return KeywordScore(snapshot_values=stage_one(scale), metrics=results)
+
+
+def snapshot_values_on(
+    snapshot_grades: SnapshotGrades, *, source: str, target: str, mapping: Mapping[int, int]
+) -> list[float | None]:
+    """Stage-1 values on ``target`` of grades given on ``source`` (already validated):
+    transform every raw grade with ``mapping`` first, then vote or average."""
+    aggregate = binary_vote if target == "binary" else mean_grade
+    if source == target:
+        return [aggregate(slots) for slots in snapshot_grades]
+    return [
+        aggregate([None if grade is None else mapping[grade] for grade in slots])
+        for slots in snapshot_grades
+    ]

@@ -1,0 +1,25 @@
+"""The demo owner manages the data in the admin, in a real browser."""
+
+import pytest
+
+from apps.evaluations.demo import OWNER, PASSWORD, seed_demo
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_the_demo_owner_logs_in_and_reads_an_evaluations_metrics(live_server, page, screenshot):
+    seed_demo()
+
+    page.goto(live_server.url)  # "/" leads to the admin until the dashboard exists
+    page.fill("input[name=username]", OWNER)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("input[type=submit]")
+    page.locator("tr.model-evaluation th a").click()
+    page.get_by_role("link", name="Catalogue search, binary 1").click()
+
+    metrics = page.locator("#metrics-group")
+    assert metrics.locator("input[name$='-metric']").first.input_value() == "precision"
+    # The demo's fully graded binary evaluation: MP@5 over its eight keywords.
+    assert metrics.get_by_text("0.825", exact=True).count() == 1
+    assert page.locator("#id_status").input_value() == "finished"
+    screenshot("evaluation")

@@ -1,0 +1,116 @@
+"""The pipeline with real parts: a Celery worker process on Redis, and a broker that is down."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from apps.evaluations.models import EvaluationMetric, Keyword
+from apps.judging.services import slot_record_grade
+from apps.scoring.tasks import recompute_marked
+from tests.factories import make_evaluation, slots_of
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def database_url_of_test_database() -> str:
+    s = connection.settings_dict
+    return f"postgres://{s['USER']}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+
+
+def wait_for(predicate, *, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.fixture
+def celery_worker_process(postgres, real_broker):
+    """A real `celery worker` subprocess on Redis, reading and writing the test database."""
+    import redis
+
+    redis.Redis.from_url(real_broker).flushdb()  # no tasks left over from another run
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url_of_test_database(),
+        "CELERY_BROKER_URL": real_broker,
+    }
+    worker = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--pool=solo",
+            "--loglevel=WARNING",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    yield worker
+    worker.terminate()
+    try:
+        worker.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        worker.kill()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_turns_a_grade_into_new_metrics_within_seconds(celery_worker_process):
+    evaluation = make_evaluation(metrics=[("cg", 5)], keywords={"red shoes": 3})
+    first = slots_of(evaluation)[0]
+
+    slot_record_grade(slot_id=first.id, grade=3)
+
+    def metric_is_updated() -> bool:
+        return EvaluationMetric.objects.get(evaluation=evaluation).value == 3
+
+    updated = wait_for(metric_is_updated, seconds=30)
+    if not updated:
+        celery_worker_process.terminate()
+        output = celery_worker_process.communicate(timeout=10)[0].decode(errors="replace")
+        pytest.fail(f"the worker did not update the metric in 30 s; its output:\n{output}")
+    assert not Keyword.objects.get(text="red shoes").needs_scoring
+
+
+@pytest.mark.django_db(transaction=True)
+def test_grading_succeeds_with_the_broker_down_and_the_sweep_makes_metrics_exact(
+    broker_down, caplog
+):
+    evaluation = make_evaluation(metrics=[("cg", 5), ("ndcg", 3)], keywords={"a": 3, "b": 3})
+    slots = slots_of(evaluation)
+
+    started = time.monotonic()
+    for slot, grade in zip(slots, [3, 2, 0, 1, 1, 3], strict=True):
+        slot_record_grade(slot_id=slot.id, grade=grade)
+    elapsed = time.monotonic() - started
+
+    assert elapsed < 3, f"grading waited on the broker for {elapsed:.1f} s"
+    # The first grade tries the broker and is refused; later ones do not wait on it.
+    refused = [r for r in caplog.records if "could not queue recompute_keyword" in r.message]
+    assert len(refused) == 1
+    assert "Connection refused" in str(refused[0].exc_info[1])
+    assert slots_of(evaluation)[0].grade == 3  # every grade was saved
+    assert Keyword.objects.filter(needs_scoring=True).count() == 2
+    assert EvaluationMetric.objects.get(evaluation=evaluation, metric="cg").value is None
+
+    recompute_marked()  # what beat runs every minute once the broker is back
+
+    assert not Keyword.objects.filter(needs_scoring=True).exists()
+    cg = EvaluationMetric.objects.get(evaluation=evaluation, metric="cg")
+    assert cg.value == pytest.approx((5 + 5) / 2)
+    assert cg.means_exact
