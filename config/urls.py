@@ -1,9 +1,8 @@
 from django.contrib import admin
-from django.urls import path
-from django.views.generic import RedirectView
+from django.urls import include, path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    # The grader's dashboard takes over "/" once the judging pages exist.
-    path("", RedirectView.as_view(url="/admin/", permanent=False)),
+    path("", include("apps.accounts.urls")),
+    path("", include("apps.judging.urls")),
 ]

@@ -109,3 +109,28 @@ class Membership(models.Model):
     @property
     def can_manage(self) -> bool:
         return self.role in (Role.OWNER, Role.ADMIN)
+
+
+class Invitation(models.Model):
+    """A lead invites someone by email; the link in the email lets them join the team.
+
+    Only a hash of the token is stored, so a database leak does not leak valid links.
+    """
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField()
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.EVALUATOR)
+    tags = models.ManyToManyField(Tag, blank=True, related_name="+")
+    token_hash = models.CharField(max_length=64, unique=True)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"invitation of {self.email} to {self.team}"

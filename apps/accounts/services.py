@@ -1,12 +1,17 @@
 """Writes for people and teams."""
 
+import hashlib
+import re
+import secrets
 from collections.abc import Iterable
+from datetime import timedelta
 
 from django.db import transaction
+from django.utils import timezone
 
 from apps.core.errors import InvalidInput
 
-from .models import Membership, Role, Tag, Team, User
+from .models import Invitation, Membership, Role, Tag, Team, User
 
 
 def user_get_or_create(*, email: str, password: str | None = None) -> User:
@@ -68,3 +73,117 @@ def member_add(
         membership.save(update_fields=["role"])
     membership.tags.set(tags_get_or_create(team=team, names=tag_names))
     return membership
+
+
+# --- Invitations ----------------------------------------------------------------------
+
+INVITATION_DAYS = 14
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@transaction.atomic
+def invitation_create(
+    *, team: Team, email: str, role: str, tags: Iterable[Tag] = (), invited_by: User | None
+) -> tuple[Invitation, str]:
+    """Invite someone; returns the invitation and the secret token for its link."""
+    email = email.strip().lower()
+    if "@" not in email:
+        raise InvalidInput({"email": f"{email!r} is not an email address"}, field="email")
+    if role not in (Role.ADMIN, Role.EVALUATOR):
+        raise InvalidInput({"role": "must be admin or evaluator"}, field="role")
+    if Membership.objects.filter(team=team, user__email=email).exists():
+        raise InvalidInput({"email": f"{email} is already a member"}, field="email")
+    token = secrets.token_urlsafe(32)
+    invitation = Invitation.objects.create(
+        team=team,
+        email=email,
+        role=role,
+        token_hash=_token_hash(token),
+        invited_by=invited_by,
+        expires_at=timezone.now() + timedelta(days=INVITATION_DAYS),
+    )
+    tags = list(tags)
+    if any(tag.team_id != team.id for tag in tags):
+        raise InvalidInput({"tags": "every tag must belong to the team"}, field="tags")
+    invitation.tags.set(tags)
+    return invitation, token
+
+
+def invitation_find(*, token: str) -> Invitation | None:
+    """The open (not accepted, not expired) invitation this token belongs to."""
+    return (
+        Invitation.objects.select_related("team")
+        .filter(token_hash=_token_hash(token), accepted_at__isnull=True)
+        .filter(expires_at__gt=timezone.now())
+        .first()
+    )
+
+
+@transaction.atomic
+def invitation_accept(*, token: str, password: str | None) -> Membership:
+    """Join the team. A new person sets a password; an existing account keeps theirs."""
+    invitation = invitation_find(token=token)
+    if invitation is None:
+        raise InvalidInput({"token": "this invitation is not valid any more"}, field="token")
+    claimed = Invitation.objects.filter(id=invitation.id, accepted_at__isnull=True).update(
+        accepted_at=timezone.now()
+    )
+    if not claimed:
+        raise InvalidInput({"token": "this invitation was already used"}, field="token")
+    user = User.objects.filter(email=invitation.email).first()
+    if user is None:
+        if not password:
+            raise InvalidInput({"password": "required"}, field="password")
+        user = User.objects.create_user(email=invitation.email, password=password)
+    membership, _ = Membership.objects.get_or_create(
+        team=invitation.team, user=user, defaults={"role": invitation.role}
+    )
+    membership.tags.add(*invitation.tags.all())
+    return membership
+
+
+# --- Members and tags -------------------------------------------------------------------
+
+
+@transaction.atomic
+def membership_update(*, membership: Membership, role: str, tags: Iterable[Tag]) -> Membership:
+    if membership.role == Role.OWNER and role != Role.OWNER:
+        raise InvalidInput({"role": "the owner's role cannot be changed"}, field="role")
+    if membership.role != Role.OWNER and role not in (Role.ADMIN, Role.EVALUATOR):
+        raise InvalidInput({"role": "must be admin or evaluator"}, field="role")
+    tags = list(tags)
+    if any(tag.team_id != membership.team_id for tag in tags):
+        raise InvalidInput({"tags": "every tag must belong to the team"}, field="tags")
+    membership.role = role
+    membership.save(update_fields=["role"])
+    membership.tags.set(tags)
+    return membership
+
+
+def membership_remove(*, membership: Membership) -> None:
+    if membership.role == Role.OWNER:
+        raise InvalidInput({"member": "the owner cannot be removed"}, field="member")
+    membership.delete()
+
+
+_COLOUR = re.compile(r"^#[0-9a-fA-F]{6}$")
+
+
+def tag_save(*, team: Team, name: str, colour: str, tag: Tag | None = None) -> Tag:
+    name = name.strip()
+    problems = {}
+    if not name:
+        problems["name"] = "required"
+    elif Tag.objects.filter(team=team, name=name).exclude(id=getattr(tag, "id", None)).exists():
+        problems["name"] = f"the team already has a tag named {name!r}"
+    if not _COLOUR.match(colour):
+        problems["colour"] = f"{colour!r} is not a colour like #1f77b4"
+    if problems:
+        raise InvalidInput(problems, field=next(iter(problems)))
+    tag = tag or Tag(team=team)
+    tag.name, tag.colour = name, colour.lower()
+    tag.save()
+    return tag

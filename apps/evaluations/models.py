@@ -229,6 +229,14 @@ class FeedbackSlot(models.Model):
     assigned_at = models.DateTimeField(null=True, blank=True)
     graded_at = models.DateTimeField(null=True, blank=True)
 
+    # Copies that let the queue walk one index in its order of preference: snapshots
+    # that already have a grade first (finish what is started), then keyword order,
+    # then position. snapshot_started turns true for every slot of a snapshot once one
+    # of them is graded.
+    keyword_position = models.PositiveIntegerField(default=0)
+    snapshot_position = models.PositiveIntegerField(default=0)
+    snapshot_started = models.BooleanField(default=False)
+
     class Meta:
         ordering = ["snapshot", "index"]
         constraints = [
@@ -241,11 +249,23 @@ class FeedbackSlot(models.Model):
             ),
         ]
         indexes = [
-            # The queue's search for open work: ungraded slots of an evaluation in order.
+            # The queue's search for open work: ungraded slots of an evaluation in the
+            # order they are offered, so a claim reads a handful of index entries
+            # however large the pool is.
             models.Index(
-                fields=["evaluation", "keyword", "snapshot"],
+                "evaluation",
+                models.F("snapshot_started").desc(),
+                "keyword_position",
+                "snapshot_position",
+                "index",
                 condition=models.Q(grade__isnull=True),
-                name="slot_open_work",
+                name="slot_queue_order",
+            ),
+            # A grader's held (ungraded) slot.
+            models.Index(
+                fields=["grader", "assigned_at"],
+                condition=models.Q(grade__isnull=True),
+                name="slot_held",
             ),
             models.Index(fields=["grader", "graded_at"], name="slot_grader_graded_at"),
         ]

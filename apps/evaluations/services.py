@@ -166,7 +166,14 @@ def snapshots_add(*, keyword: Keyword, documents: Sequence[Document]) -> list[Sn
         for offset, doc in enumerate(documents)
     )
     FeedbackSlot.objects.bulk_create(
-        FeedbackSlot(evaluation=evaluation, keyword=keyword, snapshot=snapshot, index=index)
+        FeedbackSlot(
+            evaluation=evaluation,
+            keyword=keyword,
+            snapshot=snapshot,
+            index=index,
+            keyword_position=keyword.position,
+            snapshot_position=snapshot.position,
+        )
         for snapshot in snapshots
         for index in range(evaluation.strategy)
     )

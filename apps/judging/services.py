@@ -6,13 +6,20 @@ transaction; the metrics follow on a worker, and grading never waits for them.
 
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
+from apps.accounts.models import Membership
 from apps.core.errors import InvalidInput, InvalidState, NotAllowed
-from apps.evaluations.models import FeedbackSlot, Status
+from apps.evaluations.models import Evaluation, FeedbackSlot, SnapshotSkip, Status
 from apps.scoring import engine
 from apps.scoring.services import keyword_mark_for_scoring
+
+from .selectors import evaluations_open_to, held_slot, lock_cutoff, slot_for_display
+
+# How often a claim is tried again after losing a race for the chosen slot.
+CLAIM_ATTEMPTS = 5
 
 
 def _check_grade(grade: Any, scale: str) -> int:
@@ -27,7 +34,7 @@ def slot_grade(*, user: Any, slot_id: int, grade: int, reason: str = "") -> Feed
     """A grader grades (or re-grades) their own slot of an active evaluation."""
     slot = FeedbackSlot.objects.select_related("evaluation").filter(id=slot_id).first()
     if slot is None or slot.grader_id != user.id:
-        raise NotAllowed("this is not your slot")
+        raise NotAllowed("this result is not yours to grade (its time ran out and it moved on)")
     if slot.evaluation.status != Status.ACTIVE:
         raise InvalidState("the evaluation is not open for grading")
     _check_grade(grade, slot.evaluation.scale)
@@ -38,7 +45,8 @@ def slot_grade(*, user: Any, slot_id: int, grade: int, reason: str = "") -> Feed
             grade=grade, reason=reason, graded_at=now
         )
         if updated != 1:
-            raise NotAllowed("this is not your slot")
+            raise NotAllowed("this result is not yours to grade (its time ran out and it moved on)")
+        _mark_snapshot_started(slot.snapshot_id)
         keyword_mark_for_scoring(keyword_id=slot.keyword_id)
     slot.grade, slot.reason, slot.graded_at = grade, reason, now
     return slot
@@ -79,3 +87,104 @@ def slot_record_grade(
             graded_at=now,
         )
         keyword_mark_for_scoring(keyword_id=slot.keyword_id)
+
+
+def _mark_snapshot_started(snapshot_id: int) -> None:
+    """The queue offers the other slots of a snapshot with a grade before fresh ones."""
+    FeedbackSlot.objects.filter(snapshot_id=snapshot_id, snapshot_started=False).update(
+        snapshot_started=True
+    )
+
+
+# --- The queue --------------------------------------------------------------------------
+
+
+def slot_claim_next(
+    *, membership: Membership, evaluation: Evaluation | None = None
+) -> FeedbackSlot | None:
+    """The grader's next result: the slot they hold, else a newly claimed free slot.
+
+    Without `evaluation`, every active evaluation whose tags the grader holds is a
+    source, oldest first. A lead may name one evaluation of the team (tags aside).
+    None means there is nothing left for this grader.
+    """
+    user = membership.user
+    if evaluation is not None:
+        if evaluation.team_id != membership.team_id or evaluation.status != Status.ACTIVE:
+            raise InvalidState("this evaluation is not open for grading")
+        evaluation_ids = [evaluation.id]
+    else:
+        evaluation_ids = list(evaluations_open_to(membership).values_list("id", flat=True))
+    if not evaluation_ids:
+        return None
+    held = held_slot(user=user, evaluation_ids=evaluation_ids)
+    if held is not None:
+        # Still theirs: nobody took it, even if its lock ran out. Renew the lock.
+        FeedbackSlot.objects.filter(id=held.id, grader=user).update(assigned_at=timezone.now())
+        return held
+    for evaluation_id in evaluation_ids:
+        slot_id = _claim_in(evaluation_id=evaluation_id, user=user)
+        if slot_id is not None:
+            return slot_for_display(slot_id)
+    return None
+
+
+def _claim_in(*, evaluation_id: int, user: Any) -> int | None:
+    for _attempt in range(CLAIM_ATTEMPTS):
+        now = timezone.now()
+        free = Q(grader__isnull=True) | Q(assigned_at__lt=lock_cutoff(now))
+        try:
+            with transaction.atomic():
+                candidate = (
+                    FeedbackSlot.objects.filter(evaluation_id=evaluation_id, grade__isnull=True)
+                    .filter(free)
+                    .exclude(
+                        Exists(
+                            FeedbackSlot.objects.filter(
+                                snapshot_id=OuterRef("snapshot_id"), grader=user
+                            )
+                        )
+                    )
+                    .exclude(
+                        Exists(
+                            SnapshotSkip.objects.filter(
+                                snapshot_id=OuterRef("snapshot_id"), user=user
+                            )
+                        )
+                    )
+                    .order_by("-snapshot_started", "keyword_position", "snapshot_position", "index")
+                    # PostgreSQL: concurrent claimers pass over each other's candidates.
+                    .select_for_update(skip_locked=True, of=("self",))
+                    .values_list("id", flat=True)
+                    .first()
+                )
+                if candidate is None:
+                    return None
+                # The conditional UPDATE is the claim: it succeeds for one claimer only.
+                claimed = (
+                    FeedbackSlot.objects.filter(id=candidate, grade__isnull=True)
+                    .filter(free)
+                    .update(grader=user, assigned_at=now)
+                )
+        except IntegrityError:
+            # The same grader claimed another slot of this snapshot at the same moment.
+            continue
+        if claimed == 1:
+            return candidate
+    return None
+
+
+def slot_skip(*, user: Any, slot_id: int, reason: str = "") -> None:
+    """The grader cannot judge this result: release it and never offer it to them again."""
+    with transaction.atomic():
+        slot = (
+            FeedbackSlot.objects.select_for_update()
+            .filter(id=slot_id, grader=user, grade__isnull=True)
+            .first()
+        )
+        if slot is None:
+            raise NotAllowed("this result is not yours to skip")
+        SnapshotSkip.objects.get_or_create(
+            snapshot_id=slot.snapshot_id, user=user, defaults={"reason": reason.strip()}
+        )
+        FeedbackSlot.objects.filter(id=slot_id).update(grader=None, assigned_at=None)

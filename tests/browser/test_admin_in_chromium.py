@@ -10,7 +10,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_the_demo_owner_logs_in_and_reads_an_evaluations_metrics(live_server, page, screenshot):
     seed_demo()
 
-    page.goto(live_server.url)  # "/" leads to the admin until the dashboard exists
+    page.goto(f"{live_server.url}/admin/")
     page.fill("input[name=username]", OWNER)
     page.fill("input[name=password]", PASSWORD)
     page.click("input[type=submit]")

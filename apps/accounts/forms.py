@@ -1,0 +1,56 @@
+from django import forms
+from django.contrib.auth.password_validation import validate_password
+
+from .models import Role, Tag, Team
+
+
+class TagChoiceField(forms.ModelMultipleChoiceField):
+    widget = forms.CheckboxSelectMultiple
+
+    def label_from_instance(self, obj: Tag) -> str:  # type: ignore[override]
+        return obj.name
+
+
+def team_tags_field(team: Team) -> TagChoiceField:
+    return TagChoiceField(queryset=Tag.objects.filter(team=team), required=False)
+
+
+class InviteForm(forms.Form):
+    email = forms.EmailField()
+    role = forms.ChoiceField(choices=[(Role.EVALUATOR, "Evaluator"), (Role.ADMIN, "Admin")])
+
+    def __init__(self, *args: object, team: Team, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["tags"] = team_tags_field(team)
+
+
+class MembershipForm(forms.Form):
+    role = forms.ChoiceField(choices=Role.choices)
+
+    def __init__(self, *args: object, team: Team, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["tags"] = team_tags_field(team)
+
+
+class TagForm(forms.Form):
+    name = forms.CharField(max_length=60)
+    colour = forms.CharField(
+        max_length=7, initial="#2563eb", widget=forms.TextInput(attrs={"type": "color"})
+    )
+
+
+class AcceptInvitationForm(forms.Form):
+    password = forms.CharField(widget=forms.PasswordInput, required=False)
+
+    def __init__(
+        self, *args: object, needs_password: bool, validate_strength: bool, **kwargs: object
+    ) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["password"].required = needs_password
+        self.validate_strength = validate_strength
+
+    def clean_password(self) -> str:
+        password = self.cleaned_data["password"]
+        if password and self.validate_strength:
+            validate_password(password)
+        return password

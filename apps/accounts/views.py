@@ -1,0 +1,195 @@
+"""Pages for people and teams: switcher, members, invitations, tags."""
+
+from django.contrib import messages
+from django.contrib.auth import authenticate, login
+from django.core.mail import send_mail
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from apps.core.errors import InvalidInput
+
+from . import services
+from .decorators import lead_required, team_member_required
+from .forms import AcceptInvitationForm, InviteForm, MembershipForm, TagForm
+from .models import Invitation, Membership, Tag, User
+from .selectors import SESSION_TEAM_KEY, memberships_of
+
+
+@require_POST
+@team_member_required
+def switch_team(request: HttpRequest) -> HttpResponse:
+    team_id = request.POST.get("team")
+    membership = next((m for m in memberships_of(request.user) if str(m.team_id) == team_id), None)
+    if membership is None:
+        raise Http404("Not one of your teams.")
+    request.session[SESSION_TEAM_KEY] = membership.team_id
+    return redirect("dashboard")
+
+
+def _form_errors(form: object, error: InvalidInput) -> None:
+    form.add_error(error.field if error.field in form.fields else None, error.message)  # type: ignore[attr-defined]
+
+
+@lead_required
+def members(request: HttpRequest) -> HttpResponse:
+    team = request.membership.team  # type: ignore[attr-defined]
+    form = InviteForm(request.POST or None, team=team)
+    if request.method == "POST" and form.is_valid():
+        try:
+            invitation, token = services.invitation_create(
+                team=team,
+                email=form.cleaned_data["email"],
+                role=form.cleaned_data["role"],
+                tags=form.cleaned_data["tags"],
+                invited_by=request.user,  # type: ignore[arg-type]
+            )
+        except InvalidInput as error:
+            _form_errors(form, error)
+        else:
+            link = request.build_absolute_uri(reverse("accept_invitation", args=[token]))
+            send_mail(
+                subject=f"You are invited to {team.name} on Relevo",
+                message=f"{request.user} invited you to judge search results for {team.name}.\n\n"
+                f"Join here: {link}\n\nThe link works for {services.INVITATION_DAYS} days.",
+                from_email=None,
+                recipient_list=[invitation.email],
+            )
+            messages.success(request, f"Invitation sent to {invitation.email}.")
+            return redirect("members")
+    memberships = (
+        Membership.objects.filter(team=team)
+        .select_related("user")
+        .prefetch_related("tags")
+        .order_by("user__email")
+    )
+    pending = Invitation.objects.filter(team=team, accepted_at__isnull=True).order_by("email")
+    return render(
+        request,
+        "accounts/members.html",
+        {"form": form, "team_memberships": memberships, "pending": pending},
+    )
+
+
+@lead_required
+def member_edit(request: HttpRequest, membership_id: int) -> HttpResponse:
+    team = request.membership.team  # type: ignore[attr-defined]
+    membership = get_object_or_404(
+        Membership.objects.select_related("user"), id=membership_id, team=team
+    )
+    initial = {"role": membership.role, "tags": membership.tags.all()}
+    form = MembershipForm(request.POST or None, team=team, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.membership_update(
+                membership=membership,
+                role=form.cleaned_data["role"],
+                tags=form.cleaned_data["tags"],
+            )
+        except InvalidInput as error:
+            _form_errors(form, error)
+        else:
+            messages.success(request, f"Saved {membership.user.email}.")
+            return redirect("members")
+    return render(request, "accounts/member_edit.html", {"form": form, "member": membership})
+
+
+@require_POST
+@lead_required
+def member_remove(request: HttpRequest, membership_id: int) -> HttpResponse:
+    team = request.membership.team  # type: ignore[attr-defined]
+    membership = get_object_or_404(
+        Membership.objects.select_related("user"), id=membership_id, team=team
+    )
+    try:
+        services.membership_remove(membership=membership)
+    except InvalidInput as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, f"Removed {membership.user.email} from the team.")
+    return redirect("members")
+
+
+@lead_required
+def tags(request: HttpRequest) -> HttpResponse:
+    team = request.membership.team  # type: ignore[attr-defined]
+    form = TagForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.tag_save(team=team, **form.cleaned_data)
+        except InvalidInput as error:
+            _form_errors(form, error)
+        else:
+            messages.success(request, f"Added the tag {form.cleaned_data['name']}.")
+            return redirect("tags")
+    return render(
+        request, "accounts/tags.html", {"form": form, "tags": Tag.objects.filter(team=team)}
+    )
+
+
+@lead_required
+def tag_edit(request: HttpRequest, tag_id: int) -> HttpResponse:
+    team = request.membership.team  # type: ignore[attr-defined]
+    tag = get_object_or_404(Tag, id=tag_id, team=team)
+    form = TagForm(request.POST or None, initial={"name": tag.name, "colour": tag.colour})
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.tag_save(team=team, tag=tag, **form.cleaned_data)
+        except InvalidInput as error:
+            _form_errors(form, error)
+        else:
+            messages.success(request, f"Saved the tag {tag.name}.")
+            return redirect("tags")
+    return render(request, "accounts/tag_edit.html", {"form": form, "tag": tag})
+
+
+@require_POST
+@lead_required
+def tag_delete(request: HttpRequest, tag_id: int) -> HttpResponse:
+    team = request.membership.team  # type: ignore[attr-defined]
+    tag = get_object_or_404(Tag, id=tag_id, team=team)
+    tag.delete()
+    messages.success(request, f"Deleted the tag {tag.name}.")
+    return redirect("tags")
+
+
+def accept_invitation(request: HttpRequest, token: str) -> HttpResponse:
+    """Join a team from the emailed link.
+
+    Someone new chooses a password. Someone who has an account proves it is theirs: they
+    are logged in as the invited address, or they type their password.
+    """
+    invitation = services.invitation_find(token=token)
+    if invitation is None:
+        return render(request, "accounts/invitation_invalid.html", status=404)
+    existing = User.objects.filter(email=invitation.email).first()
+    signed_in_as_invited = existing is not None and request.user == existing
+    asks = "none" if signed_in_as_invited else ("current" if existing else "new")
+    form = AcceptInvitationForm(
+        request.POST or None, needs_password=asks != "none", validate_strength=asks == "new"
+    )
+    if request.method == "POST" and form.is_valid():
+        password = form.cleaned_data["password"]
+        if (
+            asks == "current"
+            and authenticate(request, username=invitation.email, password=password) is None
+        ):
+            form.add_error("password", "That is not the password of this account.")
+        else:
+            try:
+                membership = services.invitation_accept(
+                    token=token, password=password if asks == "new" else None
+                )
+            except InvalidInput as error:
+                _form_errors(form, error)
+            else:
+                login(request, membership.user, backend="django.contrib.auth.backends.ModelBackend")
+                request.session[SESSION_TEAM_KEY] = membership.team_id
+                messages.success(request, f"Welcome to {membership.team.name}.")
+                return redirect("dashboard")
+    return render(
+        request,
+        "accounts/accept_invitation.html",
+        {"form": form, "invitation": invitation, "asks": asks},
+    )

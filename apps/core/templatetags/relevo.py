@@ -1,0 +1,26 @@
+"""Template filters shared by every page."""
+
+import json
+from typing import Any
+
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def percent(value: float | None, digits: int = 1) -> str:
+    """0.6667 -> '66.7' (for display only; stored values keep full precision)."""
+    if value is None:
+        return "–"
+    return f"{value * 100:.{int(digits)}f}"
+
+
+@register.filter
+def render_value(value: Any) -> str:
+    """An attribute value as text: lists joined, objects as compact JSON."""
+    if isinstance(value, list):
+        return ", ".join(str(item) for item in value)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)

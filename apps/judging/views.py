@@ -1,0 +1,176 @@
+"""The grader's pages: the dashboard and "Give feedback".
+
+After a grade or a skip the next result is returned as a fragment and swapped in by
+htmx; without htmx the same forms work with a full page load.
+"""
+
+from datetime import datetime
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.dateparse import parse_datetime
+from django.views.decorators.http import require_POST
+
+from apps.accounts.decorators import team_member_required
+from apps.accounts.selectors import is_lead
+from apps.core.errors import DomainError
+from apps.core.markdown import render_markdown
+from apps.evaluations.models import Evaluation, FeedbackSlot, Status
+from apps.scoring import engine
+
+from . import selectors, services
+
+
+@team_member_required
+def dashboard(request: HttpRequest) -> HttpResponse:
+    membership = request.membership  # type: ignore[attr-defined]
+    mine = list(selectors.evaluations_open_to(membership))
+    team_active = list(
+        Evaluation.objects.filter(
+            team_id=membership.team_id, status=Status.ACTIVE, archived=False
+        ).order_by("-pinned", "started_at")
+    )
+    waiting = sum(e.total_slots - e.graded_slots for e in mine)
+    return render(
+        request,
+        "judging/dashboard.html",
+        {
+            "waiting": waiting,
+            "my_evaluations": mine,
+            "team_active": team_active,
+            "grades_today": selectors.grades_today(user=request.user),
+        },
+    )
+
+
+def _queue_evaluation(request: HttpRequest) -> Evaluation | None:
+    """A lead may open the queue of one evaluation (?evaluation=ID), tags aside."""
+    evaluation_id = request.GET.get("evaluation") or request.POST.get("evaluation")
+    if not evaluation_id:
+        return None
+    membership = request.membership  # type: ignore[attr-defined]
+    if not is_lead(membership):
+        raise Http404("Only leads can open one evaluation's queue.")
+    try:
+        return get_object_or_404(Evaluation, id=int(evaluation_id), team_id=membership.team_id)
+    except ValueError:
+        raise Http404("No such evaluation.") from None
+
+
+def _card_context(request: HttpRequest, slot: FeedbackSlot | None, *, reviewing: bool) -> dict:
+    context: dict = {
+        "slot": slot,
+        "reviewing": reviewing,
+        "grades_today": selectors.grades_today(user=request.user),
+        "queue_evaluation": _queue_evaluation(request),
+    }
+    if slot is not None:
+        scale = engine.get_scale(slot.evaluation.scale)
+        context.update(
+            evaluation=slot.evaluation,
+            buttons=list(zip(scale.grades, scale.labels, scale.keys, strict=True)),
+            guidelines=render_markdown(slot.evaluation.scoring_guidelines),
+            attributes=sorted((slot.snapshot.attributes or {}).items()),
+        )
+    return context
+
+
+def _render_card(
+    request: HttpRequest, slot: FeedbackSlot | None, *, reviewing: bool = False, status: int = 200
+) -> HttpResponse:
+    template = "judging/_card.html" if request.htmx else "judging/feedback.html"  # type: ignore[attr-defined]
+    return render(
+        request, template, _card_context(request, slot, reviewing=reviewing), status=status
+    )
+
+
+def _next_slot(request: HttpRequest) -> FeedbackSlot | None:
+    return services.slot_claim_next(
+        membership=request.membership,  # type: ignore[attr-defined]
+        evaluation=_queue_evaluation(request),
+    )
+
+
+@team_member_required
+def feedback(request: HttpRequest) -> HttpResponse:
+    try:
+        slot = _next_slot(request)
+    except DomainError as error:
+        messages.error(request, error.message)
+        return redirect("dashboard")
+    return _render_card(request, slot)
+
+
+def _after_action(request: HttpRequest) -> HttpResponse:
+    if not request.htmx:  # type: ignore[attr-defined]
+        url = reverse("feedback")
+        queue = _queue_evaluation(request)
+        return redirect(f"{url}?evaluation={queue.id}" if queue else url)
+    return _render_card(request, _next_slot(request))
+
+
+def _own_slot_or_404(request: HttpRequest, slot_id: int) -> FeedbackSlot:
+    # Another team's slot, or one never given to this grader, does not exist for them.
+    membership = request.membership  # type: ignore[attr-defined]
+    return get_object_or_404(
+        FeedbackSlot.objects.select_related("evaluation"),
+        id=slot_id,
+        evaluation__team_id=membership.team_id,
+    )
+
+
+@require_POST
+@team_member_required
+def grade(request: HttpRequest, slot_id: int) -> HttpResponse:
+    slot = _own_slot_or_404(request, slot_id)
+    try:
+        value = int(request.POST.get("grade", ""))
+    except ValueError:
+        value = None  # type: ignore[assignment]
+    try:
+        services.slot_grade(
+            user=request.user,
+            slot_id=slot.id,
+            grade=value,  # type: ignore[arg-type]
+            reason=request.POST.get("reason", "").strip(),
+        )
+    except DomainError as error:
+        if not request.htmx:  # type: ignore[attr-defined]
+            messages.error(request, error.message)
+            return redirect("feedback")
+        context = _card_context(request, _next_slot(request), reviewing=False)
+        context["error"] = error.message
+        return render(request, "judging/_card.html", context, status=400)
+    return _after_action(request)
+
+
+@require_POST
+@team_member_required
+def skip(request: HttpRequest, slot_id: int) -> HttpResponse:
+    slot = _own_slot_or_404(request, slot_id)
+    try:
+        services.slot_skip(
+            user=request.user, slot_id=slot.id, reason=request.POST.get("reason", "")
+        )
+    except DomainError as error:
+        messages.error(request, error.message)
+    return _after_action(request)
+
+
+@team_member_required
+def previous(request: HttpRequest) -> HttpResponse:
+    """Reopen the grader's last graded result; ?before= walks further back."""
+    before_raw = request.GET.get("before")
+    before: datetime | None = parse_datetime(before_raw) if before_raw else None
+    team_id = request.membership.team_id  # type: ignore[attr-defined]
+    slot = selectors.previous_graded_slot(user=request.user, team_id=team_id, before=before)
+    if slot is None:
+        if request.htmx:  # type: ignore[attr-defined]
+            context = _card_context(request, _next_slot(request), reviewing=False)
+            context["error"] = "There is no earlier grade to go back to."
+            return render(request, "judging/_card.html", context)
+        messages.info(request, "There is no earlier grade to go back to.")
+        return redirect("feedback")
+    return _render_card(request, slot, reviewing=True)

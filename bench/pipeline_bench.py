@@ -1,0 +1,552 @@
+"""Benchmark Relevo's grade-to-metrics pipeline on PostgreSQL.
+
+Run: .venv/bin/python bench/pipeline_bench.py [--keywords N] [--small-keywords N] [--grades N]
+
+It drops and recreates its own database (relevo_bench), migrates it and loads two
+evaluations of the same shape (snapshots x strategy slots per keyword, graded scale, most
+slots graded at random with a fixed seed): a big one and a small one. Then it times
+
+1. a full recompute of the big evaluation (`evaluation_recompute`), the first thing that
+   scores anything: the loaded keywords are marked as the grades would have left them;
+2. single grades on random keywords of both evaluations, interleaved: the grade write
+   (`slot_record_grade`) and, separately, what the worker does for the one task it
+   queues (`keyword_recompute`). The cost of one recompute must not grow with the size
+   of the evaluation, so the big/small ratio of the medians has a target too.
+
+Celery is never involved: `queue_keyword_recompute` is replaced by a counter while the
+bench runs, and the bench calls `keyword_recompute` itself, exactly once per grade.
+Afterwards it checks that the incrementally kept means equal an exact (fsum) mean of the
+stored keyword values, and that stored values equal the engine's on a sample.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import math
+import os
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from unittest import mock
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+BENCH_DATABASE = "relevo_bench"
+SERVER_URL = "postgres://postgres@127.0.0.1:5432"
+# Settings read the environment once, at django.setup(): everything is set before it.
+os.environ["DATABASE_URL"] = f"{SERVER_URL}/{BENCH_DATABASE}"
+os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
+# With DEBUG on, Django logs every query in memory; production runs without it.
+os.environ["DEBUG"] = "0"
+os.environ.setdefault("SECRET_KEY", "bench-only-not-a-secret")
+os.environ.setdefault("LOG_LEVEL", "WARNING")
+
+import django  # noqa: E402
+import psycopg  # noqa: E402
+
+METRICS = [("ndcg", 10), ("precision", 10), ("ap", 10), ("err", 10), ("dcg", 10)]
+SCALE_GRADES = [0, 1, 2, 3]  # graded scale
+
+FULL_RECOMPUTE_TARGET_S = 15.0
+SINGLE_RECOMPUTE_TARGET_MS = 50.0
+RATIO_TARGET = 1.5
+TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class Shape:
+    keywords: int
+    snapshots: int
+    strategy: int
+    graded_share: float
+
+    @property
+    def slots(self) -> int:
+        return self.keywords * self.snapshots * self.strategy
+
+
+# --- database ---------------------------------------------------------------------------
+
+
+def recreate_database() -> None:
+    """A fresh database per run, so earlier runs never change the figures."""
+    with psycopg.connect(f"{SERVER_URL}/postgres", autocommit=True) as server:
+        server.execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)")
+        server.execute(f"CREATE DATABASE {BENCH_DATABASE}")
+
+
+def setup_django() -> None:
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def copy_rows(model, fields: list[str], rows: Iterator[tuple]) -> None:
+    """COPY rows into a model's table: many times faster than INSERTs for 100,000s of rows.
+
+    `rows` give the values of `fields`; every other column gets its field's default, as
+    bulk_create would give it (Django's defaults are not database defaults).
+    """
+    from django.db import connection
+
+    others = [
+        field
+        for field in model._meta.concrete_fields
+        if field.name not in fields and not field.primary_key
+    ]
+    defaults = tuple(field.get_db_prep_save(field.get_default(), connection) for field in others)
+    columns = [model._meta.get_field(name).column for name in fields]
+    columns += [field.column for field in others]
+    names = ", ".join(f'"{column}"' for column in columns)
+    with (
+        connection.cursor() as cursor,
+        cursor.cursor.copy(f'COPY "{model._meta.db_table}" ({names}) FROM STDIN') as copy,
+    ):
+        for row in rows:
+            copy.write_row(row + defaults)
+
+
+# --- building an evaluation -------------------------------------------------------------
+
+
+def random_grades(shape: Shape, rng: random.Random) -> list[list[list[int | None]]]:
+    """Per keyword, per snapshot, per slot: a grade, or None for the ungraded share."""
+    return [
+        [
+            [
+                rng.choice(SCALE_GRADES) if rng.random() < shape.graded_share else None
+                for _ in range(shape.strategy)
+            ]
+            for _ in range(shape.snapshots)
+        ]
+        for _ in range(shape.keywords)
+    ]
+
+
+def build_evaluation(team, name: str, shape: Shape, rng: random.Random):
+    """An active evaluation with rows shaped as the services make them, loaded in bulk.
+
+    evaluation_create/evaluation_start make the evaluation and its EvaluationMetric rows;
+    keywords, snapshots and slots (with their evaluation/keyword copies) are bulk loaded
+    instead of going through snapshots_add one keyword at a time. Each keyword is left
+    as grading would leave it: marked, with one grade_version step per grade given and
+    nothing scored yet, so the full recompute is the first thing that scores it.
+    """
+    from django.db import transaction
+
+    from apps.evaluations.models import Evaluation, FeedbackSlot, Keyword, Snapshot
+    from apps.evaluations.services import evaluation_create, evaluation_start
+
+    evaluation = evaluation_create(
+        team=team, name=name, metrics=METRICS, scale="graded", strategy=shape.strategy
+    )
+    evaluation = evaluation_start(evaluation=evaluation)
+    grades = random_grades(shape, rng)
+    now = datetime.now(UTC)
+    with transaction.atomic():
+        keywords = Keyword.objects.bulk_create(
+            (
+                Keyword(
+                    evaluation=evaluation,
+                    text=f"{name} keyword {number}",
+                    position=number + 1,
+                    needs_scoring=True,
+                    grade_version=sum(g is not None for s in grades[number] for g in s),
+                )
+                for number in range(shape.keywords)
+            ),
+            batch_size=5000,
+        )
+        copy_rows(
+            Snapshot,
+            ["keyword", "position", "doc_id"],
+            (
+                (keyword.id, position, f"doc-{keyword.id}-{position}")
+                for keyword in keywords
+                for position in range(1, shape.snapshots + 1)
+            ),
+        )
+        snapshot_ids = snapshot_ids_by_keyword(evaluation.id)
+        fields, pick = slot_fields()
+        copy_rows(
+            FeedbackSlot,
+            fields,
+            (
+                pick(
+                    (
+                        evaluation.id,
+                        keyword.id,
+                        snapshot_id,
+                        index,
+                        "" if grade is None else "bench",
+                        grade,
+                        None if grade is None else now,
+                        keyword.position,
+                        position,
+                        any(g is not None for g in slot_grades),
+                    )
+                )
+                for keyword, keyword_grades in zip(keywords, grades, strict=True)
+                for position, (snapshot_id, slot_grades) in enumerate(
+                    zip(snapshot_ids[keyword.id], keyword_grades, strict=True), start=1
+                )
+                for index, grade in enumerate(slot_grades)
+            ),
+        )
+        # snapshots_add keeps total_slots; graded_slots is the pipeline's to move.
+        Evaluation.objects.filter(id=evaluation.id).update(total_slots=shape.slots)
+    evaluation.refresh_from_db()
+    return evaluation
+
+
+# Slot columns the bench fills, in this order. The last three are the queue's copies
+# (keyword and snapshot position, "some slot of this snapshot is graded"); they are set
+# as snapshots_add and grading set them, when the model has them.
+SLOT_FIELDS = [
+    "evaluation",
+    "keyword",
+    "snapshot",
+    "index",
+    "external_grader",
+    "grade",
+    "graded_at",
+    "keyword_position",
+    "snapshot_position",
+    "snapshot_started",
+]
+
+
+def slot_fields() -> tuple[list[str], Callable[[tuple], tuple]]:
+    """The SLOT_FIELDS the model has, and a function picking their values from a row."""
+    from django.core.exceptions import FieldDoesNotExist
+
+    from apps.evaluations.models import FeedbackSlot
+
+    present = []
+    for position, name in enumerate(SLOT_FIELDS):
+        try:
+            FeedbackSlot._meta.get_field(name)
+        except FieldDoesNotExist:
+            continue
+        present.append(position)
+    if len(present) == len(SLOT_FIELDS):
+        return SLOT_FIELDS, lambda row: row
+    return [SLOT_FIELDS[i] for i in present], lambda row: tuple(row[i] for i in present)
+
+
+def snapshot_ids_by_keyword(evaluation_id: int) -> dict[int, list[int]]:
+    from apps.evaluations.models import Snapshot
+
+    by_keyword: dict[int, list[int]] = {}
+    for snapshot_id, keyword_id in (
+        Snapshot.objects.filter(keyword__evaluation_id=evaluation_id)
+        .order_by("keyword_id", "position")
+        .values_list("id", "keyword_id")
+        .iterator(chunk_size=20_000)
+    ):
+        by_keyword.setdefault(keyword_id, []).append(snapshot_id)
+    return by_keyword
+
+
+def analyze() -> None:
+    """Planner statistics, as autovacuum would gather them soon after a bulk load."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+
+
+# --- timing -----------------------------------------------------------------------------
+
+
+@dataclass
+class GradeTimings:
+    write_ms: list[float]
+    recompute_ms: list[float]
+
+
+@contextmanager
+def recompute_not_queued() -> Iterator[list[int]]:
+    """Grades queue nothing; the list collects the keyword ids they would have queued."""
+    queued: list[int] = []
+    with mock.patch(
+        "apps.scoring.services.queue_keyword_recompute",
+        lambda *, keyword_id: queued.append(keyword_id),
+    ):
+        yield queued
+
+
+def timed(function: Callable[[], object]) -> tuple[float, object]:
+    start = time.perf_counter()
+    result = function()
+    return (time.perf_counter() - start) * 1000.0, result
+
+
+def grade_and_recompute(slot_id: int, keyword_id: int, grade: int, queued: list[int]):
+    """One grade as a grader gives it, then the one task the worker runs for it."""
+    from apps.judging.services import slot_record_grade
+    from apps.scoring.services import keyword_recompute
+
+    queued.clear()
+    write_ms, _ = timed(
+        lambda: slot_record_grade(slot_id=slot_id, grade=grade, grader_name="bench")
+    )
+    if queued != [keyword_id]:
+        raise AssertionError(f"the grade queued {queued}, expected exactly [{keyword_id}]")
+    recompute_ms, rounds = timed(lambda: keyword_recompute(keyword_id=keyword_id))
+    if rounds != 1:
+        raise AssertionError(f"keyword_recompute ran {rounds} rounds, expected exactly 1")
+    return write_ms, recompute_ms
+
+
+def random_slot_picks(evaluation_id: int, count: int, rng: random.Random):
+    """(slot id, keyword id, grade) for `count` grades on random keywords, chosen up front."""
+    from apps.evaluations.models import FeedbackSlot, Keyword
+
+    keyword_ids = list(
+        Keyword.objects.filter(evaluation_id=evaluation_id).values_list("id", flat=True)
+    )
+    picks = []
+    for _ in range(count):
+        keyword_id = rng.choice(keyword_ids)
+        slot_ids = list(
+            FeedbackSlot.objects.filter(keyword_id=keyword_id).values_list("id", flat=True)
+        )
+        picks.append((rng.choice(slot_ids), keyword_id, rng.choice(SCALE_GRADES)))
+    return picks
+
+
+def time_single_grades(evaluations: dict[str, object], grades: int, rng: random.Random):
+    """Interleave the evaluations grade by grade, so drift (caches, autovacuum) hits both."""
+    picks = {label: random_slot_picks(e.id, grades + 5, rng) for label, e in evaluations.items()}
+    timings = {label: GradeTimings([], []) for label in evaluations}
+    with recompute_not_queued() as queued:
+        for label in evaluations:  # warm-up, not counted: first queries, plan caches
+            for pick in picks[label][:5]:
+                grade_and_recompute(*pick, queued)
+        for number in range(5, grades + 5):
+            for label in evaluations:
+                write_ms, recompute_ms = grade_and_recompute(*picks[label][number], queued)
+                timings[label].write_ms.append(write_ms)
+                timings[label].recompute_ms.append(recompute_ms)
+    return timings
+
+
+def queries_of_one_grade(evaluation_id: int, rng: random.Random) -> tuple[int, int]:
+    """How many statements a grade write and its recompute send (not timed)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    [(slot_id, keyword_id, grade)] = random_slot_picks(evaluation_id, 1, rng)
+    with recompute_not_queued() as queued:
+        from apps.judging.services import slot_record_grade
+        from apps.scoring.services import keyword_recompute
+
+        with CaptureQueriesContext(connection) as write:
+            slot_record_grade(slot_id=slot_id, grade=grade, grader_name="bench")
+        assert queued == [keyword_id]
+        with CaptureQueriesContext(connection) as recompute:
+            keyword_recompute(keyword_id=keyword_id)
+    return len(write.captured_queries), len(recompute.captured_queries)
+
+
+# --- correctness ------------------------------------------------------------------------
+
+
+def check_means(evaluation_id: int) -> list[str]:
+    """Every incrementally kept mean must equal the exact mean of the stored values."""
+    from apps.evaluations.models import EvaluationMetric
+    from apps.scoring.models import KeywordMetric
+
+    problems = []
+    for metric in EvaluationMetric.objects.filter(evaluation_id=evaluation_id):
+        values = list(
+            KeywordMetric.objects.filter(
+                evaluation_id=evaluation_id, metric=metric.metric, k=metric.k, value__isnull=False
+            ).values_list("value", flat=True)
+        )
+        exact = math.fsum(values) / len(values) if values else None
+        if metric.value_count != len(values):
+            problems.append(f"{metric}: count {metric.value_count} != {len(values)}")
+        if (exact is None) != (metric.value is None) or (
+            exact is not None and abs(metric.value - exact) > TOLERANCE
+        ):
+            problems.append(f"{metric}: mean {metric.value!r} != exact {exact!r}")
+        point = metric.history.order_by("-minute").first()
+        if point is None or point.value != metric.value:
+            problems.append(f"{metric}: latest history point {point and point.value!r}")
+    return problems
+
+
+def check_state(evaluation_id: int) -> list[str]:
+    """Progress equals the slots graded; nothing is left marked or leased."""
+    from apps.evaluations.models import Evaluation, FeedbackSlot, Keyword
+
+    problems = []
+    evaluation = Evaluation.objects.get(id=evaluation_id)
+    graded = FeedbackSlot.objects.filter(evaluation_id=evaluation_id, grade__isnull=False).count()
+    if evaluation.graded_slots != graded:
+        problems.append(f"graded_slots {evaluation.graded_slots} != {graded} graded slots")
+    if evaluation.progress != graded / evaluation.total_slots:
+        problems.append(f"progress {evaluation.progress} != {graded}/{evaluation.total_slots}")
+    keywords = Keyword.objects.filter(evaluation_id=evaluation_id)
+    if keywords.filter(needs_scoring=True).exists():
+        problems.append("keywords are still marked")
+    if keywords.filter(scoring_lease_until__isnull=False).exists():
+        problems.append("keywords still hold a lease")
+    return problems
+
+
+def check_values_against_engine(evaluation_id: int, sample: int, rng: random.Random):
+    """Stored keyword and snapshot values equal a fresh score_keyword, bit for bit."""
+    from apps.evaluations.models import Keyword
+    from apps.scoring.loading import load_keyword_inputs
+    from apps.scoring.models import KeywordMetric
+
+    problems = []
+    keyword_ids = list(
+        Keyword.objects.filter(evaluation_id=evaluation_id).values_list("id", flat=True)
+    )
+    for keyword_id in rng.sample(keyword_ids, min(sample, len(keyword_ids))):
+        inputs = load_keyword_inputs(keyword_id=keyword_id)
+        assert inputs is not None
+        expected = inputs.score()
+        stored = {
+            (metric, k): value
+            for metric, k, value in KeywordMetric.objects.filter(keyword_id=keyword_id).values_list(
+                "metric", "k", "value"
+            )
+        }
+        if stored != expected.metrics:
+            problems.append(f"keyword {keyword_id}: stored {stored} != {expected.metrics}")
+        snapshot_values = [snapshot.stored_value for snapshot in inputs.snapshots]
+        if snapshot_values != expected.snapshot_values:
+            problems.append(f"keyword {keyword_id}: snapshot values differ")
+    return problems
+
+
+# --- report -----------------------------------------------------------------------------
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, math.ceil(share * len(ordered)) - 1)]
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "FAIL"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keywords", type=int, default=10_000, help="big evaluation")
+    parser.add_argument("--small-keywords", type=int, default=100, help="small evaluation")
+    parser.add_argument("--grades", type=int, default=200, help="single grades per evaluation")
+    parser.add_argument("--snapshots", type=int, default=20)
+    parser.add_argument("--strategy", type=int, default=3, choices=[1, 3])
+    parser.add_argument("--graded-share", type=float, default=0.9)
+    parser.add_argument("--seed", type=int, default=20240601)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    big = Shape(args.keywords, args.snapshots, args.strategy, args.graded_share)
+    small = Shape(args.small_keywords, args.snapshots, args.strategy, args.graded_share)
+
+    recreate_database()
+    setup_django()
+    from apps.accounts.services import team_create
+    from apps.scoring.services import evaluation_recompute
+
+    started = time.perf_counter()
+    team = team_create(name="Bench", owner_email="bench@example.test")
+    evaluations = {
+        "big": build_evaluation(team, "Big", big, rng),
+        "small": build_evaluation(team, "Small", small, rng),
+    }
+    analyze()
+    build_seconds = time.perf_counter() - started
+
+    full_ms, _ = timed(lambda: evaluation_recompute(evaluation_id=evaluations["big"].id))
+    small_full_ms, _ = timed(lambda: evaluation_recompute(evaluation_id=evaluations["small"].id))
+    full_problems = check_means(evaluations["big"].id) + check_state(evaluations["big"].id)
+
+    timings = time_single_grades(evaluations, args.grades, rng)
+    write_queries, recompute_queries = queries_of_one_grade(evaluations["big"].id, rng)
+    problems = full_problems[:]
+    for evaluation in evaluations.values():
+        problems += check_means(evaluation.id) + check_state(evaluation.id)
+        problems += check_values_against_engine(evaluation.id, 200, rng)
+
+    big_median = statistics.median(timings["big"].recompute_ms)
+    small_median = statistics.median(timings["small"].recompute_ms)
+    ratio = big_median / small_median
+    full_ok = full_ms / 1000 <= FULL_RECOMPUTE_TARGET_S
+    big_ok = big_median <= SINGLE_RECOMPUTE_TARGET_MS
+    small_ok = small_median <= SINGLE_RECOMPUTE_TARGET_MS
+    ratio_ok = ratio <= RATIO_TARGET
+
+    out = io.StringIO()
+
+    def say(line: str = "") -> None:
+        out.write(line + "\n")
+
+    say(
+        f"PostgreSQL database {BENCH_DATABASE}; metrics {', '.join(f'{m}@{k}' for m, k in METRICS)}"
+    )
+    for label, shape in (("big", big), ("small", small)):
+        say(
+            f"{label} evaluation: {shape.keywords} keywords x {shape.snapshots} snapshots x "
+            f"{shape.strategy} slots = {shape.slots} slots, graded scale, "
+            f"~{shape.graded_share:.0%} graded"
+        )
+    say(f"data built (COPY / bulk_create, ANALYZE) in {build_seconds:.1f} s (not a target)")
+    say()
+    say(
+        f"full recompute, big ({big.slots} slots): {full_ms / 1000:.2f} s"
+        f"   target <= {FULL_RECOMPUTE_TARGET_S:.0f} s   {verdict(full_ok)}"
+    )
+    say(f"full recompute, small ({small.slots} slots): {small_full_ms:.0f} ms (not a target)")
+    say()
+    say(f"single grade, {args.grades} grades on random keywords of each evaluation (interleaved):")
+    for label, ok in (("big", big_ok), ("small", small_ok)):
+        recompute = timings[label].recompute_ms
+        say(
+            f"  recompute ({label}): median {statistics.median(recompute):.1f} ms, "
+            f"p95 {percentile(recompute, 0.95):.1f} ms"
+            f"   target median <= {SINGLE_RECOMPUTE_TARGET_MS:.0f} ms   {verdict(ok)}"
+        )
+    say(
+        f"  ratio big/small of the recompute medians: {ratio:.2f}"
+        f"   target <= {RATIO_TARGET}   {verdict(ratio_ok)}"
+    )
+    for label in ("big", "small"):
+        write = timings[label].write_ms
+        say(
+            f"  grade write ({label}, slot_record_grade): median "
+            f"{statistics.median(write):.1f} ms, p95 {percentile(write, 0.95):.1f} ms (not a target)"
+        )
+    say(f"  statements per grade: write {write_queries}, recompute {recompute_queries}")
+    say()
+    say(
+        f"correctness: incremental means == exact fsum means (within {TOLERANCE:g}), progress, "
+        f"marks, history points, 200 sampled keywords == engine: "
+        f"{'OK' if not problems else 'FAILED'}"
+    )
+    for problem in problems[:20]:
+        say("  " + problem)
+    all_ok = full_ok and big_ok and small_ok and ratio_ok and not problems
+    say(f"overall: {verdict(all_ok)}")
+    print(out.getvalue(), end="")
+    return 0 if all_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
