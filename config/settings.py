@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "apps.evaluations",
     "apps.judging",
     "apps.scoring",
+    "apps.insights",
 ]
 
 MIDDLEWARE = [

@@ -5,4 +5,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("apps.accounts.urls")),
     path("", include("apps.judging.urls")),
+    path("", include("apps.insights.urls")),
 ]

@@ -1,9 +1,11 @@
-"""Set different values on many rows in few statements.
+"""Set or upsert different values on many rows in few statements.
 
 Django's bulk_update builds one CASE expression per column, which grows slow past a few
 thousand rows. On PostgreSQL we send each column as one array and join on the ids
 (UPDATE ... FROM unnest(...)), which updates hundreds of thousands of rows in seconds.
-Other databases fall back to bulk_update.
+Upserts go the same way (INSERT ... SELECT FROM unnest(...) ON CONFLICT DO UPDATE):
+bulk_create spends most of its time building and preparing one model instance per row.
+Other databases fall back to bulk_update and bulk_create.
 """
 
 from collections.abc import Mapping, Sequence
@@ -49,12 +51,17 @@ def _set_on_postgres(
     assignments = ", ".join(f'"{f.column}" = v."{f.column}"' for f in fields)
     casts = ", ".join(["%s::bigint[]"] + [f"%s::{f.db_type(connection)}[]" for f in fields])
     names = ", ".join(["id"] + [f'"{f.column}"' for f in fields])
+    # The range is redundant for the result but not for the plan: the planner sees a
+    # batch of thousands of ids and, without it, hashes a sequential scan of the whole
+    # table for every batch. With it, a batch of neighbouring ids (rows created
+    # together) reads only their part of the primary key index.
     sql = (
         f'UPDATE "{meta.db_table}" AS t SET {assignments} '
-        f"FROM unnest({casts}) AS v({names}) WHERE t.id = v.id"
+        f"FROM unnest({casts}) AS v({names}) "
+        f"WHERE t.id = v.id AND t.id BETWEEN %s AND %s"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [ids, *columns.values()])
+        cursor.execute(sql, [ids, *columns.values(), min(ids), max(ids)])
 
 
 def _set_portably(model: type[models.Model], ids: list[int], columns: dict[str, list[Any]]) -> None:
@@ -65,3 +72,74 @@ def _set_portably(model: type[models.Model], ids: list[int], columns: dict[str, 
             setattr(obj, name, values[position])
         objects.append(obj)
     model._default_manager.bulk_update(objects, list(columns), batch_size=500)
+
+
+def bulk_upsert(
+    model: type[models.Model],
+    columns: Mapping[str, Sequence[Any]],
+    *,
+    unique_fields: Sequence[str],
+    update_fields: Sequence[str],
+    batch_size: int = 5000,
+) -> None:
+    """Insert row i with field name = columns[name][i]; where a row with the same
+    unique_fields exists, set its update_fields instead.
+
+    Values are given as the database stores them (a foreign key's id, an aware datetime);
+    no field defaults or auto_now apply, so give every column the table needs.
+    """
+    lengths = {len(values) for values in columns.values()}
+    if len(lengths) > 1:
+        raise ValueError("every column needs the same number of values")
+    count = lengths.pop() if lengths else 0
+    for start in range(0, count, batch_size):
+        stop = start + batch_size
+        batch = {name: list(values[start:stop]) for name, values in columns.items()}
+        if connection.vendor == "postgresql":
+            _upsert_on_postgres(model, batch, unique_fields, update_fields)
+        else:
+            _upsert_portably(model, batch, unique_fields, update_fields)
+
+
+def _upsert_on_postgres(
+    model: type[models.Model],
+    columns: dict[str, list[Any]],
+    unique_fields: Sequence[str],
+    update_fields: Sequence[str],
+) -> None:
+    fields = [_concrete_field(model, name) for name in columns]
+    names = ", ".join(f'"{f.column}"' for f in fields)
+    casts = ", ".join(f"%s::{f.db_type(connection)}[]" for f in fields)
+    conflict = ", ".join(f'"{_concrete_field(model, name).column}"' for name in unique_fields)
+    assignments = ", ".join(
+        f'"{column}" = EXCLUDED."{column}"'
+        for column in (_concrete_field(model, name).column for name in update_fields)
+    )
+    sql = (
+        f'INSERT INTO "{model._meta.db_table}" ({names}) SELECT * FROM unnest({casts}) '
+        f"ON CONFLICT ({conflict}) DO UPDATE SET {assignments}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, list(columns.values()))
+
+
+def _upsert_portably(
+    model: type[models.Model],
+    columns: dict[str, list[Any]],
+    unique_fields: Sequence[str],
+    update_fields: Sequence[str],
+) -> None:
+    attnames = [_concrete_field(model, name).attname for name in columns]
+    objects = []
+    for values in zip(*columns.values(), strict=True):
+        obj = model()
+        for attname, value in zip(attnames, values, strict=True):
+            setattr(obj, attname, value)
+        objects.append(obj)
+    model._default_manager.bulk_create(
+        objects,
+        update_conflicts=True,
+        unique_fields=list(unique_fields),
+        update_fields=list(update_fields),
+        batch_size=500,
+    )

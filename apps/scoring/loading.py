@@ -33,6 +33,17 @@ class EvaluationSettings:
             rules=_int_keyed(self.transformers) or None,
         )
 
+    def score_many(self, keywords: list[list[SnapshotGrades]]) -> engine.BatchScores:
+        """The engine's numpy path for many keywords: `.keyword_score(i)` is exactly what
+        `score` gives for keywords[i], at a fraction of the cost per keyword."""
+        return engine.score_keywords_batch(
+            [[snapshot.grades for snapshot in snapshots] for snapshots in keywords],
+            scale=self.scale,
+            metrics=self.metrics,
+            profile=self.profile,
+            rules=_int_keyed(self.transformers) or None,
+        )
+
 
 @dataclass(frozen=True)
 class KeywordInputs:

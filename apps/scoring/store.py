@@ -14,7 +14,7 @@ from django.db import transaction
 from django.db.models import Case, F, FloatField, Value, When
 from django.utils import timezone
 
-from apps.core.bulk import bulk_set
+from apps.core.bulk import bulk_set, bulk_upsert
 from apps.evaluations.models import (
     Evaluation,
     EvaluationMetric,
@@ -79,24 +79,24 @@ def _keyword_metric_values(keyword_id: int) -> dict[MetricKey, float | None]:
 def _upsert_keyword_metrics(
     evaluation_id: int, values_by_keyword: dict[int, dict[MetricKey, float | None]]
 ) -> None:
+    rows = [
+        (keyword_id, metric, k, value)
+        for keyword_id, values in values_by_keyword.items()
+        for (metric, k), value in values.items()
+    ]
     now = timezone.now()
-    KeywordMetric.objects.bulk_create(
-        (
-            KeywordMetric(
-                keyword_id=keyword_id,
-                evaluation_id=evaluation_id,
-                metric=metric,
-                k=k,
-                value=value,
-                computed_at=now,
-            )
-            for keyword_id, values in values_by_keyword.items()
-            for (metric, k), value in values.items()
-        ),
-        update_conflicts=True,
+    bulk_upsert(
+        KeywordMetric,
+        {
+            "keyword": [row[0] for row in rows],
+            "evaluation": [evaluation_id] * len(rows),
+            "metric": [row[1] for row in rows],
+            "k": [row[2] for row in rows],
+            "value": [row[3] for row in rows],
+            "computed_at": [now] * len(rows),
+        },
         unique_fields=["keyword", "metric", "k"],
         update_fields=["value", "computed_at"],
-        batch_size=2000,
     )
 
 
@@ -262,17 +262,24 @@ def _read_evaluation_inputs(
 def store_evaluation_scores(*, evaluation: Evaluation) -> None:
     """Recompute every keyword, store in batches, then set exact means and progress."""
     settings = load_settings(evaluation)
-    batch: list[_Computed] = []
+    batch: list[KeywordInputs] = []
     for inputs in _read_evaluation_inputs(evaluation, settings):
-        batch.append(_Computed(inputs, inputs.score()))
+        batch.append(inputs)
         if len(batch) >= KEYWORDS_PER_BATCH:
-            _store_batch(evaluation.id, batch)
+            _store_batch(evaluation.id, _score_batch(settings, batch))
             batch = []
     if batch:
-        _store_batch(evaluation.id, batch)
+        _store_batch(evaluation.id, _score_batch(settings, batch))
     with transaction.atomic():
         store_exact_means(evaluation_id=evaluation.id)
         _finish_when_complete(_move_progress(evaluation.id, 0))
+
+
+def _score_batch(settings: EvaluationSettings, batch: list[KeywordInputs]) -> list[_Computed]:
+    """Score a batch with the engine's numpy path: the same KeywordScore per keyword as
+    score_keyword gives, several times faster than scoring keywords one by one."""
+    scores = settings.score_many([inputs.snapshots for inputs in batch])
+    return [_Computed(inputs, scores.keyword_score(i)) for i, inputs in enumerate(batch)]
 
 
 def _store_batch(evaluation_id: int, batch: list[_Computed]) -> None:

@@ -5,7 +5,7 @@
 (function () {
   "use strict";
   var busy = false;
-  var QUIET_AFTER_SWAP_MS = 250;
+  var QUIET_AFTER_SWAP_MS = 150;
 
   function card() { return document.getElementById("card"); }
 
@@ -59,12 +59,19 @@
   });
 
   document.addEventListener("htmx:beforeRequest", function () { busy = true; });
+  function ready() {
+    busy = false;
+    var root = card();
+    if (root) { root.dataset.ready = "1"; }  // tests and assistive tools can wait for this
+  }
+
   document.addEventListener("htmx:afterSettle", function () {
-    window.setTimeout(function () { busy = false; }, QUIET_AFTER_SWAP_MS);
+    window.setTimeout(ready, QUIET_AFTER_SWAP_MS);
     var root = card();
     if (root) { root.setAttribute("tabindex", "-1"); root.focus({ preventScroll: true }); }
   });
+  document.addEventListener("DOMContentLoaded", ready);
   // A failed request must not leave the keyboard dead.
-  document.addEventListener("htmx:responseError", function () { busy = false; });
-  document.addEventListener("htmx:sendError", function () { busy = false; });
+  document.addEventListener("htmx:responseError", ready);
+  document.addEventListener("htmx:sendError", ready);
 })();

@@ -24,3 +24,11 @@ def render_value(value: Any) -> str:
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False)
     return str(value)
+
+
+@register.filter
+def decimal(value: float | None, digits: int = 4) -> str:
+    """A metric value rounded for display; the full value stays in the title attribute."""
+    if value is None:
+        return "–"
+    return f"{value:.{int(digits)}f}"

@@ -1,0 +1,13 @@
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("evaluations/", views.evaluation_list, name="evaluation_list"),
+    path("evaluations/<int:evaluation_id>/", views.evaluation_detail, name="evaluation_detail"),
+    path(
+        "evaluations/<int:evaluation_id>/keywords/<int:keyword_id>/",
+        views.keyword_detail,
+        name="keyword_detail",
+    ),
+]
