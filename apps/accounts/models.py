@@ -3,6 +3,7 @@
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, BaseUserManager
 from django.db import models
+from django.db.models.functions import Lower
 
 
 class UserManager(BaseUserManager["User"]):
@@ -25,6 +26,10 @@ class UserManager(BaseUserManager["User"]):
         fields.update(is_staff=True, is_superuser=True)
         return self._create(email, password, **fields)
 
+    def get_by_natural_key(self, username: str | None) -> "User":
+        # Addresses are stored in lower case; people type them as they like.
+        return self.get(email__iexact=username or "")
+
 
 class User(AbstractUser):
     """A person. The email address is the login; there is no separate username."""
@@ -36,6 +41,11 @@ class User(AbstractUser):
     REQUIRED_FIELDS: list[str] = []  # type: ignore[misc]
 
     objects = UserManager()  # type: ignore[assignment,misc]
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(Lower("email"), name="user_email_unique_ignoring_case"),
+        ]
 
     def __str__(self) -> str:
         return self.email

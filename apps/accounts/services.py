@@ -6,7 +6,10 @@ import secrets
 from collections.abc import Iterable
 from datetime import timedelta
 
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
 from django.db import transaction
+from django.db.models import Model
 from django.utils import timezone
 
 from apps.core.errors import InvalidInput
@@ -14,14 +17,28 @@ from apps.core.errors import InvalidInput
 from .models import Invitation, Membership, Role, Tag, Team, User
 
 
+def clean_email(email: str) -> str:
+    """The address in lower case, or InvalidInput naming the email field."""
+    email = email.strip().lower()
+    try:
+        validate_email(email)
+    except ValidationError:
+        raise InvalidInput({"email": f"{email!r} is not an email address"}, field="email") from None
+    return email
+
+
+def _check_length(field: str, value: str, model: type[Model]) -> None:
+    limit = model._meta.get_field(field).max_length  # type: ignore[union-attr]
+    if limit is not None and len(value) > limit:
+        raise InvalidInput({field: f"at most {limit} characters (got {len(value)})"}, field=field)
+
+
 def user_get_or_create(*, email: str, password: str | None = None) -> User:
     """The user with this email; created (unusable password unless given) if new.
 
     A password given for an existing user replaces theirs, so scripts can reset it.
     """
-    email = email.strip().lower()
-    if "@" not in email:
-        raise InvalidInput({"email": f"{email!r} is not an email address"}, field="email")
+    email = clean_email(email)
     user = User.objects.filter(email=email).first()
     if user is None:
         return User.objects.create_user(email=email, password=password)
@@ -36,6 +53,7 @@ def team_create(*, name: str, owner_email: str, owner_password: str | None = Non
     name = name.strip()
     if not name:
         raise InvalidInput({"name": "required"}, field="name")
+    _check_length("name", name, Team)
     if Team.objects.filter(name=name).exists():
         raise InvalidInput({"name": f"a team named {name!r} already exists"}, field="name")
     owner = user_get_or_create(email=owner_email, password=owner_password)
@@ -89,9 +107,7 @@ def invitation_create(
     *, team: Team, email: str, role: str, tags: Iterable[Tag] = (), invited_by: User | None
 ) -> tuple[Invitation, str]:
     """Invite someone; returns the invitation and the secret token for its link."""
-    email = email.strip().lower()
-    if "@" not in email:
-        raise InvalidInput({"email": f"{email!r} is not an email address"}, field="email")
+    email = clean_email(email)
     if role not in (Role.ADMIN, Role.EVALUATOR):
         raise InvalidInput({"role": "must be admin or evaluator"}, field="role")
     if Membership.objects.filter(team=team, user__email=email).exists():
@@ -175,8 +191,11 @@ _COLOUR = re.compile(r"^#[0-9a-fA-F]{6}$")
 def tag_save(*, team: Team, name: str, colour: str, tag: Tag | None = None) -> Tag:
     name = name.strip()
     problems = {}
+    limit = Tag._meta.get_field("name").max_length or 0
     if not name:
         problems["name"] = "required"
+    elif len(name) > limit:
+        problems["name"] = f"at most {limit} characters (got {len(name)})"
     elif Tag.objects.filter(team=team, name=name).exclude(id=getattr(tag, "id", None)).exists():
         problems["name"] = f"the team already has a tag named {name!r}"
     if not _COLOUR.match(colour):

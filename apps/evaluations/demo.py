@@ -121,24 +121,27 @@ EVALUATIONS = [
 ]
 
 
+@transaction.atomic
 def seed_demo() -> tuple[Team, bool]:
-    """Create the demo once. Returns the team and whether it was created now."""
+    """Create the demo once, all or nothing. Returns the team and whether it was created now.
+
+    The metrics are computed right after the commit, as for any grade.
+    """
     existing = Team.objects.filter(name=TEAM_NAME).first()
     if existing is not None:
         return existing, False
     rng = random.Random(20261121)
-    with transaction.atomic():
-        team = team_create(name=TEAM_NAME, owner_email=OWNER, owner_password=PASSWORD)
-        owner = user_get_or_create(email=OWNER)
-        owner.is_staff = owner.is_superuser = True  # the demo owner can use the admin
-        owner.save(update_fields=["is_staff", "is_superuser"])
-        lead = member_add(team=team, email=LEAD, role="admin", password=PASSWORD).user
-        graders = [
-            member_add(
-                team=team, email=email, role="evaluator", password=PASSWORD, tag_names=["apparel"]
-            ).user
-            for email in GRADERS
-        ]
+    team = team_create(name=TEAM_NAME, owner_email=OWNER, owner_password=PASSWORD)
+    owner = user_get_or_create(email=OWNER)
+    owner.is_staff = owner.is_superuser = True  # the demo owner can use the admin
+    owner.save(update_fields=["is_staff", "is_superuser"])
+    lead = member_add(team=team, email=LEAD, role="admin", password=PASSWORD).user
+    graders = [
+        member_add(
+            team=team, email=email, role="evaluator", password=PASSWORD, tag_names=["apparel"]
+        ).user
+        for email in GRADERS
+    ]
     products = catalogue(rng)
     people = [*graders, lead]
     for name, scale, strategy, metrics, share in EVALUATIONS:
@@ -179,15 +182,12 @@ def _grade_some(
         .select_related("keyword", "snapshot")
         .order_by("keyword__position", "snapshot__position", "index")
     )
-    for keyword_id in dict.fromkeys(slot.keyword_id for slot in slots):
-        # One transaction per keyword: its metrics are recomputed once, after commit.
-        with transaction.atomic():
-            for slot in (s for s in slots if s.keyword_id == keyword_id):
-                if rng.random() >= share:
-                    continue
-                product = by_sku[slot.snapshot.doc_id]
-                grade = on_scale(relevance(slot.keyword.text, product), evaluation.scale, rng)
-                slot_record_grade(slot_id=slot.id, grade=grade, grader=people[slot.index])
+    for slot in slots:
+        if rng.random() >= share:
+            continue
+        product = by_sku[slot.snapshot.doc_id]
+        grade = on_scale(relevance(slot.keyword.text, product), evaluation.scale, rng)
+        slot_record_grade(slot_id=slot.id, grade=grade, grader=people[slot.index])
 
 
 GUIDELINES = """\

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from apps.accounts.models import Tag, Team
@@ -40,8 +39,16 @@ class Document:
     attributes: Mapping[str, Any] = field(default_factory=dict)
 
 
+NAME_LIMIT = Evaluation._meta.get_field("name").max_length or 200
+
+
+def _is_whole_number(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _validate_settings(
     *,
+    team: Team,
     name: str,
     scale: str,
     strategy: int,
@@ -49,13 +56,17 @@ def _validate_settings(
     reuse: str,
     metrics: Sequence[tuple[str, int]],
     transformers: Mapping[str, Any] | None,
+    tags: Sequence[Tag],
 ) -> list[str]:
+    """Every problem with the settings of a new evaluation, each with its location."""
     problems: list[str] = []
     if not name.strip():
         problems.append("name: required")
+    elif len(name.strip()) > NAME_LIMIT:
+        problems.append(f"name: at most {NAME_LIMIT} characters (got {len(name.strip())})")
     if scale not in Scale.values:
         problems.append(f"scale: {scale!r} is not one of {', '.join(Scale.values)}")
-    if strategy not in (1, 3):
+    if not _is_whole_number(strategy) or strategy not in (1, 3):
         problems.append(f"strategy: {strategy!r} must be 1 or 3")
     if profile not in Profile.values:
         problems.append(f"profile: {profile!r} is not one of {', '.join(Profile.values)}")
@@ -67,13 +78,15 @@ def _validate_settings(
     for index, (metric, k) in enumerate(metrics):
         if metric not in engine.METRICS:
             problems.append(f"metrics[{index}].metric: unknown metric {metric!r}")
-        if not isinstance(k, int) or not 1 <= k <= 100:
+        if not _is_whole_number(k) or not 1 <= k <= 100:
             problems.append(f"metrics[{index}].k: {k!r} must be a whole number from 1 to 100")
         if (metric, k) in seen:
             problems.append(f"metrics[{index}]: {metric}@{k} is listed twice")
         seen.add((metric, k))
     if scale in Scale.values:
         problems.extend(engine.validate_rules(scale, transformers or None))
+    if any(tag.team_id != team.id for tag in tags):
+        problems.append("tags: every tag must belong to the evaluation's team")
     return problems
 
 
@@ -95,7 +108,9 @@ def evaluation_create(
     tags: Iterable[Tag] = (),
     created_by: Any = None,
 ) -> Evaluation:
+    tags = list(tags)
     problems = _validate_settings(
+        team=team,
         name=name,
         scale=scale,
         strategy=strategy,
@@ -103,6 +118,7 @@ def evaluation_create(
         reuse=reuse,
         metrics=metrics,
         transformers=transformers,
+        tags=tags,
     )
     if problems:
         raise InvalidInput(problems)
@@ -124,9 +140,6 @@ def evaluation_create(
         EvaluationMetric(evaluation=evaluation, metric=metric, k=k, position=index)
         for index, (metric, k) in enumerate(metrics)
     )
-    tags = list(tags)
-    if any(tag.team_id != team.id for tag in tags):
-        raise InvalidInput(["tags: every tag must belong to the evaluation's team"])
     evaluation.tags.set(tags)
     return evaluation
 
@@ -178,8 +191,14 @@ def snapshots_add(*, keyword: Keyword, documents: Sequence[Document]) -> list[Sn
         for index in range(evaluation.strategy)
     )
     added = len(snapshots) * evaluation.strategy
-    Evaluation.objects.filter(id=evaluation.id).update(total_slots=F("total_slots") + added)
-    evaluation.refresh_from_db(fields=["total_slots"])
+    with transaction.atomic():
+        locked = Evaluation.objects.select_for_update().only("graded_slots", "total_slots")
+        current = locked.get(id=evaluation.id)
+        total = current.total_slots + added
+        Evaluation.objects.filter(id=evaluation.id).update(
+            total_slots=total, progress=engine.progress(current.graded_slots, total)
+        )
+    evaluation.refresh_from_db(fields=["total_slots", "progress"])
     return snapshots
 
 
@@ -190,8 +209,9 @@ def evaluation_start(*, evaluation: Evaluation) -> Evaluation:
             status=Status.ACTIVE, started_at=timezone.now()
         )
         if not changed:
+            current = Evaluation.objects.filter(id=evaluation.id).values_list("status", flat=True)
             raise InvalidState(
-                f"only a pending evaluation can start; this one is {evaluation.status}"
+                f"only a pending evaluation can start; this one is {current.first() or 'deleted'}"
             )
     evaluation.refresh_from_db()
     return evaluation
@@ -221,11 +241,14 @@ _TRAILING_NUMBER = re.compile(r"^(.*?)(\d+)\s*$")
 
 
 def next_name(name: str) -> str:
-    """'Holiday set 4' -> 'Holiday set 5'; a name without a trailing number gets ' 2'."""
+    """'Holiday set 4' -> 'Holiday set 5'; a name without a trailing number gets ' 2'.
+
+    The text before the number is shortened when the result would not fit the column.
+    """
     match = _TRAILING_NUMBER.match(name)
-    if match:
-        return f"{match.group(1)}{int(match.group(2)) + 1}"
-    return f"{name} 2"
+    base, number = (match.group(1), int(match.group(2)) + 1) if match else (f"{name} ", 2)
+    suffix = str(number)
+    return f"{base[: NAME_LIMIT - len(suffix)]}{suffix}"
 
 
 @transaction.atomic

@@ -6,8 +6,8 @@ transaction; the metrics follow on a worker, and grading never waits for them.
 
 from typing import Any
 
-from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from apps.accounts.models import Membership
@@ -40,13 +40,15 @@ def slot_grade(*, user: Any, slot_id: int, grade: int, reason: str = "") -> Feed
     _check_grade(grade, slot.evaluation.scale)
     now = timezone.now()
     with transaction.atomic():
+        # The snapshot's slots are locked before our own is written (see
+        # _mark_snapshot_started); the other order deadlocked two graders of one snapshot.
+        _mark_snapshot_started(slot.snapshot_id)
         # Conditional on the grader: a slot taken over meanwhile is not graded by us.
         updated = FeedbackSlot.objects.filter(id=slot_id, grader_id=user.id).update(
             grade=grade, reason=reason, graded_at=now
         )
         if updated != 1:
             raise NotAllowed("this result is not yours to grade (its time ran out and it moved on)")
-        _mark_snapshot_started(slot.snapshot_id)
         keyword_mark_for_scoring(keyword_id=slot.keyword_id)
     slot.grade, slot.reason, slot.graded_at = grade, reason, now
     return slot
@@ -78,6 +80,8 @@ def slot_record_grade(
     _check_grade(grade, slot.evaluation.scale)
     now = timezone.now()
     with transaction.atomic():
+        # A recorded grade starts its snapshot too, so the queue finishes it first.
+        _mark_snapshot_started(slot.snapshot_id)
         FeedbackSlot.objects.filter(id=slot_id).update(
             grade=grade,
             reason=reason,
@@ -90,10 +94,21 @@ def slot_record_grade(
 
 
 def _mark_snapshot_started(snapshot_id: int) -> None:
-    """The queue offers the other slots of a snapshot with a grade before fresh ones."""
-    FeedbackSlot.objects.filter(snapshot_id=snapshot_id, snapshot_started=False).update(
-        snapshot_started=True
+    """The queue offers the other slots of a snapshot with a grade before fresh ones.
+
+    Call first in the grade's transaction. The slots are locked in id order before any
+    is written: two graders of one snapshot used to write their own slot and then wait
+    for each other's in this UPDATE, a deadlock PostgreSQL broke by failing one grade.
+    Once the snapshot is started this locks nothing.
+    """
+    unstarted = list(
+        FeedbackSlot.objects.select_for_update()
+        .filter(snapshot_id=snapshot_id, snapshot_started=False)
+        .order_by("id")
+        .values_list("id", flat=True)
     )
+    if unstarted:
+        FeedbackSlot.objects.filter(id__in=unstarted).update(snapshot_started=True)
 
 
 # --- The queue --------------------------------------------------------------------------
@@ -117,15 +132,27 @@ def slot_claim_next(
         evaluation_ids = list(evaluations_open_to(membership).values_list("id", flat=True))
     if not evaluation_ids:
         return None
-    held = held_slot(user=user, evaluation_ids=evaluation_ids)
-    if held is not None:
-        # Still theirs: nobody took it, even if its lock ran out. Renew the lock.
-        FeedbackSlot.objects.filter(id=held.id, grader=user).update(assigned_at=timezone.now())
-        return held
-    for evaluation_id in evaluation_ids:
-        slot_id = _claim_in(evaluation_id=evaluation_id, user=user)
-        if slot_id is not None:
-            return slot_for_display(slot_id)
+    with transaction.atomic():
+        # One claim at a time per grader: a double click used to claim a second slot
+        # (the first claim was not committed when the second looked for a held one), and
+        # a storm of clicks ran out of attempts on the one-slot-per-snapshot constraint
+        # and answered "nothing left" while work remained.
+        Membership.objects.select_for_update().filter(id=membership.id).exists()
+        held = held_slot(user=user, evaluation_ids=evaluation_ids)
+        if held is not None:
+            # Still theirs: nobody took it, even if its lock ran out. Renew the lock,
+            # unless another grader took the expired slot since we read it.
+            now = timezone.now()
+            renewed = FeedbackSlot.objects.filter(
+                id=held.id, grader=user, grade__isnull=True
+            ).update(assigned_at=now)
+            if renewed == 1:
+                held.assigned_at = now
+                return held
+        for evaluation_id in evaluation_ids:
+            slot_id = _claim_in(evaluation_id=evaluation_id, user=user)
+            if slot_id is not None:
+                return slot_for_display(slot_id)
     return None
 
 
@@ -133,31 +160,30 @@ def _claim_in(*, evaluation_id: int, user: Any) -> int | None:
     for _attempt in range(CLAIM_ATTEMPTS):
         now = timezone.now()
         free = Q(grader__isnull=True) | Q(assigned_at__lt=lock_cutoff(now))
+        open_to_user = (
+            FeedbackSlot.objects.filter(evaluation_id=evaluation_id, grade__isnull=True)
+            .filter(free)
+            .exclude(
+                Exists(
+                    FeedbackSlot.objects.filter(snapshot_id=OuterRef("snapshot_id"), grader=user)
+                )
+            )
+            .exclude(
+                Exists(SnapshotSkip.objects.filter(snapshot_id=OuterRef("snapshot_id"), user=user))
+            )
+            .order_by("-snapshot_started", "keyword_position", "snapshot_position", "index")
+        )
         try:
             with transaction.atomic():
-                candidate = (
-                    FeedbackSlot.objects.filter(evaluation_id=evaluation_id, grade__isnull=True)
-                    .filter(free)
-                    .exclude(
-                        Exists(
-                            FeedbackSlot.objects.filter(
-                                snapshot_id=OuterRef("snapshot_id"), grader=user
-                            )
-                        )
-                    )
-                    .exclude(
-                        Exists(
-                            SnapshotSkip.objects.filter(
-                                snapshot_id=OuterRef("snapshot_id"), user=user
-                            )
-                        )
-                    )
-                    .order_by("-snapshot_started", "keyword_position", "snapshot_position", "index")
-                    # PostgreSQL: concurrent claimers pass over each other's candidates.
-                    .select_for_update(skip_locked=True, of=("self",))
-                    .values_list("id", flat=True)
-                    .first()
+                # PostgreSQL: concurrent claimers pass over each other's candidates.
+                candidate = _first_id(
+                    open_to_user.select_for_update(skip_locked=True, of=("self",))
                 )
+                if candidate is None and connection.features.has_select_for_update_skip_locked:
+                    # Skipped rows are not all being claimed: a grade starting its snapshot
+                    # locks that snapshot's free slots for a moment. Wait for those locks
+                    # rather than tell the grader there is nothing left while there is.
+                    candidate = _first_id(open_to_user.select_for_update(of=("self",)))
                 if candidate is None:
                     return None
                 # The conditional UPDATE is the claim: it succeeds for one claimer only.
@@ -167,11 +193,16 @@ def _claim_in(*, evaluation_id: int, user: Any) -> int | None:
                     .update(grader=user, assigned_at=now)
                 )
         except IntegrityError:
-            # The same grader claimed another slot of this snapshot at the same moment.
+            # The grader got another slot of this snapshot at the same moment (a recorded
+            # grade); the next attempt no longer offers this snapshot.
             continue
         if claimed == 1:
             return candidate
     return None
+
+
+def _first_id(slots: QuerySet[FeedbackSlot]) -> int | None:
+    return slots.values_list("id", flat=True).first()
 
 
 def slot_skip(*, user: Any, slot_id: int, reason: str = "") -> None:

@@ -161,12 +161,6 @@ def test_running_seed_demo_again_changes_nothing_and_says_it_was_already_loaded(
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: seed_demo commits the team before its evaluations, and a later run "
-    "only checks that the team exists, so an interrupted run is reported as 'Already "
-    "loaded' and never completed",
-)
 def test_a_run_interrupted_part_way_is_completed_by_the_next_run():
     with (
         mock.patch.object(demo, "evaluation_start", side_effect=RuntimeError("interrupted")),

@@ -202,11 +202,6 @@ def test_a_tag_of_another_team_is_refused_and_nothing_is_written():
     assert not EvaluationMetric.objects.exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: foreign tags are checked only after the other settings pass, so an "
-    "InvalidInput does not list every problem (here it omits the tags)",
-)
 def test_a_foreign_tag_is_reported_together_with_the_other_problems():
     team = make_team()
     foreign = Tag.objects.create(team=make_team(), name="shoes")
@@ -216,11 +211,6 @@ def test_a_foreign_tag_is_reported_together_with_the_other_problems():
     assert set(problems) == {"name", "tags"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: the 200-character limit of Evaluation.name is not validated; SQLite "
-    "stores the long name, PostgreSQL raises DataError instead of InvalidInput",
-)
 def test_a_name_longer_than_200_characters_is_reported_against_the_name():
     assert set(problems_of(name="x" * 201)) == {"name"}
 
@@ -377,11 +367,6 @@ def test_starting_twice_is_refused_and_keeps_the_first_start_time():
     assert Evaluation.objects.get(id=evaluation.id).started_at == started_at
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: the InvalidState message reports the caller's in-memory status, so a "
-    "stale copy (another lead started it meanwhile) gets 'this one is pending'",
-)
 def test_starting_from_a_stale_copy_names_the_real_status():
     evaluation = make_evaluation(start=False)
     evaluation_start(evaluation=Evaluation.objects.get(id=evaluation.id))

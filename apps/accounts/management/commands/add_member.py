@@ -16,7 +16,7 @@ class Command(BaseCommand):
         parser.add_argument("--tags", default="", help="comma-separated tag names")
 
     def handle(self, *args: object, **options: str) -> None:
-        team = Team.objects.filter(name=options["team"]).first()
+        team = Team.objects.filter(name=options["team"].strip()).first()
         if team is None:
             raise CommandError(f"team: no team named {options['team']!r}")
         try:
