@@ -7,6 +7,7 @@ failures, so nothing is silently left out there.
 
 import os
 import socket
+import uuid
 from urllib.parse import urlparse
 
 import pytest
@@ -61,10 +62,11 @@ def redis_url() -> str:
     return url
 
 
-def switch_broker(url: str, *, eager: bool) -> None:
+def switch_broker(url: str, *, eager: bool, queue: str = "celery") -> None:
     """Point this process's task publishing at another broker (or back in-process)."""
     celery_app.conf.task_always_eager = eager
     celery_app.conf.broker_url = url
+    celery_app.conf.task_default_queue = queue
     # Connections and producers are pooled per app; drop them so the next publish
     # connects to the new URL.
     celery_app._pool = None
@@ -75,11 +77,19 @@ def switch_broker(url: str, *, eager: bool) -> None:
 
 @pytest.fixture
 def real_broker(redis_url):
-    """Queued tasks go to Redis for a real worker, instead of running in-process."""
+    """Queued tasks go to Redis for a real worker, instead of running in-process.
+
+    Yields (url, queue). The queue name is unique to this run, so test runs sharing one
+    Redis never take each other's tasks.
+    """
     saved = celery_app.conf.broker_url
-    switch_broker(redis_url, eager=False)
-    yield redis_url
+    queue = f"relevo-test-{uuid.uuid4().hex[:12]}"
+    switch_broker(redis_url, eager=False, queue=queue)
+    yield redis_url, queue
     switch_broker(saved, eager=True)
+    import redis
+
+    redis.Redis.from_url(redis_url).delete(queue)  # whatever the worker left unread
 
 
 @pytest.fixture

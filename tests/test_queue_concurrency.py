@@ -8,6 +8,7 @@ import time
 import traceback
 from collections.abc import Callable
 from typing import Any
+from unittest import mock
 
 import pytest
 from django.db import connection
@@ -15,6 +16,7 @@ from django.db.models import Count
 
 from apps.accounts.models import Membership
 from apps.evaluations.models import Evaluation, EvaluationMetric, FeedbackSlot, Keyword
+from apps.judging import services
 from apps.judging.services import slot_claim_next, slot_grade
 from apps.scoring import engine
 from apps.scoring.loading import load_keyword_inputs
@@ -84,13 +86,12 @@ def test_thirty_two_graders_grade_every_slot_exactly_once_and_lose_no_update(pos
     def grade_until_the_queue_is_empty(number: int) -> int:
         membership = memberships[number]
         rng = random.Random(number)
-        graded = 0
-        for _ in range(total + 1):  # a bound, so a queue that never empties fails, not hangs
+        # A bound, so a queue that never empties fails instead of hanging.
+        for graded in range(total + 1):
             slot = slot_claim_next(membership=membership)
             if slot is None:
                 return graded
             slot_grade(user=membership.user, slot_id=slot.id, grade=rng.choice(valid_grades))
-            graded += 1
         raise AssertionError(f"grader {number} was still given work after {total} grades")
 
     graded_per_thread, errors = run_in_threads(32, grade_until_the_queue_is_empty)
@@ -112,7 +113,10 @@ def test_thirty_two_graders_grade_every_slot_exactly_once_and_lose_no_update(pos
     for keyword in Keyword.objects.filter(evaluation=evaluation):
         inputs = load_keyword_inputs(keyword_id=keyword.id)
         assert inputs is not None
-        expected = inputs.score().metrics
+        scored = inputs.score()
+        expected = scored.metrics
+        stored_snapshot_values = [snapshot.stored_value for snapshot in inputs.snapshots]
+        assert stored_snapshot_values == pytest.approx(scored.snapshot_values, abs=1e-12)
         stored = {
             (row.metric, row.k): row.value for row in KeywordMetric.objects.filter(keyword=keyword)
         }
@@ -148,3 +152,39 @@ def test_a_double_click_storm_of_one_grader_hands_out_one_slot_and_no_integrity_
 
     assert FeedbackSlot.objects.filter(grader=grader, grade__isnull=False).count() == 5
     assert slots_held_twice_on_one_snapshot(evaluation) == []
+
+
+def test_a_claim_during_a_grade_that_starts_a_snapshot_waits_instead_of_finding_nothing(
+    postgres,
+):
+    # The first grade of a snapshot locks its other slots for a moment; the claim must
+    # not take those free but locked slots for "nothing left".
+    evaluation = make_evaluation(strategy=3, keywords={"red shoes": 1})
+    first = Membership.objects.select_related("user").get(
+        user=make_grader(evaluation.team), team=evaluation.team
+    )
+    second = Membership.objects.select_related("user").get(
+        user=make_grader(evaluation.team), team=evaluation.team
+    )
+    held = slot_claim_next(membership=first)
+    assert held is not None
+    grade_is_writing = threading.Event()
+    mark_keyword = services.keyword_mark_for_scoring
+
+    def mark_keyword_slowly(*, keyword_id: int) -> None:
+        mark_keyword(keyword_id=keyword_id)
+        grade_is_writing.set()
+        time.sleep(0.5)  # the grade's transaction stays open a little longer
+
+    def grade_or_claim(number: int) -> FeedbackSlot | None:
+        if number == 0:
+            return slot_grade(user=first.user, slot_id=held.id, grade=2)
+        assert grade_is_writing.wait(10)
+        return slot_claim_next(membership=second)
+
+    with mock.patch.object(services, "keyword_mark_for_scoring", mark_keyword_slowly):
+        (_graded, claimed), errors = run_in_threads(2, grade_or_claim)
+
+    assert not errors, f"{len(errors)} threads failed; the first:\n{errors[0]}"
+    assert claimed is not None
+    assert claimed.snapshot_id == held.snapshot_id and claimed.id != held.id

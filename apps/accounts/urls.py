@@ -2,11 +2,16 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from . import views
+from .forms import PasswordResetForm
 
 urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("accounts/password-reset/", auth_views.PasswordResetView.as_view(), name="password_reset"),
+    path(
+        "accounts/password-reset/",
+        auth_views.PasswordResetView.as_view(form_class=PasswordResetForm),
+        name="password_reset",
+    ),
     path(
         "accounts/password-reset/sent/",
         auth_views.PasswordResetDoneView.as_view(),

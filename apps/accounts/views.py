@@ -6,6 +6,7 @@ from django.core.mail import send_mail
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from apps.core.errors import InvalidInput
@@ -64,7 +65,9 @@ def members(request: HttpRequest) -> HttpResponse:
         .prefetch_related("tags")
         .order_by("user__email")
     )
-    pending = Invitation.objects.filter(team=team, accepted_at__isnull=True).order_by("email")
+    pending = Invitation.objects.filter(
+        team=team, accepted_at__isnull=True, expires_at__gt=timezone.now()
+    ).order_by("email")
     return render(
         request,
         "accounts/members.html",

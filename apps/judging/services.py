@@ -6,8 +6,9 @@ transaction; the metrics follow on a worker, and grading never waits for them.
 
 from typing import Any
 
-from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from apps.accounts.models import Membership
@@ -20,6 +21,12 @@ from .selectors import evaluations_open_to, held_slot, lock_cutoff, slot_for_dis
 
 # How often a claim is tried again after losing a race for the chosen slot.
 CLAIM_ATTEMPTS = 5
+# The order slots are offered in: snapshots that have a grade first, then keyword order,
+# then position (the index slot_queue_order serves it).
+QUEUE_ORDER = ("-snapshot_started", "keyword_position", "snapshot_position", "index")
+# How many ungraded slots of started snapshots a claim looks at before fresh snapshots.
+STARTED_WINDOW = 200
+ALL_KEYWORDS = 2**31 - 1  # above any keyword_position
 
 
 def _check_grade(grade: Any, scale: str) -> int:
@@ -160,30 +167,9 @@ def _claim_in(*, evaluation_id: int, user: Any) -> int | None:
     for _attempt in range(CLAIM_ATTEMPTS):
         now = timezone.now()
         free = Q(grader__isnull=True) | Q(assigned_at__lt=lock_cutoff(now))
-        open_to_user = (
-            FeedbackSlot.objects.filter(evaluation_id=evaluation_id, grade__isnull=True)
-            .filter(free)
-            .exclude(
-                Exists(
-                    FeedbackSlot.objects.filter(snapshot_id=OuterRef("snapshot_id"), grader=user)
-                )
-            )
-            .exclude(
-                Exists(SnapshotSkip.objects.filter(snapshot_id=OuterRef("snapshot_id"), user=user))
-            )
-            .order_by("-snapshot_started", "keyword_position", "snapshot_position", "index")
-        )
         try:
             with transaction.atomic():
-                # PostgreSQL: concurrent claimers pass over each other's candidates.
-                candidate = _first_id(
-                    open_to_user.select_for_update(skip_locked=True, of=("self",))
-                )
-                if candidate is None and connection.features.has_select_for_update_skip_locked:
-                    # Skipped rows are not all being claimed: a grade starting its snapshot
-                    # locks that snapshot's free slots for a moment. Wait for those locks
-                    # rather than tell the grader there is nothing left while there is.
-                    candidate = _first_id(open_to_user.select_for_update(of=("self",)))
+                candidate = _find_candidate(evaluation_id=evaluation_id, user=user, free=free)
                 if candidate is None:
                     return None
                 # The conditional UPDATE is the claim: it succeeds for one claimer only.
@@ -199,6 +185,52 @@ def _claim_in(*, evaluation_id: int, user: Any) -> int | None:
         if claimed == 1:
             return candidate
     return None
+
+
+def _find_candidate(*, evaluation_id: int, user: Any, free: Q) -> int | None:
+    """The first slot in queue order the grader may take, locked for the claim.
+
+    Each search walks the queue's index; the walk passes over slots the grader may not
+    take. A grader far ahead of the others has a slot on every started snapshot near the
+    front, and one search over the whole queue walked past all of them on every claim
+    (42 ms behind a lead of 10,000 snapshots, against 2 ms). So the started snapshots are
+    searched only in a window at the front, then the fresh ones; only when both have
+    nothing for the grader is the whole queue searched, which may find a started
+    snapshot beyond the window. Such a grader therefore starts fresh snapshots before
+    joining started ones far back: the others finish those.
+    """
+    ungraded = FeedbackSlot.objects.filter(evaluation_id=evaluation_id, grade__isnull=True)
+    open_to_user = (
+        ungraded.filter(free)
+        .exclude(
+            Exists(FeedbackSlot.objects.filter(snapshot_id=OuterRef("snapshot_id"), grader=user))
+        )
+        .exclude(
+            Exists(SnapshotSkip.objects.filter(snapshot_id=OuterRef("snapshot_id"), user=user))
+        )
+        .order_by(*QUEUE_ORDER)
+    )
+    # The window ends with the keyword of its last slot: a bound on keyword_position is a
+    # range on the index, so the walk stops there whatever plan the database picks.
+    last_keyword_in_window = Subquery(
+        ungraded.filter(snapshot_started=True)
+        .order_by(*QUEUE_ORDER)
+        .values("keyword_position")[STARTED_WINDOW - 1 : STARTED_WINDOW]
+    )
+    front_of_started = open_to_user.filter(
+        snapshot_started=True,
+        keyword_position__lte=Coalesce(last_keyword_in_window, Value(ALL_KEYWORDS)),
+    )
+    for slots in (front_of_started, open_to_user.filter(snapshot_started=False)):
+        # PostgreSQL: concurrent claimers pass over each other's candidates.
+        candidate = _first_id(slots.select_for_update(skip_locked=True, of=("self",)))
+        if candidate is not None:
+            return candidate
+    # This last search waits for locked slots instead of skipping them: not every locked
+    # slot is being claimed (a grade starting its snapshot locks that snapshot's free
+    # slots for a moment), and skipping those would tell the grader there is nothing
+    # left while there is.
+    return _first_id(open_to_user.select_for_update(of=("self",)))
 
 
 def _first_id(slots: QuerySet[FeedbackSlot]) -> int | None:

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from apps.accounts.decorators import team_member_required
 from apps.accounts.selectors import is_lead
-from apps.core.errors import DomainError
+from apps.core.errors import DomainError, InvalidState
 from apps.core.markdown import render_markdown
 from apps.evaluations.models import Evaluation, FeedbackSlot, Status
 from apps.scoring import engine
@@ -93,6 +93,15 @@ def _next_slot(request: HttpRequest) -> FeedbackSlot | None:
     )
 
 
+def _next_slot_after_action(request: HttpRequest) -> FeedbackSlot | None:
+    """As _next_slot, but a lead's queue whose evaluation just finished (the last grade
+    may have finished it) simply ends: the empty state, not an error."""
+    try:
+        return _next_slot(request)
+    except InvalidState:
+        return None
+
+
 @team_member_required
 def feedback(request: HttpRequest) -> HttpResponse:
     try:
@@ -108,7 +117,7 @@ def _after_action(request: HttpRequest) -> HttpResponse:
         url = reverse("feedback")
         queue = _queue_evaluation(request)
         return redirect(f"{url}?evaluation={queue.id}" if queue else url)
-    return _render_card(request, _next_slot(request))
+    return _render_card(request, _next_slot_after_action(request))
 
 
 def _own_slot_or_404(request: HttpRequest, slot_id: int) -> FeedbackSlot:
@@ -125,6 +134,7 @@ def _own_slot_or_404(request: HttpRequest, slot_id: int) -> FeedbackSlot:
 @team_member_required
 def grade(request: HttpRequest, slot_id: int) -> HttpResponse:
     slot = _own_slot_or_404(request, slot_id)
+    _queue_evaluation(request)  # refuses a queue the person may not open, before any write
     try:
         value = int(request.POST.get("grade", ""))
     except ValueError:
@@ -140,7 +150,7 @@ def grade(request: HttpRequest, slot_id: int) -> HttpResponse:
         if not request.htmx:  # type: ignore[attr-defined]
             messages.error(request, error.message)
             return redirect("feedback")
-        context = _card_context(request, _next_slot(request), reviewing=False)
+        context = _card_context(request, _next_slot_after_action(request), reviewing=False)
         context["error"] = error.message
         return render(request, "judging/_card.html", context, status=400)
     return _after_action(request)
@@ -150,6 +160,7 @@ def grade(request: HttpRequest, slot_id: int) -> HttpResponse:
 @team_member_required
 def skip(request: HttpRequest, slot_id: int) -> HttpResponse:
     slot = _own_slot_or_404(request, slot_id)
+    _queue_evaluation(request)  # refuses a queue the person may not open, before any write
     try:
         services.slot_skip(
             user=request.user, slot_id=slot.id, reason=request.POST.get("reason", "")
@@ -162,13 +173,16 @@ def skip(request: HttpRequest, slot_id: int) -> HttpResponse:
 @team_member_required
 def previous(request: HttpRequest) -> HttpResponse:
     """Reopen the grader's last graded result; ?before= walks further back."""
-    before_raw = request.GET.get("before")
-    before: datetime | None = parse_datetime(before_raw) if before_raw else None
+    before: datetime | None = None
+    try:
+        before = parse_datetime(request.GET.get("before") or "")
+    except ValueError:  # well formed but impossible, e.g. month 13: start from the latest
+        before = None
     team_id = request.membership.team_id  # type: ignore[attr-defined]
     slot = selectors.previous_graded_slot(user=request.user, team_id=team_id, before=before)
     if slot is None:
         if request.htmx:  # type: ignore[attr-defined]
-            context = _card_context(request, _next_slot(request), reviewing=False)
+            context = _card_context(request, _next_slot_after_action(request), reviewing=False)
             context["error"] = "There is no earlier grade to go back to."
             return render(request, "judging/_card.html", context)
         messages.info(request, "There is no earlier grade to go back to.")

@@ -6,12 +6,13 @@ yet. The keyword stays marked while its grade version is ahead of what was store
 """
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db import transaction
-from django.db.models import Case, F, FloatField, Value, When
+from django.db.models import Case, F, Field, FloatField, IntegerField, Q, Value, When
 from django.utils import timezone
 
 from apps.core.bulk import bulk_set, bulk_upsert
@@ -122,37 +123,66 @@ def _apply_keyword_change(
 ) -> None:
     """Move the evaluation's means and progress by one keyword's change, in O(metrics)."""
     evaluation = _move_progress(evaluation_id, graded_delta)
+    deltas: dict[MetricKey, tuple[float, int]] = {}
     for key, new in new_values.items():
         old = old_values.get(key)
         sum_delta = (new or 0.0) - (old or 0.0)
         count_delta = (new is not None) - (old is not None)
-        if sum_delta == 0.0 and count_delta == 0:
-            continue
-        new_count = F("value_count") + count_delta
-        new_sum = F("value_sum") + sum_delta
-        EvaluationMetric.objects.filter(
-            evaluation_id=evaluation_id, metric=key[0], k=key[1]
-        ).update(
-            value_count=new_count,
-            # When no keyword has a value any more, the sum is exactly 0 (no float residue).
-            value_sum=Case(When(value_count=-count_delta, then=Value(0.0)), default=new_sum),
-            value=Case(
-                When(value_count=-count_delta, then=Value(None)),
-                default=new_sum / new_count,
-                output_field=FloatField(),
-            ),
-            means_exact=False,
-        )
-    record_history_point(evaluation_id=evaluation_id)
+        if sum_delta != 0.0 or count_delta != 0:
+            deltas[key] = (sum_delta, count_delta)
+    if deltas:
+        _move_means(evaluation_id, deltas)
+    record_history_point(evaluation_id=evaluation_id, progress=evaluation.progress)
     if graded_delta:
         _finish_when_complete(evaluation)
+
+
+def _move_means(evaluation_id: int, deltas: dict[MetricKey, tuple[float, int]]) -> None:
+    """Add (sum delta, count delta) to each metric's sum and count and re-divide, in one
+    UPDATE whatever the number of metrics: each row picks its own deltas by (metric, k)."""
+
+    def per_metric(expression: Callable[[float, int], Any], output_field: Field) -> Case:
+        return Case(
+            *(
+                When(metric=metric, k=k, then=expression(sum_delta, count_delta))
+                for (metric, k), (sum_delta, count_delta) in deltas.items()
+            ),
+            output_field=output_field,
+        )
+
+    def new_count(sum_delta: float, count_delta: int) -> Any:
+        return F("value_count") + count_delta
+
+    def new_sum(sum_delta: float, count_delta: int) -> Any:
+        # When no keyword has a value any more, the sum is exactly 0 (no float residue).
+        return Case(
+            When(value_count=-count_delta, then=Value(0.0)),
+            default=F("value_sum") + sum_delta,
+        )
+
+    def new_mean(sum_delta: float, count_delta: int) -> Any:
+        return Case(
+            When(value_count=-count_delta, then=Value(None)),
+            default=(F("value_sum") + sum_delta) / (F("value_count") + count_delta),
+            output_field=FloatField(),
+        )
+
+    which = Q()
+    for metric, k in deltas:
+        which |= Q(metric=metric, k=k)
+    EvaluationMetric.objects.filter(which, evaluation_id=evaluation_id).update(
+        value_count=per_metric(new_count, IntegerField()),
+        value_sum=per_metric(new_sum, FloatField()),
+        value=per_metric(new_mean, FloatField()),
+        means_exact=False,
+    )
 
 
 def _move_progress(evaluation_id: int, graded_delta: int) -> Evaluation:
     """Add graded_delta to the evaluation's graded slots under its row lock."""
     evaluation = (
         Evaluation.objects.select_for_update()
-        .only("graded_slots", "total_slots", "status")
+        .only("graded_slots", "total_slots", "status", "progress")
         .get(id=evaluation_id)
     )
     if graded_delta:
@@ -176,10 +206,14 @@ def _minute(moment: datetime) -> datetime:
     return moment.replace(second=0, microsecond=0)
 
 
-def record_history_point(*, evaluation_id: int) -> None:
-    """Upsert this minute's point of every metric of the evaluation (at most one a minute)."""
+def record_history_point(*, evaluation_id: int, progress: float | None = None) -> None:
+    """Upsert this minute's point of every metric of the evaluation (at most one a minute).
+
+    `progress`: the evaluation's current progress when the caller holds it already.
+    """
     minute = _minute(timezone.now())
-    progress = Evaluation.objects.values_list("progress", flat=True).get(id=evaluation_id)
+    if progress is None:
+        progress = Evaluation.objects.values_list("progress", flat=True).get(id=evaluation_id)
     EvaluationMetricPoint.objects.bulk_create(
         (
             EvaluationMetricPoint(
