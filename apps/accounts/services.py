@@ -188,15 +188,22 @@ def membership_remove(*, membership: Membership) -> None:
 _COLOUR = re.compile(r"^#[0-9a-fA-F]{6}$")
 
 
+def _tag_name_taken(team: Team, name: str, *, other_than: Tag | None) -> bool:
+    same_name = Tag.objects.filter(team=team, name=name)
+    if other_than is not None:
+        same_name = same_name.exclude(pk=other_than.pk)
+    return same_name.exists()
+
+
 def tag_save(*, team: Team, name: str, colour: str, tag: Tag | None = None) -> Tag:
     name = name.strip()
-    problems = {}
+    problems: dict[str, str] = {}
     limit = Tag._meta.get_field("name").max_length or 0
     if not name:
         problems["name"] = "required"
     elif len(name) > limit:
         problems["name"] = f"at most {limit} characters (got {len(name)})"
-    elif Tag.objects.filter(team=team, name=name).exclude(id=getattr(tag, "id", None)).exists():
+    elif _tag_name_taken(team, name, other_than=tag):
         problems["name"] = f"the team already has a tag named {name!r}"
     if not _COLOUR.match(colour):
         problems["colour"] = f"{colour!r} is not a colour like #1f77b4"

@@ -156,20 +156,18 @@ def slot_claim_next(
             if renewed == 1:
                 held.assigned_at = now
                 return held
-        for evaluation_id in evaluation_ids:
-            slot_id = _claim_in(evaluation_id=evaluation_id, user=user)
-            if slot_id is not None:
-                return slot_for_display(slot_id)
-    return None
+        slot_id = _claim(evaluation_ids=evaluation_ids, user=user)
+    return None if slot_id is None else slot_for_display(slot_id)
 
 
-def _claim_in(*, evaluation_id: int, user: Any) -> int | None:
+def _claim(*, evaluation_ids: list[int], user: Any) -> int | None:
+    """Claim the first free slot for the grader, trying the evaluations in turn."""
     for _attempt in range(CLAIM_ATTEMPTS):
         now = timezone.now()
         free = Q(grader__isnull=True) | Q(assigned_at__lt=lock_cutoff(now))
         try:
             with transaction.atomic():
-                candidate = _find_candidate(evaluation_id=evaluation_id, user=user, free=free)
+                candidate = _find_candidate(evaluation_ids=evaluation_ids, user=user, free=free)
                 if candidate is None:
                     return None
                 # The conditional UPDATE is the claim: it succeeds for one claimer only.
@@ -187,7 +185,15 @@ def _claim_in(*, evaluation_id: int, user: Any) -> int | None:
     return None
 
 
-def _find_candidate(*, evaluation_id: int, user: Any, free: Q) -> int | None:
+def _find_candidate(*, evaluation_ids: list[int], user: Any, free: Q) -> int | None:
+    for evaluation_id in evaluation_ids:
+        candidate = _find_candidate_in(evaluation_id=evaluation_id, user=user, free=free)
+        if candidate is not None:
+            return candidate
+    return None
+
+
+def _find_candidate_in(*, evaluation_id: int, user: Any, free: Q) -> int | None:
     """The first slot in queue order the grader may take, locked for the claim.
 
     Each search walks the queue's index; the walk passes over slots the grader may not

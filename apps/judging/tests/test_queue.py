@@ -367,6 +367,37 @@ def test_a_reset_slot_is_offered_again():
 # --- Cost ---------------------------------------------------------------------------------
 
 
+def grader_far_ahead() -> tuple[Evaluation, Membership]:
+    """A grader who has graded four started snapshots that wait for their other grades,
+    and a snapshot someone else started further back, beyond a window of two slots."""
+    evaluation = make_evaluation(strategy=3, keywords={f"k{n}": 1 for n in range(1, 7)})
+    ahead = new_member(evaluation.team)
+    for _ in range(4):
+        claim_and_grade(ahead)
+    slot_record_grade(slot_id=slots_of(evaluation, "k6")[0].id, grade=1, grader_name="import")
+    return evaluation, ahead
+
+
+def test_a_grader_far_ahead_gets_fresh_work_without_walking_past_all_they_started():
+    evaluation, ahead = grader_far_ahead()
+
+    with mock.patch.object(services, "STARTED_WINDOW", 2):
+        offered = where(slot_claim_next(membership=ahead))
+
+    # k6 is started but beyond the window; the others will finish it.
+    assert offered == ("k5", 1)
+    assert where(slot_claim_next(membership=new_member(evaluation.team))) == ("k1", 1)
+
+
+def test_a_grader_far_ahead_with_nothing_fresh_left_still_gets_a_started_snapshot_far_back():
+    _evaluation, ahead = grader_far_ahead()
+
+    with mock.patch.object(services, "STARTED_WINDOW", 2):
+        offered = [where(claim_and_grade(ahead)) for _ in range(3)]
+
+    assert offered == [("k5", 1), ("k6", 1), None]
+
+
 def queries_of_a_claim(keywords: int) -> int:
     evaluation = make_evaluation(strategy=3, keywords={f"k{n}": 10 for n in range(keywords)})
     grader = new_member(evaluation.team)
