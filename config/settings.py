@@ -33,13 +33,43 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "apps.core",
     "apps.accounts",
     "apps.evaluations",
     "apps.judging",
     "apps.scoring",
     "apps.insights",
+    "apps.api",
 ]
+
+# --- REST API -----------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["apps.api.authentication.TeamTokenAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["apps.api.authentication.HasTeamToken"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "apps.api.errors.exception_handler",
+    "UNAUTHENTICATED_USER": None,
+    # ?format= names an export format (json, csv, qrels...), not a DRF renderer.
+    "URL_FORMAT_OVERRIDE": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Relevo API",
+    "DESCRIPTION": "Evaluations, keywords, judgements and metrics of one team. "
+    "Authenticate with a team API token: `Authorization: Bearer <token>`.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SERVE_AUTHENTICATION": [],
+    # Swagger UI from the installed sidecar package: the docs page works offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",

@@ -1,8 +1,13 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from apps.api.urls import urlpatterns as api_pages
+from apps.api.urls import v1 as api_v1
+
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api/v1/", include(api_v1)),
+    path("api/", include(api_pages)),
     path("", include("apps.accounts.urls")),
     path("", include("apps.judging.urls")),
     path("", include("apps.insights.urls")),

@@ -40,6 +40,10 @@ class TagForm(forms.Form):
     )
 
 
+class ApiTokenForm(forms.Form):
+    name = forms.CharField(max_length=100, help_text="What it is for, e.g. 'nightly import'")
+
+
 class AcceptInvitationForm(forms.Form):
     password = forms.CharField(widget=forms.PasswordInput, required=False)
 

@@ -144,3 +144,35 @@ class Invitation(models.Model):
 
     def __str__(self) -> str:
         return f"invitation of {self.email} to {self.team}"
+
+
+class ApiToken(models.Model):
+    """A named bearer token for integrations; it acts for its team, never another.
+
+    The secret is shown once, at creation; only its SHA-256 is stored. `prefix` (public,
+    part of the token) finds the row without scanning every hash.
+    """
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16, unique=True)
+    secret_hash = models.CharField(max_length=64)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["team", "name"],
+                condition=models.Q(revoked_at__isnull=True),
+                name="api_token_live_name_once_per_team",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.team})"

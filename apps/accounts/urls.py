@@ -32,6 +32,12 @@ urlpatterns = [
     path("team/members/", views.members, name="members"),
     path("team/members/<int:membership_id>/", views.member_edit, name="member_edit"),
     path("team/members/<int:membership_id>/remove/", views.member_remove, name="member_remove"),
+    path("team/api-tokens/", views.api_tokens, name="api_tokens"),
+    path(
+        "team/api-tokens/<int:token_id>/revoke/",
+        views.api_token_revoke_view,
+        name="api_token_revoke",
+    ),
     path("team/tags/", views.tags, name="tags"),
     path("team/tags/<int:tag_id>/", views.tag_edit, name="tag_edit"),
     path("team/tags/<int:tag_id>/delete/", views.tag_delete, name="tag_delete"),

@@ -13,9 +13,10 @@ from apps.core.errors import InvalidInput
 
 from . import services
 from .decorators import lead_required, team_member_required
-from .forms import AcceptInvitationForm, InviteForm, MembershipForm, TagForm
-from .models import Invitation, Membership, Tag, User
+from .forms import AcceptInvitationForm, ApiTokenForm, InviteForm, MembershipForm, TagForm
+from .models import ApiToken, Invitation, Membership, Tag, User
 from .selectors import SESSION_TEAM_KEY, memberships_of
+from .tokens import api_token_create, api_token_revoke
 
 
 @require_POST
@@ -196,3 +197,38 @@ def accept_invitation(request: HttpRequest, token: str) -> HttpResponse:
         "accounts/accept_invitation.html",
         {"form": form, "invitation": invitation, "asks": asks},
     )
+
+
+@lead_required
+def api_tokens(request: HttpRequest) -> HttpResponse:
+    """The team's API tokens. A new token is shown once, on the page that created it."""
+    team = request.membership.team  # type: ignore[attr-defined]
+    form = ApiTokenForm(request.POST or None)
+    created_text = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            _token, created_text = api_token_create(
+                team=team,
+                name=form.cleaned_data["name"],
+                created_by=request.user,  # type: ignore[arg-type]
+            )
+        except InvalidInput as error:
+            _form_errors(form, error)
+        else:
+            form = ApiTokenForm()
+    tokens = ApiToken.objects.filter(team=team).select_related("created_by")
+    return render(
+        request,
+        "accounts/api_tokens.html",
+        {"form": form, "tokens": tokens, "created_text": created_text},
+    )
+
+
+@require_POST
+@lead_required
+def api_token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
+    team = request.membership.team  # type: ignore[attr-defined]
+    token = get_object_or_404(ApiToken, id=token_id, team=team)
+    api_token_revoke(token=token)
+    messages.success(request, f"Revoked the token {token.name}: it no longer works.")
+    return redirect("api_tokens")

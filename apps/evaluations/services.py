@@ -286,3 +286,40 @@ def evaluation_restart(*, evaluation_id: int) -> Evaluation:
     """Auto-restart: a copy with the name's trailing number incremented, started at once."""
     evaluation = Evaluation.objects.get(id=evaluation_id)
     return evaluation_start(evaluation=evaluation_clone(evaluation=evaluation))
+
+
+def evaluation_stop(*, evaluation: Evaluation) -> Evaluation:
+    """Pause grading: an active evaluation goes back to pending; grades are kept."""
+    changed = Evaluation.objects.filter(id=evaluation.id, status=Status.ACTIVE).update(
+        status=Status.PENDING
+    )
+    if not changed:
+        raise InvalidState(f"only an active evaluation can stop; this one is {evaluation.status}")
+    evaluation.refresh_from_db()
+    return evaluation
+
+
+def evaluation_finish_now(*, evaluation: Evaluation) -> Evaluation:
+    """A lead finishes an active evaluation by hand, whatever its progress."""
+    if not evaluation_finish(evaluation_id=evaluation.id):
+        evaluation.refresh_from_db()
+        raise InvalidState(f"only an active evaluation can finish; this one is {evaluation.status}")
+    evaluation.refresh_from_db()
+    return evaluation
+
+
+def evaluation_delete(*, evaluation: Evaluation) -> None:
+    """Delete an evaluation and everything in it; refused while graders are at work."""
+    if Evaluation.objects.filter(id=evaluation.id, status=Status.ACTIVE).exists():
+        raise InvalidState("stop the evaluation before deleting it: it is active")
+    evaluation.delete()
+
+
+@transaction.atomic
+def evaluation_create_with_keywords(
+    *, team: Team, metrics: Sequence[tuple[str, int]], keywords: Iterable[str], **settings: Any
+) -> Evaluation:
+    """Create an evaluation and its keywords (trimmed, blanks and duplicates skipped)."""
+    evaluation = evaluation_create(team=team, metrics=metrics, **settings)
+    keywords_add(evaluation=evaluation, texts=keywords)
+    return evaluation

@@ -1,0 +1,63 @@
+"""Bearer authentication with team API tokens: a request acts for the token's team."""
+
+from dataclasses import dataclass
+from typing import Any
+
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from rest_framework import authentication, exceptions, permissions
+
+from apps.accounts.models import ApiToken, Team
+from apps.accounts.tokens import api_token_check
+
+
+@dataclass(frozen=True)
+class TeamClient:
+    """The caller of an API request: an integration acting for one team."""
+
+    team: Team
+    token: ApiToken
+    is_authenticated: bool = True
+    is_active: bool = True
+
+    @property
+    def team_id(self) -> int:
+        return self.team.id
+
+
+class TeamTokenAuthentication(authentication.BaseAuthentication):
+    keyword = "Bearer"
+
+    def authenticate(self, request: Any) -> tuple[TeamClient, ApiToken] | None:
+        header = authentication.get_authorization_header(request).decode(errors="replace")
+        if not header:
+            return None
+        scheme, _, text = header.partition(" ")
+        if scheme != self.keyword or not text.strip():
+            raise exceptions.AuthenticationFailed(
+                "Send the token as 'Authorization: Bearer <token>'."
+            )
+        token = api_token_check(text)
+        if token is None:
+            raise exceptions.AuthenticationFailed("This token is not valid or was revoked.")
+        return TeamClient(team=token.team, token=token), token
+
+    def authenticate_header(self, request: Any) -> str:
+        # Makes DRF answer 401 (not 403) with a WWW-Authenticate header when it is missing.
+        return f'{self.keyword} realm="api"'
+
+
+class HasTeamToken(permissions.BasePermission):
+    def has_permission(self, request: Any, view: Any) -> bool:
+        return isinstance(request.user, TeamClient)
+
+
+class TeamTokenScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
+    target_class = "apps.api.authentication.TeamTokenAuthentication"
+    name = "teamToken"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "A team API token (Team > API tokens, or `manage.py create_api_token`).",
+        }

@@ -1,0 +1,275 @@
+"""/api/v1/evaluations: list, get, create, delete, start, stop, finish, import, export."""
+
+import io
+import tempfile
+from typing import Any
+
+from django.db.models import Count, Prefetch, Q, QuerySet
+from django.http import FileResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from rest_framework import generics, serializers, status
+from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.accounts.models import Tag
+from apps.accounts.services import tags_get_or_create
+from apps.core.errors import InvalidInput
+from apps.evaluations import services
+from apps.evaluations.models import Evaluation, EvaluationMetric, Profile, Reuse, Scale, Status
+from apps.scoring import engine
+
+from .pagination import Pages
+
+EXPORT_FORMAT_NAMES = ["json", "csv", "qrels", "qrels-raw", "run"]
+
+
+class MetricValueOut(serializers.Serializer):
+    metric = serializers.CharField()
+    k = serializers.IntegerField()
+    label = serializers.CharField(help_text="e.g. nDCG@10, or MAP@10 over several keywords")
+    value = serializers.FloatField(allow_null=True, help_text="full precision; null if none")
+    keywords_counted = serializers.IntegerField(help_text="keywords with a value in the mean")
+
+
+class EvaluationOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    description = serializers.CharField()
+    status = serializers.ChoiceField(choices=Status.choices)
+    scale = serializers.ChoiceField(choices=Scale.choices)
+    strategy = serializers.IntegerField()
+    profile = serializers.ChoiceField(choices=Profile.choices)
+    show_position = serializers.BooleanField()
+    scoring_guidelines = serializers.CharField()
+    reuse = serializers.ChoiceField(choices=Reuse.choices)
+    auto_restart = serializers.BooleanField()
+    transformers = serializers.DictField()
+    pinned = serializers.BooleanField()
+    archived = serializers.BooleanField()
+    tags = serializers.SerializerMethodField()
+    keywords = serializers.IntegerField(source="keyword_count")
+    progress = serializers.FloatField()
+    graded_slots = serializers.IntegerField()
+    total_slots = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    metrics = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_tags(self, evaluation: Evaluation) -> list[str]:
+        return [tag.name for tag in evaluation.tags.all()]
+
+    @extend_schema_field(MetricValueOut(many=True))
+    def get_metrics(self, evaluation: Evaluation) -> list[dict[str, Any]]:
+        many = evaluation.keyword_count > 1  # type: ignore[attr-defined]
+        return [
+            {
+                "metric": m.metric,
+                "k": m.k,
+                "label": engine.metric_label(m.metric, m.k, many_keywords=many),
+                "value": m.value,
+                "keywords_counted": m.value_count,
+            }
+            for m in evaluation.metrics.all()
+        ]
+
+
+class MetricIn(serializers.Serializer):
+    metric = serializers.ChoiceField(choices=sorted(engine.METRICS))
+    k = serializers.IntegerField(min_value=1, max_value=100)
+
+
+class EvaluationIn(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    scale = serializers.ChoiceField(choices=Scale.choices, default=Scale.GRADED)
+    strategy = serializers.ChoiceField(choices=[1, 3], default=1)
+    profile = serializers.ChoiceField(choices=Profile.choices, default=Profile.SEARCHTWEAK)
+    show_position = serializers.BooleanField(default=False)
+    scoring_guidelines = serializers.CharField(required=False, allow_blank=True, default="")
+    reuse = serializers.ChoiceField(choices=Reuse.choices, default=Reuse.NONE)
+    auto_restart = serializers.BooleanField(default=False)
+    transformers = serializers.DictField(
+        child=serializers.DictField(child=serializers.IntegerField()), required=False, default=dict
+    )
+    tags = serializers.ListField(child=serializers.CharField(max_length=60), default=list)
+    metrics = MetricIn(many=True, allow_empty=False)
+    keywords = serializers.ListField(
+        child=serializers.CharField(max_length=500), default=list, help_text="one query each"
+    )
+
+
+def team_evaluations(request: Request) -> QuerySet[Evaluation]:
+    """The caller's team's evaluations, with what EvaluationOut reads, in few queries."""
+    return (
+        Evaluation.objects.filter(team_id=request.user.team_id)
+        .annotate(keyword_count=Count("keywords", distinct=True))
+        .prefetch_related(
+            Prefetch("metrics", queryset=EvaluationMetric.objects.order_by("position", "id")),
+            Prefetch("tags", queryset=Tag.objects.order_by("name")),
+        )
+        .order_by("-created_at", "-id")
+    )
+
+
+def evaluation_of(request: Request, evaluation_id: int) -> Evaluation:
+    """One of the caller's team's evaluations; another team's answers 404."""
+    return get_object_or_404(team_evaluations(request), id=evaluation_id)
+
+
+def answer(request: Request, evaluation_id: int, code: int = status.HTTP_200_OK) -> Response:
+    return Response(EvaluationOut(evaluation_of(request, evaluation_id)).data, status=code)
+
+
+class EvaluationListCreate(generics.ListAPIView):
+    serializer_class = EvaluationOut
+    pagination_class = Pages
+
+    def get_queryset(self) -> QuerySet[Evaluation]:
+        request = self.request
+        evaluations = team_evaluations(request)  # type: ignore[arg-type]
+        problems = []
+        for name, allowed in (("status", Status.values), ("scale", Scale.values)):
+            value = request.query_params.get(name)  # type: ignore[attr-defined]
+            if value is not None and value not in allowed:
+                problems.append(f"{name}: {value!r} is not one of {', '.join(allowed)}")
+            elif value is not None:
+                evaluations = evaluations.filter(**{name: value})
+        if problems:
+            raise InvalidInput(problems)
+        if tag := request.query_params.get("tag"):  # type: ignore[attr-defined]
+            evaluations = evaluations.filter(tags__name=tag)
+        if search := request.query_params.get("search", "").strip():  # type: ignore[attr-defined]
+            evaluations = evaluations.filter(
+                Q(name__icontains=search) | Q(description__icontains=search)
+            )
+        return evaluations
+
+    @extend_schema(
+        summary="List the team's evaluations",
+        parameters=[
+            OpenApiParameter("status", OpenApiTypes.STR, enum=Status.values),
+            OpenApiParameter("scale", OpenApiTypes.STR, enum=Scale.values),
+            OpenApiParameter("tag", OpenApiTypes.STR, description="tag name"),
+            OpenApiParameter("search", OpenApiTypes.STR, description="in name or description"),
+        ],
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        summary="Create an evaluation (settings, metrics, keywords)",
+        request=EvaluationIn,
+        responses={201: EvaluationOut},
+    )
+    def post(self, request: Request) -> Response:
+        data = EvaluationIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = dict(data.validated_data)
+        team = request.user.team
+        evaluation = services.evaluation_create_with_keywords(
+            team=team,
+            metrics=[(m["metric"], m["k"]) for m in fields.pop("metrics")],
+            keywords=fields.pop("keywords"),
+            tags=tags_get_or_create(team=team, names=fields.pop("tags")),
+            **fields,
+        )
+        return answer(request, evaluation.id, status.HTTP_201_CREATED)
+
+
+class EvaluationDetail(APIView):
+    @extend_schema(summary="One evaluation with its metric values", responses=EvaluationOut)
+    def get(self, request: Request, evaluation_id: int) -> Response:
+        return answer(request, evaluation_id)
+
+    @extend_schema(
+        summary="Delete an evaluation (refused while it is active)", responses={204: None}
+    )
+    def delete(self, request: Request, evaluation_id: int) -> Response:
+        services.evaluation_delete(evaluation=evaluation_of(request, evaluation_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class EvaluationStart(APIView):
+    @extend_schema(
+        summary="Open a pending evaluation for grading", request=None, responses=EvaluationOut
+    )
+    def post(self, request: Request, evaluation_id: int) -> Response:
+        services.evaluation_start(evaluation=evaluation_of(request, evaluation_id))
+        return answer(request, evaluation_id)
+
+
+class EvaluationStop(APIView):
+    @extend_schema(summary="Pause an active evaluation", request=None, responses=EvaluationOut)
+    def post(self, request: Request, evaluation_id: int) -> Response:
+        services.evaluation_stop(evaluation=evaluation_of(request, evaluation_id))
+        return answer(request, evaluation_id)
+
+
+class EvaluationFinish(APIView):
+    @extend_schema(summary="Finish an active evaluation now", request=None, responses=EvaluationOut)
+    def post(self, request: Request, evaluation_id: int) -> Response:
+        services.evaluation_finish_now(evaluation=evaluation_of(request, evaluation_id))
+        return answer(request, evaluation_id)
+
+
+class EvaluationImport(APIView):
+    parser_classes = [JSONParser, MultiPartParser]
+
+    @extend_schema(
+        summary="Import an evaluation document (relevo.evaluation/1)",
+        description="Send the document as the JSON body, or as the multipart field `file`. "
+        "A document with any problem is refused whole, listing every problem.",
+        request={
+            "application/json": OpenApiTypes.OBJECT,
+            "multipart/form-data": OpenApiTypes.OBJECT,
+        },
+        responses={201: EvaluationOut},
+    )
+    def post(self, request: Request) -> Response:
+        if request.content_type.startswith("multipart/"):
+            upload = request.FILES.get("file")
+            if upload is None:
+                raise InvalidInput(["file: send the document in the multipart field 'file'"])
+            source = upload.file
+        else:
+            # The importer streams the raw body; DRF never parses a large JSON into memory.
+            source = io.BytesIO(request.body)
+        from apps.evaluations.interchange import import_document
+
+        evaluation = import_document(team=request.user.team, source=source)
+        return answer(request, evaluation.id, status.HTTP_201_CREATED)
+
+
+class EvaluationExport(APIView):
+    @extend_schema(
+        summary="Export an evaluation",
+        parameters=[OpenApiParameter("format", OpenApiTypes.STR, enum=EXPORT_FORMAT_NAMES)],
+        responses={(200, "*/*"): OpenApiTypes.BINARY},
+    )
+    def get(self, request: Request, evaluation_id: int) -> FileResponse:
+        from apps.evaluations.interchange import EXPORT_FORMATS
+
+        evaluation = evaluation_of(request, evaluation_id)
+        name = request.query_params.get("format", "json")
+        if name not in EXPORT_FORMATS:
+            raise InvalidInput([f"format: {name!r} is not one of {', '.join(EXPORT_FORMATS)}"])
+        export, content_type, extension = EXPORT_FORMATS[name]
+        # Spooled: a small export stays in memory, a large one goes to disk, never both.
+        buffer = tempfile.SpooledTemporaryFile(max_size=8 * 1024 * 1024, mode="w+b")  # noqa: SIM115 - FileResponse closes it
+        text = io.TextIOWrapper(buffer, encoding="utf-8", newline="")
+        export(evaluation, text)
+        text.flush()
+        text.detach()
+        buffer.seek(0)
+        return FileResponse(
+            buffer,
+            content_type=content_type,
+            as_attachment=True,
+            filename=f"evaluation-{evaluation.id}{extension}",
+        )
