@@ -1,7 +1,6 @@
 """/api/v1/evaluations: list, get, create, delete, start, stop, finish, import, export."""
 
 import io
-import tempfile
 from typing import Any
 
 from django.db.models import Count, Prefetch, Q, QuerySet
@@ -19,12 +18,11 @@ from apps.accounts.models import Tag
 from apps.accounts.services import tags_get_or_create
 from apps.core.errors import InvalidInput
 from apps.evaluations import services
+from apps.evaluations.downloads import EXPORT_FORMAT_NAMES, export_download
 from apps.evaluations.models import Evaluation, EvaluationMetric, Profile, Reuse, Scale, Status
 from apps.scoring import engine
 
 from .pagination import Pages
-
-EXPORT_FORMAT_NAMES = ["json", "csv", "qrels", "qrels-raw", "run"]
 
 
 class MetricValueOut(serializers.Serializer):
@@ -253,23 +251,5 @@ class EvaluationExport(APIView):
         responses={(200, "*/*"): OpenApiTypes.BINARY},
     )
     def get(self, request: Request, evaluation_id: int) -> FileResponse:
-        from apps.evaluations.interchange import EXPORT_FORMATS
-
         evaluation = evaluation_of(request, evaluation_id)
-        name = request.query_params.get("format", "json")
-        if name not in EXPORT_FORMATS:
-            raise InvalidInput([f"format: {name!r} is not one of {', '.join(EXPORT_FORMATS)}"])
-        export, content_type, extension = EXPORT_FORMATS[name]
-        # Spooled: a small export stays in memory, a large one goes to disk, never both.
-        buffer = tempfile.SpooledTemporaryFile(max_size=8 * 1024 * 1024, mode="w+b")  # noqa: SIM115 - FileResponse closes it
-        text = io.TextIOWrapper(buffer, encoding="utf-8", newline="")
-        export(evaluation, text)
-        text.flush()
-        text.detach()
-        buffer.seek(0)
-        return FileResponse(
-            buffer,
-            content_type=content_type,
-            as_attachment=True,
-            filename=f"evaluation-{evaluation.id}{extension}",
-        )
+        return export_download(evaluation, request.query_params.get("format", "json"))

@@ -1,12 +1,16 @@
 """The lead's pages about evaluations: the list, and one evaluation's metrics and keywords."""
 
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
 
 from apps.accounts.decorators import lead_required
+from apps.core.errors import InvalidInput
+from apps.evaluations.downloads import export_download
 from apps.evaluations.models import Evaluation, Keyword
 
 from . import selectors
+from .forms import ImportForm
 
 
 @lead_required
@@ -58,3 +62,50 @@ def keyword_detail(request: HttpRequest, evaluation_id: int, keyword_id: int) ->
             "snapshots": selectors.keyword_snapshots(keyword),
         },
     )
+
+
+@lead_required
+def evaluation_import(request: HttpRequest) -> HttpResponse:
+    """Upload an evaluation document, or a TREC run with its qrels, as a new evaluation."""
+    from apps.evaluations.interchange import import_document, import_trec
+
+    form = ImportForm(request.POST or None, request.FILES or None)
+    problems: list[str] = []
+    if request.method == "POST" and form.is_valid():
+        team = request.membership.team  # type: ignore[attr-defined]
+        data = form.cleaned_data
+        try:
+            if data["kind"] == "json":
+                evaluation = import_document(
+                    team=team, source=data["document"].file, created_by=request.user
+                )
+            else:
+                evaluation = import_trec(
+                    team=team,
+                    run=data["run"].file,
+                    qrels=data["qrels"].file if data["qrels"] else None,
+                    topics=data["topics"].file if data["topics"] else None,
+                    name=data["name"].strip(),
+                    scale=data["scale"],
+                    metrics=data["metric_list"],
+                    profile=data["profile"],
+                    keep_rank=data["keep_rank"],
+                    created_by=request.user,
+                )
+        except InvalidInput as error:
+            problems = error.problems
+        else:
+            messages.success(request, f"Imported {evaluation.name}.")
+            return redirect("evaluation_detail", evaluation.id)
+    return render(request, "insights/import.html", {"form": form, "problems": problems})
+
+
+@lead_required
+def evaluation_export(request: HttpRequest, evaluation_id: int) -> HttpResponse:
+    """Download an evaluation as JSON, CSV, qrels (aggregated or per grader) or a run."""
+    team_id = request.membership.team_id  # type: ignore[attr-defined]
+    evaluation = get_object_or_404(Evaluation, id=evaluation_id, team_id=team_id)
+    try:
+        return export_download(evaluation, request.GET.get("format", "json"))
+    except InvalidInput:
+        raise Http404("No such export format.") from None
