@@ -16,6 +16,8 @@ from apps.scoring import services as scoring_services
 from config.celery import app as celery_app
 
 REQUIRE_SERVICES = os.environ.get("RELEVO_REQUIRE_SERVICES") == "1"
+# What the environment said before any test switched brokers (see switch_broker).
+ORIGINAL_BROKER_URL = os.environ.get("CELERY_BROKER_URL")
 
 
 def service_missing(reason: str) -> None:
@@ -66,6 +68,9 @@ def switch_broker(url: str, *, eager: bool, queue: str = "celery") -> None:
     """Point this process's task publishing at another broker (or back in-process)."""
     celery_app.conf.task_always_eager = eager
     celery_app.conf.broker_url = url
+    # Celery prefers the CELERY_BROKER_URL environment variable (CI sets it) to its
+    # configuration, so the variable has to follow too.
+    os.environ["CELERY_BROKER_URL"] = url
     celery_app.conf.task_default_queue = queue
     # Connections and producers are pooled per app; drop them so the next publish
     # connects to the new URL.
@@ -73,6 +78,14 @@ def switch_broker(url: str, *, eager: bool, queue: str = "celery") -> None:
     celery_app.amqp._producer_pool = None
     # Forget any earlier failure so this broker is tried at once.
     scoring_services._broker_unavailable_until = 0.0
+
+
+def restore_broker(saved_url: str) -> None:
+    switch_broker(saved_url, eager=True)
+    if ORIGINAL_BROKER_URL is None:
+        os.environ.pop("CELERY_BROKER_URL", None)
+    else:
+        os.environ["CELERY_BROKER_URL"] = ORIGINAL_BROKER_URL
 
 
 @pytest.fixture
@@ -86,7 +99,7 @@ def real_broker(redis_url):
     queue = f"relevo-test-{uuid.uuid4().hex[:12]}"
     switch_broker(redis_url, eager=False, queue=queue)
     yield redis_url, queue
-    switch_broker(saved, eager=True)
+    restore_broker(saved)
     import redis
 
     redis.Redis.from_url(redis_url).delete(queue)  # whatever the worker left unread
@@ -98,4 +111,4 @@ def broker_down():
     saved = celery_app.conf.broker_url
     switch_broker("redis://127.0.0.1:9/0", eager=False)
     yield
-    switch_broker(saved, eager=True)
+    restore_broker(saved)
