@@ -6,10 +6,11 @@ by its SHA-256 in constant time. Only the hash is stored, so the token is shown 
 
 import hashlib
 import hmac
+import re
 import secrets
 from datetime import timedelta
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from apps.core.errors import InvalidInput
@@ -19,6 +20,9 @@ from .models import ApiToken, Team, User
 TOKEN_PREFIX = "rlv"
 # last_used_at is written at most this often per token, so reads stay reads.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+_PREFIX_SHAPE = re.compile(r"[0-9a-f]{12}")
 
 
 def _hash(secret: str) -> str:
@@ -36,14 +40,30 @@ def api_token_create(
         raise InvalidInput({"name": "required"}, field="name")
     if len(name) > limit:
         raise InvalidInput({"name": f"at most {limit} characters"}, field="name")
-    if ApiToken.objects.filter(team=team, name=name, revoked_at__isnull=True).exists():
-        raise InvalidInput({"name": f"the team already has a token named {name!r}"}, field="name")
+    taken = InvalidInput({"name": f"the team already has a token named {name!r}"}, field="name")
+    if _name_taken(team, name):
+        raise taken
     prefix = secrets.token_hex(6)
     secret = secrets.token_urlsafe(32)
-    token = ApiToken.objects.create(
-        team=team, name=name, prefix=prefix, secret_hash=_hash(secret), created_by=created_by
-    )
+    try:
+        with transaction.atomic():
+            token = ApiToken.objects.create(
+                team=team,
+                name=name,
+                prefix=prefix,
+                secret_hash=_hash(secret),
+                created_by=created_by,
+            )
+    except IntegrityError:
+        # Someone took the name between the check and the insert (two leads at once).
+        if _name_taken(team, name):
+            raise taken from None
+        raise
     return token, f"{TOKEN_PREFIX}_{prefix}_{secret}"
+
+
+def _name_taken(team: Team, name: str) -> bool:
+    return ApiToken.objects.filter(team=team, name=name, revoked_at__isnull=True).exists()
 
 
 def api_token_check(text: str) -> ApiToken | None:
@@ -52,6 +72,10 @@ def api_token_check(text: str) -> ApiToken | None:
     if len(parts) != 3 or parts[0] != TOKEN_PREFIX:
         return None
     _, prefix, secret = parts
+    # Anything but a prefix we could have made is refused before the database sees it:
+    # PostgreSQL refuses text with a NUL byte, which answered 500 instead of 401.
+    if not _PREFIX_SHAPE.fullmatch(prefix):
+        return None
     token = (
         ApiToken.objects.select_related("team")
         .filter(prefix=prefix, revoked_at__isnull=True)

@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 from typing import Any
 
+from django.contrib.auth.models import AnonymousUser
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 
@@ -32,7 +33,8 @@ class TeamTokenAuthentication(authentication.BaseAuthentication):
         if not header:
             return None
         scheme, _, text = header.partition(" ")
-        if scheme != self.keyword or not text.strip():
+        # The scheme is case-insensitive (RFC 9110 section 11.1): "bearer" works too.
+        if scheme.lower() != self.keyword.lower() or not text.strip():
             raise exceptions.AuthenticationFailed(
                 "Send the token as 'Authorization: Bearer <token>'."
             )
@@ -44,6 +46,18 @@ class TeamTokenAuthentication(authentication.BaseAuthentication):
     def authenticate_header(self, request: Any) -> str:
         # Makes DRF answer 401 (not 403) with a WWW-Authenticate header when it is missing.
         return f'{self.keyword} realm="api"'
+
+
+class PageVisitor(authentication.BaseAuthentication):
+    """For the docs page: keeps the visitor Django already knows (or the anonymous one).
+
+    Without it DRF sets `request.user` to None (UNAUTHENTICATED_USER), and the page's
+    template context (the team switcher) failed on `request.user.is_authenticated`.
+    """
+
+    def authenticate(self, request: Any) -> tuple[Any, None]:
+        user = getattr(request._request, "user", None)
+        return (user if user is not None else AnonymousUser()), None
 
 
 class HasTeamToken(permissions.BasePermission):

@@ -27,7 +27,13 @@ def _flatten(detail: Any, prefix: str = "") -> list[dict[str, str | None]]:
     if isinstance(detail, dict):
         found = []
         for key, value in detail.items():
-            path = prefix if key == "non_field_errors" else f"{prefix}.{key}" if prefix else key
+            if key == "non_field_errors":
+                path = prefix
+            elif isinstance(key, int):
+                # DRF reports items of a list (ListField, many=True) by their int index.
+                path = f"{prefix}[{key}]"
+            else:
+                path = f"{prefix}.{key}" if prefix else key
             found.extend(_flatten(value, path))
         return found
     if isinstance(detail, list):

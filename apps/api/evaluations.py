@@ -3,8 +3,9 @@
 import io
 from typing import Any
 
+from django.db import transaction
 from django.db.models import Count, Prefetch, Q, QuerySet
-from django.http import FileResponse
+from django.http import FileResponse, HttpRequest
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
@@ -22,6 +23,7 @@ from apps.evaluations.downloads import EXPORT_FORMAT_NAMES, export_download
 from apps.evaluations.models import Evaluation, EvaluationMetric, Profile, Reuse, Scale, Status
 from apps.scoring import engine
 
+from .documents import DOCUMENT_UPLOAD, EVALUATION_DOCUMENT
 from .pagination import Pages
 
 
@@ -98,7 +100,9 @@ class EvaluationIn(serializers.Serializer):
     tags = serializers.ListField(child=serializers.CharField(max_length=60), default=list)
     metrics = MetricIn(many=True, allow_empty=False)
     keywords = serializers.ListField(
-        child=serializers.CharField(max_length=500), default=list, help_text="one query each"
+        child=serializers.CharField(max_length=500, allow_blank=True),
+        default=list,
+        help_text="one query each; trimmed, blanks and repeats skipped",
     )
 
 
@@ -116,12 +120,16 @@ def team_evaluations(request: Request) -> QuerySet[Evaluation]:
 
 
 def evaluation_of(request: Request, evaluation_id: int) -> Evaluation:
-    """One of the caller's team's evaluations; another team's answers 404."""
-    return get_object_or_404(team_evaluations(request), id=evaluation_id)
+    """One of the caller's team's evaluations (the row alone); another team's answers 404."""
+    return get_object_or_404(
+        Evaluation.objects.filter(team_id=request.user.team_id), id=evaluation_id
+    )
 
 
 def answer(request: Request, evaluation_id: int, code: int = status.HTTP_200_OK) -> Response:
-    return Response(EvaluationOut(evaluation_of(request, evaluation_id)).data, status=code)
+    """The evaluation as EvaluationOut; another team's answers 404."""
+    evaluation = get_object_or_404(team_evaluations(request), id=evaluation_id)
+    return Response(EvaluationOut(evaluation).data, status=code)
 
 
 class EvaluationListCreate(generics.ListAPIView):
@@ -131,18 +139,25 @@ class EvaluationListCreate(generics.ListAPIView):
     def get_queryset(self) -> QuerySet[Evaluation]:
         request = self.request
         evaluations = team_evaluations(request)  # type: ignore[arg-type]
+        params = request.query_params  # type: ignore[attr-defined]
         problems = []
         for name, allowed in (("status", Status.values), ("scale", Scale.values)):
-            value = request.query_params.get(name)  # type: ignore[attr-defined]
+            value = params.get(name)
             if value is not None and value not in allowed:
                 problems.append(f"{name}: {value!r} is not one of {', '.join(allowed)}")
             elif value is not None:
                 evaluations = evaluations.filter(**{name: value})
+        # PostgreSQL refuses text with a NUL byte; such a filter answered 500.
+        problems.extend(
+            f"{name}: must not contain NUL (0x00) characters"
+            for name in ("tag", "search")
+            if "\x00" in params.get(name, "")
+        )
         if problems:
             raise InvalidInput(problems)
-        if tag := request.query_params.get("tag"):  # type: ignore[attr-defined]
+        if tag := params.get("tag"):
             evaluations = evaluations.filter(tags__name=tag)
-        if search := request.query_params.get("search", "").strip():  # type: ignore[attr-defined]
+        if search := params.get("search", "").strip():
             evaluations = evaluations.filter(
                 Q(name__icontains=search) | Q(description__icontains=search)
             )
@@ -170,13 +185,15 @@ class EvaluationListCreate(generics.ListAPIView):
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
         team = request.user.team
-        evaluation = services.evaluation_create_with_keywords(
-            team=team,
-            metrics=[(m["metric"], m["k"]) for m in fields.pop("metrics")],
-            keywords=fields.pop("keywords"),
-            tags=tags_get_or_create(team=team, names=fields.pop("tags")),
-            **fields,
-        )
+        # One transaction: tags named by a request the service then refuses are not kept.
+        with transaction.atomic():
+            evaluation = services.evaluation_create_with_keywords(
+                team=team,
+                metrics=[(m["metric"], m["k"]) for m in fields.pop("metrics")],
+                keywords=fields.pop("keywords"),
+                tags=tags_get_or_create(team=team, names=fields.pop("tags")),
+                **fields,
+            )
         return answer(request, evaluation.id, status.HTTP_201_CREATED)
 
 
@@ -216,6 +233,21 @@ class EvaluationFinish(APIView):
         return answer(request, evaluation_id)
 
 
+class RequestBody(io.RawIOBase):
+    """A request's body as a binary file, read as the reader goes rather than at once."""
+
+    def __init__(self, request: HttpRequest) -> None:
+        self._request = request
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self._request.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
 class EvaluationImport(APIView):
     parser_classes = [JSONParser, MultiPartParser]
 
@@ -224,8 +256,8 @@ class EvaluationImport(APIView):
         description="Send the document as the JSON body, or as the multipart field `file`. "
         "A document with any problem is refused whole, listing every problem.",
         request={
-            "application/json": OpenApiTypes.OBJECT,
-            "multipart/form-data": OpenApiTypes.OBJECT,
+            "application/json": EVALUATION_DOCUMENT,
+            "multipart/form-data": DOCUMENT_UPLOAD,
         },
         responses={201: EvaluationOut},
     )
@@ -236,8 +268,9 @@ class EvaluationImport(APIView):
                 raise InvalidInput(["file: send the document in the multipart field 'file'"])
             source = upload.file
         else:
-            # The importer streams the raw body; DRF never parses a large JSON into memory.
-            source = io.BytesIO(request.body)
+            # The importer reads the body as a stream (DRF never parses it): `request.body`
+            # would hold it all in memory, and refuse one over DATA_UPLOAD_MAX_MEMORY_SIZE.
+            source = io.BufferedReader(RequestBody(request._request))
         from apps.evaluations.interchange import import_document
 
         evaluation = import_document(team=request.user.team, source=source)

@@ -2,6 +2,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from . import evaluations, keywords
+from .authentication import PageVisitor
 
 v1 = [
     path("evaluations/", evaluations.EvaluationListCreate.as_view()),
@@ -17,5 +18,9 @@ v1 = [
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api_schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api_schema"), name="api_docs"),
+    path(
+        "docs/",
+        SpectacularSwaggerView.as_view(url_name="api_schema", authentication_classes=[PageVisitor]),
+        name="api_docs",
+    ),
 ]

@@ -32,10 +32,11 @@ def export_download(evaluation: Evaluation, format_name: str) -> FileResponse:
     text.flush()
     text.detach()  # the response owns the buffer now and closes it when sent
     buffer.seek(0)
-    suffix = "" if format_name == "json" else f"-{format_name}"
+    # The extension tells the formats apart: evaluation-5.csv, evaluation-5.raw.qrels.
+    charset = "" if content_type == "application/json" else "; charset=utf-8"
     return FileResponse(
         buffer,
-        content_type=content_type,
+        content_type=f"{content_type}{charset}",
         as_attachment=True,
-        filename=f"evaluation-{evaluation.id}{suffix}{extension}",
+        filename=f"evaluation-{evaluation.id}{extension}",
     )

@@ -1,0 +1,96 @@
+"""The evaluation document (interchange.md) as an OpenAPI schema, for the import operation.
+
+It documents the format on /api/docs/ and lets generated requests reach the importer
+with plausible documents; the importer itself checks every rule and names each problem.
+"""
+
+from apps.evaluations.models import Profile, Scale
+from apps.scoring import engine
+
+_TEXT = {"type": "string"}
+_NAME = {"type": "string", "minLength": 1}
+_VALUE = {"type": "number", "nullable": True, "readOnly": True, "description": "ignored"}
+_METRIC = {
+    "type": "object",
+    "required": ["metric", "k"],
+    "additionalProperties": False,
+    "properties": {
+        "metric": {"type": "string", "enum": sorted(engine.METRICS)},
+        "k": {"type": "integer", "minimum": 1, "maximum": 100},
+        "value": _VALUE,
+    },
+}
+_GRADE = {
+    "nullable": True,
+    "description": "a grade, null for an empty slot, or {grader, grade, reason}",
+    "oneOf": [
+        {"type": "integer", "minimum": 0, "maximum": 10},
+        {
+            "type": "object",
+            "required": ["grade"],
+            "additionalProperties": False,
+            "properties": {
+                "grader": {"type": "string", "description": "a member's email or an outside id"},
+                "grade": {"type": "integer", "minimum": 0, "maximum": 10},
+                "reason": _TEXT,
+            },
+        },
+    ],
+}
+_SNAPSHOT = {
+    "type": "object",
+    "required": ["position", "doc_id"],
+    "additionalProperties": False,
+    "properties": {
+        "position": {"type": "integer", "minimum": 1, "description": "1-based, unique"},
+        "doc_id": _NAME,
+        "name": _TEXT,
+        "image": _TEXT,
+        "attributes": {"type": "object", "additionalProperties": True},
+        "grades": {"type": "array", "maxItems": 3, "items": _GRADE},
+        "value": _VALUE,
+    },
+}
+_KEYWORD = {
+    "type": "object",
+    "required": ["keyword"],
+    "additionalProperties": False,
+    "properties": {
+        "keyword": _NAME,
+        "snapshots": {"type": "array", "items": _SNAPSHOT},
+        "metrics": {"type": "array", "items": _METRIC, "readOnly": True},
+    },
+}
+EVALUATION_DOCUMENT = {
+    "type": "object",
+    "required": ["format", "name", "scale", "metrics"],
+    "additionalProperties": False,
+    "properties": {
+        "format": {"type": "string", "enum": ["relevo.evaluation/1"]},
+        "name": _NAME,
+        "description": _TEXT,
+        "scale": {"type": "string", "enum": Scale.values},
+        "strategy": {"type": "integer", "enum": [1, 3]},
+        "profile": {"type": "string", "enum": Profile.values},
+        "show_position": {"type": "boolean"},
+        "scoring_guidelines": _TEXT,
+        "tags": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 60}},
+        "transformers": {
+            "type": "object",
+            "description": "destination scale -> {source grade: destination grade}",
+            "additionalProperties": {"type": "object", "additionalProperties": {"type": "integer"}},
+        },
+        "metrics": {"type": "array", "items": _METRIC, "minItems": 1, "uniqueItems": True},
+        "keywords": {"type": "array", "items": _KEYWORD},
+        # What an export adds; an import ignores it.
+        **{
+            name: {"readOnly": True, "description": "ignored"}
+            for name in ("id", "status", "progress", "created_at", "finished_at")
+        },
+    },
+}
+DOCUMENT_UPLOAD = {
+    "type": "object",
+    "required": ["file"],
+    "properties": {"file": {"type": "string", "format": "binary"}},
+}
