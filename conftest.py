@@ -112,3 +112,55 @@ def broker_down():
     switch_broker("redis://127.0.0.1:9/0", eager=False)
     yield
     restore_broker(saved)
+
+
+# --- The cast: team A's owner, admin and evaluator, and a lead of team B ---------------
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Tests log people in by the hundred; a slow hash only makes the suite slow."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def team_a():
+    from tests.factories import make_team
+
+    return make_team("Team A", owner="owner@a.test")
+
+
+@pytest.fixture
+def owner(team_a):
+    from apps.accounts.models import User
+
+    return User.objects.get(email="owner@a.test")
+
+
+@pytest.fixture
+def admin(team_a):
+    from tests.factories import make_grader
+
+    return make_grader(team_a, "admin@a.test", role="admin")
+
+
+@pytest.fixture
+def evaluator(team_a):
+    from tests.factories import make_grader
+
+    return make_grader(team_a, "evaluator@a.test")
+
+
+@pytest.fixture
+def team_b():
+    from tests.factories import make_team
+
+    return make_team("Team B", owner="outsider@b.test")
+
+
+@pytest.fixture
+def outsider(team_b):
+    """The owner of team B: a lead, but of another team."""
+    from apps.accounts.models import User
+
+    return User.objects.get(email="outsider@b.test")

@@ -3,6 +3,8 @@
 from collections.abc import Sequence
 from itertools import count
 
+from django.test import Client
+
 from apps.accounts.models import Team, User
 from apps.accounts.services import member_add, team_create
 from apps.evaluations.models import Evaluation, FeedbackSlot
@@ -81,3 +83,11 @@ def assign(slot: FeedbackSlot, user: User) -> FeedbackSlot:
     FeedbackSlot.objects.filter(id=slot.id).update(grader=user, assigned_at=timezone.now())
     slot.refresh_from_db()
     return slot
+
+
+def client_for(user: User | None, **options: object) -> Client:
+    """A browser session: logged in as the user, or anonymous for None."""
+    client = Client(**options)  # type: ignore[arg-type]
+    if user is not None:
+        client.force_login(user)
+    return client

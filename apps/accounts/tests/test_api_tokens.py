@@ -13,10 +13,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
-from apps.accounts.models import ApiToken, User
+from apps.accounts.models import ApiToken
 from apps.accounts.tokens import api_token_check, api_token_create, api_token_revoke
 from apps.core.errors import InvalidInput
-from tests.factories import make_evaluation, make_grader, make_team
+from tests.factories import client_for, make_evaluation
 
 pytestmark = pytest.mark.django_db
 
@@ -53,49 +53,6 @@ def shown_token(response) -> str:
 
 
 # --- The cast ---------------------------------------------------------------------------
-
-
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture
-def team_a():
-    return make_team("Team A", owner="owner@a.test")
-
-
-@pytest.fixture
-def owner(team_a):
-    return User.objects.get(email="owner@a.test")
-
-
-@pytest.fixture
-def admin(team_a):
-    return make_grader(team_a, "admin@a.test", role="admin")
-
-
-@pytest.fixture
-def evaluator(team_a):
-    return make_grader(team_a, "evaluator@a.test")
-
-
-@pytest.fixture
-def team_b():
-    return make_team("Team B", owner="outsider@b.test")
-
-
-@pytest.fixture
-def outsider(team_b):
-    """The owner of team B: a lead, but of another team."""
-    return User.objects.get(email="outsider@b.test")
-
-
-def client_for(user: User | None) -> Client:
-    client = Client()
-    if user is not None:
-        client.force_login(user)
-    return client
 
 
 # --- The service ------------------------------------------------------------------------

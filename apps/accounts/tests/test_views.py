@@ -14,57 +14,14 @@ from django.utils import timezone
 from apps.accounts import services
 from apps.accounts.models import Invitation, Membership, Role, Tag, User
 from apps.accounts.selectors import SESSION_TEAM_KEY
-from tests.factories import make_grader, make_team
+from tests.factories import client_for, make_grader
 
 pytestmark = pytest.mark.django_db
 
 PASSWORD = "Correct-horse-battery-42"
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 # --- The cast ---------------------------------------------------------------------------
-
-
-@pytest.fixture
-def team_a():
-    return make_team("Team A", owner="owner@a.test")
-
-
-@pytest.fixture
-def owner(team_a):
-    return User.objects.get(email="owner@a.test")
-
-
-@pytest.fixture
-def admin(team_a):
-    return make_grader(team_a, "admin@a.test", role="admin")
-
-
-@pytest.fixture
-def evaluator(team_a):
-    return make_grader(team_a, "evaluator@a.test")
-
-
-@pytest.fixture
-def team_b():
-    return make_team("Team B", owner="outsider@b.test")
-
-
-@pytest.fixture
-def outsider(team_b):
-    """The owner of team B: a lead, but of another team."""
-    return User.objects.get(email="outsider@b.test")
-
-
-def client_for(user: User | None, **options) -> Client:
-    client = Client(**options)
-    if user is not None:
-        client.force_login(user)
-    return client
 
 
 def membership_of(user: User, team) -> Membership:

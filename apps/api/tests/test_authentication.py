@@ -46,11 +46,6 @@ def bearer(text: str) -> Client:
 
 
 @pytest.fixture
-def team_a():
-    return make_team("Team A", owner="owner@a.test")
-
-
-@pytest.fixture
 def evaluation(team_a):
     return make_evaluation(team=team_a, start=False)
 

@@ -6,7 +6,6 @@ import pytest
 from django.test import Client
 
 from apps.accounts.models import Tag
-from apps.accounts.tokens import api_token_create
 from apps.evaluations.models import (
     Evaluation,
     EvaluationMetric,
@@ -19,7 +18,7 @@ from apps.evaluations.services import evaluation_finish_now
 from apps.judging.services import slot_record_grade
 from apps.scoring.models import KeywordMetric
 from apps.scoring.services import keywords_recompute_marked
-from tests.factories import make_evaluation, make_grader, make_team, slots_of
+from tests.factories import make_evaluation, make_grader, slots_of
 
 pytestmark = pytest.mark.django_db
 
@@ -50,25 +49,6 @@ def row_counts() -> dict[str, int]:
 
 
 # --- The cast ---------------------------------------------------------------------------
-
-
-@pytest.fixture
-def team_a():
-    return make_team("Team A", owner="owner@a.test")
-
-
-@pytest.fixture
-def team_b():
-    return make_team("Team B", owner="owner@b.test")
-
-
-@pytest.fixture
-def api(team_a) -> Client:
-    """Team A's integration, with its own token."""
-    _token, text = api_token_create(team=team_a, name="ci")
-    client = bearer(text)
-    client.get(LIST)  # first use marks the token used; later calls only read
-    return client
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from apps.evaluations.models import (
 )
 from apps.judging.services import slot_record_grade
 from apps.scoring.services import keywords_recompute_marked
-from tests.factories import make_evaluation, make_grader, make_team, slots_of
+from tests.factories import make_evaluation, make_grader, slots_of
 
 pytestmark = pytest.mark.django_db
 
@@ -63,24 +63,6 @@ def trec_lines(response) -> list[list[str]]:
         for line in body_of(response).decode().splitlines()
         if line.strip()
     ]
-
-
-@pytest.fixture
-def team_a():
-    return make_team("Team A", owner="owner@a.test")
-
-
-@pytest.fixture
-def team_b():
-    return make_team("Team B", owner="owner@b.test")
-
-
-@pytest.fixture
-def api(team_a) -> Client:
-    _token, text = api_token_create(team=team_a, name="ci")
-    client = Client(headers={"Authorization": f"Bearer {text}"})
-    client.get("/api/v1/evaluations/")  # first use marks the token used; later calls only read
-    return client
 
 
 def document(**changes) -> dict:

@@ -2,14 +2,12 @@
 and the metric values of each keyword, called with a real team token."""
 
 import pytest
-from django.test import Client
 
-from apps.accounts.tokens import api_token_create
 from apps.evaluations.models import Evaluation, Keyword, Snapshot
 from apps.judging.services import slot_record_grade
 from apps.scoring.models import KeywordMetric
 from apps.scoring.services import keywords_recompute_marked
-from tests.factories import assign, make_evaluation, make_grader, make_team, slots_of
+from tests.factories import assign, make_evaluation, make_grader, slots_of
 
 pytestmark = pytest.mark.django_db
 
@@ -20,24 +18,6 @@ def keywords_url(evaluation) -> str:
 
 def judgements_url(evaluation) -> str:
     return f"/api/v1/evaluations/{evaluation.id}/judgements/"
-
-
-@pytest.fixture
-def team_a():
-    return make_team("Team A", owner="owner@a.test")
-
-
-@pytest.fixture
-def team_b():
-    return make_team("Team B", owner="owner@b.test")
-
-
-@pytest.fixture
-def api(team_a) -> Client:
-    _token, text = api_token_create(team=team_a, name="ci")
-    client = Client(headers={"Authorization": f"Bearer {text}"})
-    client.get("/api/v1/evaluations/")  # first use marks the token used; later calls only read
-    return client
 
 
 @pytest.fixture
