@@ -2,6 +2,7 @@
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 
 from apps.accounts.decorators import lead_required
@@ -101,7 +102,7 @@ def evaluation_import(request: HttpRequest) -> HttpResponse:
 
 
 @lead_required
-def evaluation_export(request: HttpRequest, evaluation_id: int) -> HttpResponse:
+def evaluation_export(request: HttpRequest, evaluation_id: int) -> HttpResponseBase:
     """Download an evaluation as JSON, CSV, qrels (aggregated or per grader) or a run."""
     team_id = request.membership.team_id  # type: ignore[attr-defined]
     evaluation = get_object_or_404(Evaluation, id=evaluation_id, team_id=team_id)
