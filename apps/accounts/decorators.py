@@ -10,18 +10,19 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
 from .selectors import current_membership, is_lead
 
-View = Callable[..., HttpResponse]
+View = Callable[..., HttpResponseBase]
 
 
 def team_member_required(view: View) -> View:
     @login_required
     @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         membership = current_membership(request)
         if membership is None:
             return render(request, "accounts/no_team.html", status=403)
@@ -34,7 +35,7 @@ def team_member_required(view: View) -> View:
 def lead_required(view: View) -> View:
     @team_member_required
     @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if not is_lead(request.membership):  # type: ignore[attr-defined]
             raise PermissionDenied("Only the team's owner and admins can do this.")
         return view(request, *args, **kwargs)
