@@ -6,9 +6,7 @@ transaction; the metrics follow on a worker, and grading never waits for them.
 
 from typing import Any
 
-from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from apps.accounts.models import Membership
@@ -17,13 +15,24 @@ from apps.evaluations.models import Evaluation, FeedbackSlot, SnapshotSkip, Stat
 from apps.scoring import engine
 from apps.scoring.services import keyword_mark_for_scoring
 
-from .selectors import evaluations_open_to, held_slot, lock_cutoff, slot_for_display
+from .selectors import (
+    SLOTS,
+    evaluation_ids_open_to,
+    held_slot,
+    lock_cutoff,
+    slot_for_display,
+)
+
+MEMBERSHIPS = Membership._meta.db_table
+SKIPS = SnapshotSkip._meta.db_table
 
 # How often a claim is tried again after losing a race for the chosen slot.
 CLAIM_ATTEMPTS = 5
-# The order slots are offered in: snapshots that have a grade first, then keyword order,
-# then position (the index slot_queue_order serves it).
-QUEUE_ORDER = ("-snapshot_started", "keyword_position", "snapshot_position", "index")
+# The first key of the advisory lock a grader's claim takes on PostgreSQL (the second is
+# the membership id): a number of its own, so no other advisory lock shares the key.
+CLAIM_LOCK_SPACE = 7_310_001
+# Slots are offered in the order of the index slot_queue_order: snapshots that have a
+# grade first, then keyword order, then position (see _candidate_sql).
 # How many ungraded slots of started snapshots a claim looks at before fresh snapshots.
 STARTED_WINDOW = 200
 ALL_KEYWORDS = 2**31 - 1  # above any keyword_position
@@ -37,9 +46,22 @@ def _check_grade(grade: Any, scale: str) -> int:
     return grade
 
 
-def slot_grade(*, user: Any, slot_id: int, grade: int, reason: str = "") -> FeedbackSlot:
-    """A grader grades (or re-grades) their own slot of an active evaluation."""
-    slot = FeedbackSlot.objects.select_related("evaluation").filter(id=slot_id).first()
+def slot_grade(
+    *,
+    user: Any,
+    slot_id: int,
+    grade: int,
+    reason: str = "",
+    loaded: FeedbackSlot | None = None,
+) -> FeedbackSlot:
+    """A grader grades (or re-grades) their own slot of an active evaluation.
+
+    `loaded` is the slot with its evaluation when the caller has just read it (the page
+    does, to answer 404 for another team's slot), so it is not read twice.
+    """
+    slot = loaded
+    if slot is None or slot.id != slot_id:
+        slot = FeedbackSlot.objects.select_related("evaluation").filter(id=slot_id).first()
     if slot is None or slot.grader_id != user.id:
         raise NotAllowed("this result is not yours to grade (its time ran out and it moved on)")
     if slot.evaluation.status != Status.ACTIVE:
@@ -49,15 +71,22 @@ def slot_grade(*, user: Any, slot_id: int, grade: int, reason: str = "") -> Feed
     with transaction.atomic():
         # The snapshot's slots are locked before our own is written (see
         # _mark_snapshot_started); the other order deadlocked two graders of one snapshot.
-        _mark_snapshot_started(slot.snapshot_id)
+        # A snapshot never becomes unstarted again, so a slot read as started needs none.
+        if not slot.snapshot_started:
+            _mark_snapshot_started(slot.snapshot_id)
         # Conditional on the grader: a slot taken over meanwhile is not graded by us.
-        updated = FeedbackSlot.objects.filter(id=slot_id, grader_id=user.id).update(
-            grade=grade, reason=reason, graded_at=now
-        )
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE {SLOTS} SET grade = %s, reason = %s, graded_at = %s "
+                "WHERE id = %s AND grader_id = %s",
+                [grade, reason, connection.ops.adapt_datetimefield_value(now), slot_id, user.id],
+            )
+            updated = cursor.rowcount
         if updated != 1:
             raise NotAllowed("this result is not yours to grade (its time ran out and it moved on)")
         keyword_mark_for_scoring(keyword_id=slot.keyword_id)
     slot.grade, slot.reason, slot.graded_at = grade, reason, now
+    slot.snapshot_started = True
     return slot
 
 
@@ -108,14 +137,19 @@ def _mark_snapshot_started(snapshot_id: int) -> None:
     for each other's in this UPDATE, a deadlock PostgreSQL broke by failing one grade.
     Once the snapshot is started this locks nothing.
     """
-    unstarted = list(
-        FeedbackSlot.objects.select_for_update()
-        .filter(snapshot_id=snapshot_id, snapshot_started=False)
-        .order_by("id")
-        .values_list("id", flat=True)
-    )
-    if unstarted:
-        FeedbackSlot.objects.filter(id__in=unstarted).update(snapshot_started=True)
+    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id FROM {SLOTS} WHERE snapshot_id = %s AND NOT snapshot_started "
+            f"ORDER BY id{lock}",
+            [snapshot_id],
+        )
+        if cursor.fetchall():
+            cursor.execute(
+                f"UPDATE {SLOTS} SET snapshot_started = %s "
+                "WHERE snapshot_id = %s AND NOT snapshot_started",
+                [True, snapshot_id],
+            )
 
 
 # --- The queue --------------------------------------------------------------------------
@@ -136,111 +170,162 @@ def slot_claim_next(
             raise InvalidState("this evaluation is not open for grading")
         evaluation_ids = [evaluation.id]
     else:
-        evaluation_ids = list(evaluations_open_to(membership).values_list("id", flat=True))
+        evaluation_ids = evaluation_ids_open_to(membership)
     if not evaluation_ids:
         return None
-    with transaction.atomic():
-        # One claim at a time per grader: a double click used to claim a second slot
-        # (the first claim was not committed when the second looked for a held one), and
-        # a storm of clicks ran out of attempts on the one-slot-per-snapshot constraint
-        # and answered "nothing left" while work remained.
-        Membership.objects.select_for_update().filter(id=membership.id).exists()
-        held = held_slot(user=user, evaluation_ids=evaluation_ids)
-        if held is not None:
-            # Still theirs: nobody took it, even if its lock ran out. Renew the lock,
-            # unless another grader took the expired slot since we read it.
-            now = timezone.now()
-            renewed = FeedbackSlot.objects.filter(
-                id=held.id, grader=user, grade__isnull=True
-            ).update(assigned_at=now)
-            if renewed == 1:
-                held.assigned_at = now
-                return held
-        slot_id = _claim(evaluation_ids=evaluation_ids, user=user)
-    return None if slot_id is None else slot_for_display(slot_id)
-
-
-def _claim(*, evaluation_ids: list[int], user: Any) -> int | None:
-    """Claim the first free slot for the grader, trying the evaluations in turn."""
     for _attempt in range(CLAIM_ATTEMPTS):
-        now = timezone.now()
-        free = Q(grader__isnull=True) | Q(assigned_at__lt=lock_cutoff(now))
         try:
             with transaction.atomic():
-                candidate = _find_candidate(evaluation_ids=evaluation_ids, user=user, free=free)
-                if candidate is None:
-                    return None
-                # The conditional UPDATE is the claim: it succeeds for one claimer only.
-                claimed = (
-                    FeedbackSlot.objects.filter(id=candidate, grade__isnull=True)
-                    .filter(free)
-                    .update(grader=user, assigned_at=now)
-                )
+                outcome = _claim_once(membership, user, evaluation_ids)
         except IntegrityError:
             # The grader got another slot of this snapshot at the same moment (a recorded
-            # grade); the next attempt no longer offers this snapshot.
+            # grade): the whole claim is rolled back and tried again, and the next search
+            # no longer offers this snapshot.
             continue
-        if claimed == 1:
-            return candidate
+        if outcome is _LOST_RACE:
+            continue
+        if outcome is None or isinstance(outcome, FeedbackSlot):
+            return outcome
+        return slot_for_display(outcome)
     return None
 
 
-def _find_candidate(*, evaluation_ids: list[int], user: Any, free: Q) -> int | None:
-    for evaluation_id in evaluation_ids:
-        candidate = _find_candidate_in(evaluation_id=evaluation_id, user=user, free=free)
-        if candidate is not None:
-            return candidate
-    return None
+# _claim_once's answer when it lost a race for the slot it found: try again.
+_LOST_RACE = object()
 
 
-def _find_candidate_in(*, evaluation_id: int, user: Any, free: Q) -> int | None:
-    """The first slot in queue order the grader may take, locked for the claim.
+def _claim_once(membership: Membership, user: Any, evaluation_ids: list[int]) -> Any:
+    """One attempt, in its own transaction: the held slot (renewed), the id of a newly
+    claimed slot, None when nothing is left, or _LOST_RACE."""
+    # One claim at a time per grader: a double click used to claim a second slot (the
+    # first claim was not committed when the second looked for a held one), and a storm
+    # of clicks ran out of attempts on the one-slot-per-snapshot constraint and answered
+    # "nothing left" while work remained. On PostgreSQL the lock is an advisory lock held
+    # to the end of the transaction: it writes nothing, where a row lock on the
+    # membership wrote its row on every claim. SQLite's transactions already take the
+    # write lock when they begin.
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_advisory_xact_lock(%s::integer, %s::integer)",
+                [CLAIM_LOCK_SPACE, membership.id],
+            )
+    elif connection.features.has_select_for_update:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id FROM {MEMBERSHIPS} WHERE id = %s FOR UPDATE", [membership.id]
+            )
+    held = held_slot(user=user, evaluation_ids=evaluation_ids)
+    now = timezone.now()
+    stamp = connection.ops.adapt_datetimefield_value(now)
+    if held is not None:
+        # Still theirs: nobody took it, even if its lock ran out. Renew the lock, unless
+        # another grader took the expired slot since we read it.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE {SLOTS} SET assigned_at = %s "
+                "WHERE id = %s AND grader_id = %s AND grade IS NULL",
+                [stamp, held.id, user.id],
+            )
+            renewed = cursor.rowcount
+        if renewed == 1:
+            held.assigned_at = now
+            return held
+    cutoff = connection.ops.adapt_datetimefield_value(lock_cutoff(now))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _candidate_sql(len(evaluation_ids)),
+            {
+                "user": user.id,
+                "cutoff": cutoff,
+                "window": STARTED_WINDOW - 1,
+                **{f"e{n}": evaluation_id for n, evaluation_id in enumerate(evaluation_ids)},
+            },
+        )
+        row = cursor.fetchone()
+        candidate = row[0] if row else None
+        if candidate is None:
+            return None
+        # The conditional UPDATE is the claim: it succeeds for one claimer only.
+        cursor.execute(
+            f"UPDATE {SLOTS} SET grader_id = %s, assigned_at = %s "
+            "WHERE id = %s AND grade IS NULL AND (grader_id IS NULL OR assigned_at < %s)",
+            [user.id, stamp, candidate, cutoff],
+        )
+        claimed = cursor.rowcount
+    return candidate if claimed == 1 else _LOST_RACE
 
-    Each search walks the queue's index; the walk passes over slots the grader may not
-    take. A grader far ahead of the others has a slot on every started snapshot near the
-    front, and one search over the whole queue walked past all of them on every claim
-    (42 ms behind a lead of 10,000 snapshots, against 2 ms). So the started snapshots are
-    searched only in a window at the front, then the fresh ones; only when both have
-    nothing for the grader is the whole queue searched, which may find a started
-    snapshot beyond the window. Such a grader therefore starts fresh snapshots before
-    joining started ones far back: the others finish those.
+
+def _candidate_sql(evaluations: int) -> str:
+    """One statement that finds the first slot the grader may take, locked for the claim.
+
+    For each evaluation in turn (oldest first) it tries three searches, and answers the
+    first slot found; PostgreSQL runs a search only when all before it found nothing, so
+    one statement costs what the searches it needs cost, whatever the number of
+    evaluations (a search per evaluation used to be a query per evaluation).
+
+    Each search walks the queue's index (slot_queue_order); the walk passes over slots
+    the grader may not take. A grader far ahead of the others has a slot on every
+    started snapshot near the front, and one search over the whole queue walked past all
+    of them on every claim (42 ms behind a lead of 10,000 snapshots, against 2 ms). So
+    the started snapshots are searched only in a window at the front, then the fresh
+    ones; only when both have nothing for the grader is the whole queue searched, which
+    may find a started snapshot beyond the window. Such a grader therefore starts fresh
+    snapshots before joining started ones far back: the others finish those.
+
+    The window ends with the keyword of its STARTED_WINDOW-th slot: a bound on
+    keyword_position is a range on the index, so the walk stops there whatever plan the
+    database picks. The "grader already has a slot of this snapshot" and "skipped it"
+    tests are subqueries fenced with OFFSET 0, so PostgreSQL runs them per slot walked,
+    as a lookup in a unique index; unfenced, it turned them into anti-joins whose plan
+    follows the statistics, and with statistics from before the grading began it scanned
+    every assigned slot for each slot walked.
     """
-    ungraded = FeedbackSlot.objects.filter(evaluation_id=evaluation_id, grade__isnull=True)
-    open_to_user = (
-        ungraded.filter(free)
-        .exclude(
-            Exists(FeedbackSlot.objects.filter(snapshot_id=OuterRef("snapshot_id"), grader=user))
+    features = connection.features
+    key = (connection.vendor, evaluations)
+    sql = _CANDIDATE_SQL.get(key)
+    if sql is not None:
+        return sql
+    skip_locked = wait = ""
+    if features.has_select_for_update:
+        # PostgreSQL: concurrent claimers pass over each other's candidates. The last
+        # search waits for locked slots instead of skipping them: not every locked slot
+        # is being claimed (a grade starting its snapshot locks that snapshot's free
+        # slots for a moment), and skipping those would tell the grader there is nothing
+        # left while there is.
+        wait = " FOR UPDATE OF s"
+        skip_locked = wait + (" SKIP LOCKED" if features.has_select_for_update_skip_locked else "")
+    order = 'ORDER BY s.snapshot_started DESC, s.keyword_position, s.snapshot_position, s."index"'
+    searches = []
+    for n in range(evaluations):
+        open_to_user = (
+            f"s.evaluation_id = %(e{n})s AND s.grade IS NULL "
+            "AND (s.grader_id IS NULL OR s.assigned_at < %(cutoff)s) "
+            f"AND NOT EXISTS (SELECT 1 FROM {SLOTS} o WHERE o.snapshot_id = s.snapshot_id "
+            "AND o.grader_id = %(user)s LIMIT 1 OFFSET 0) "
+            f"AND NOT EXISTS (SELECT 1 FROM {SKIPS} k WHERE k.snapshot_id = s.snapshot_id "
+            "AND k.user_id = %(user)s LIMIT 1 OFFSET 0)"
         )
-        .exclude(
-            Exists(SnapshotSkip.objects.filter(snapshot_id=OuterRef("snapshot_id"), user=user))
+        window_end = (
+            f"(SELECT w.keyword_position FROM {SLOTS} w WHERE w.evaluation_id = %(e{n})s "
+            "AND w.grade IS NULL AND w.snapshot_started "
+            'ORDER BY w.snapshot_started DESC, w.keyword_position, w.snapshot_position, w."index" '
+            "LIMIT 1 OFFSET %(window)s)"
         )
-        .order_by(*QUEUE_ORDER)
-    )
-    # The window ends with the keyword of its last slot: a bound on keyword_position is a
-    # range on the index, so the walk stops there whatever plan the database picks.
-    last_keyword_in_window = Subquery(
-        ungraded.filter(snapshot_started=True)
-        .order_by(*QUEUE_ORDER)
-        .values("keyword_position")[STARTED_WINDOW - 1 : STARTED_WINDOW]
-    )
-    front_of_started = open_to_user.filter(
-        snapshot_started=True,
-        keyword_position__lte=Coalesce(last_keyword_in_window, Value(ALL_KEYWORDS)),
-    )
-    for slots in (front_of_started, open_to_user.filter(snapshot_started=False)):
-        # PostgreSQL: concurrent claimers pass over each other's candidates.
-        candidate = _first_id(slots.select_for_update(skip_locked=True, of=("self",)))
-        if candidate is not None:
-            return candidate
-    # This last search waits for locked slots instead of skipping them: not every locked
-    # slot is being claimed (a grade starting its snapshot locks that snapshot's free
-    # slots for a moment), and skipping those would tell the grader there is nothing
-    # left while there is.
-    return _first_id(open_to_user.select_for_update(of=("self",)))
+        searches += [
+            f"(SELECT s.id FROM {SLOTS} s WHERE {open_to_user} AND s.snapshot_started "
+            f"AND s.keyword_position <= COALESCE({window_end}, {ALL_KEYWORDS}) "
+            f"{order} LIMIT 1{skip_locked})",
+            f"(SELECT s.id FROM {SLOTS} s WHERE {open_to_user} AND NOT s.snapshot_started "
+            f"{order} LIMIT 1{skip_locked})",
+            f"(SELECT s.id FROM {SLOTS} s WHERE {open_to_user} {order} LIMIT 1{wait})",
+        ]
+    sql = f"SELECT COALESCE({', '.join(searches)})"
+    _CANDIDATE_SQL[key] = sql
+    return sql
 
 
-def _first_id(slots: QuerySet[FeedbackSlot]) -> int | None:
-    return slots.values_list("id", flat=True).first()
+_CANDIDATE_SQL: dict[tuple[str, int], str] = {}
 
 
 def slot_skip(*, user: Any, slot_id: int, reason: str = "") -> None:

@@ -5,12 +5,17 @@ htmx; without htmx the same forms work with a full page load.
 """
 
 from datetime import datetime
+from functools import lru_cache
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import date as date_filter
+from django.template.defaultfilters import urlencode
 from django.urls import reverse
 from django.utils.dateparse import parse_datetime
+from django.utils.safestring import SafeString
+from django.utils.timezone import localtime
 from django.views.decorators.http import require_POST
 
 from apps.accounts.decorators import team_member_required
@@ -46,17 +51,48 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 
 
 def _queue_evaluation(request: HttpRequest) -> Evaluation | None:
-    """A lead may open the queue of one evaluation (?evaluation=ID), tags aside."""
+    """A lead may open the queue of one evaluation (?evaluation=ID), tags aside.
+
+    Read once per request: the views ask for it before writing and again to answer.
+    """
+    if hasattr(request, "_relevo_queue"):
+        return request._relevo_queue
     evaluation_id = request.GET.get("evaluation") or request.POST.get("evaluation")
-    if not evaluation_id:
-        return None
-    membership = request.membership  # type: ignore[attr-defined]
-    if not is_lead(membership):
-        raise Http404("Only leads can open one evaluation's queue.")
-    try:
-        return get_object_or_404(Evaluation, id=int(evaluation_id), team_id=membership.team_id)
-    except ValueError:
-        raise Http404("No such evaluation.") from None
+    queue = None
+    if evaluation_id:
+        membership = request.membership  # type: ignore[attr-defined]
+        if not is_lead(membership):
+            raise Http404("Only leads can open one evaluation's queue.")
+        try:
+            queue = get_object_or_404(Evaluation, id=int(evaluation_id), team_id=membership.team_id)
+        except ValueError:
+            raise Http404("No such evaluation.") from None
+    request._relevo_queue = queue  # type: ignore[attr-defined]
+    return queue
+
+
+@lru_cache(maxsize=64)
+def _guidelines(text: str) -> SafeString:
+    """The sanitised HTML of an evaluation's guidelines, rendered once per process per
+    text (keyed by the text itself, so an edit is seen at once): every card shows them,
+    and Markdown plus sanitising cost more than the rest of the card."""
+    return render_markdown(text) if text else SafeString("")
+
+
+def _card_urls(slot: FeedbackSlot | None, *, reviewing: bool) -> dict[str, str]:
+    """The card's links, each reversed once (the card shows most of them twice)."""
+    previous = reverse("feedback_previous")
+    if slot is None:
+        return {"previous": previous, "dashboard": reverse("dashboard")}
+    if reviewing:
+        # As {{ slot.graded_at|date:'c'|urlencode }} would write it.
+        previous += "?before=" + urlencode(date_filter(localtime(slot.graded_at), "c"))
+    return {
+        "grade": reverse("feedback_grade", args=[slot.id]),
+        "skip": reverse("feedback_skip", args=[slot.id]),
+        "previous": previous,
+        "feedback": reverse("feedback"),
+    }
 
 
 def _card_context(request: HttpRequest, slot: FeedbackSlot | None, *, reviewing: bool) -> dict:
@@ -65,13 +101,14 @@ def _card_context(request: HttpRequest, slot: FeedbackSlot | None, *, reviewing:
         "reviewing": reviewing,
         "grades_today": selectors.grades_today(user=request.user),
         "queue_evaluation": _queue_evaluation(request),
+        "urls": _card_urls(slot, reviewing=reviewing),
     }
     if slot is not None:
         scale = engine.get_scale(slot.evaluation.scale)
         context.update(
             evaluation=slot.evaluation,
             buttons=list(zip(scale.grades, scale.labels, scale.keys, strict=True)),
-            guidelines=render_markdown(slot.evaluation.scoring_guidelines),
+            guidelines=_guidelines(slot.evaluation.scoring_guidelines),
             attributes=sorted((slot.snapshot.attributes or {}).items()),
         )
     return context
@@ -121,13 +158,13 @@ def _after_action(request: HttpRequest) -> HttpResponse:
 
 
 def _own_slot_or_404(request: HttpRequest, slot_id: int) -> FeedbackSlot:
-    # Another team's slot, or one never given to this grader, does not exist for them.
+    # Another team's slot does not exist for them; one of the team never given to this
+    # grader is refused by the service.
     membership = request.membership  # type: ignore[attr-defined]
-    return get_object_or_404(
-        FeedbackSlot.objects.select_related("evaluation"),
-        id=slot_id,
-        evaluation__team_id=membership.team_id,
-    )
+    slot = selectors.slot_in_team(slot_id=slot_id, team_id=membership.team_id)
+    if slot is None:
+        raise Http404("No such result.")
+    return slot
 
 
 @require_POST
@@ -145,6 +182,7 @@ def grade(request: HttpRequest, slot_id: int) -> HttpResponse:
             slot_id=slot.id,
             grade=value,  # type: ignore[arg-type]
             reason=request.POST.get("reason", "").strip(),
+            loaded=slot,
         )
     except DomainError as error:
         if not request.htmx:  # type: ignore[attr-defined]

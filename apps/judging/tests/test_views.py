@@ -1055,12 +1055,6 @@ def done_by(grader: User, team, count: int) -> None:
             slot_record_grade(slot_id=slot.id, grade=1, grader=grader)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: slot_claim_next tries each open evaluation in turn (_claim_in), so Give "
-    "feedback costs 3 (SQLite) or 4 (PostgreSQL) queries more for every active evaluation "
-    "with nothing left for the grader; the count grows with the team's evaluations",
-)
 def test_give_feedback_reads_as_many_queries_with_twice_the_evaluations_done(team_a, evaluator):
     client = client_for(evaluator)
     done_by(evaluator, team_a, 3)

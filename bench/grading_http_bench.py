@@ -1,0 +1,619 @@
+"""Claim + grade over HTTP: gunicorn and PostgreSQL under 32 concurrent simulated graders.
+
+Run: .venv/bin/python bench/grading_http_bench.py [--graders 32] [--seconds 30] [--workers N]
+     [--worker-class sync|gthread] [--threads N] [--warmup S]
+
+Target (issue 3): at least 300 grades/s with p99 under 100 ms and zero errors, on this
+2-core machine, load generator included.
+
+The bench drops and recreates its own database (relevo_bench_http), builds a team with
+one evaluator per simulated grader and one active evaluation far bigger than the run
+can grade (3,000 keywords x 20 results x 3 slots, nothing graded), then starts gunicorn
+on 127.0.0.1 as production runs it: DEBUG off, persistent database connections, and a
+real Redis broker (db 13), so the web process publishes one `recompute_keyword` task per
+grade. No Celery worker runs during the measurement: the tasks wait in Redis (the
+pipeline catches up afterwards and is measured by pipeline_bench.py); the queue is
+counted, then purged.
+
+Each simulated grader is an asyncio coroutine with its own HTTP/1.1 connection, kept
+alive when the server allows it and reopened when the server closes it (stdlib only, so
+the load generator costs little of the 2 cores it shares): it logs in (GET the login page
+for the CSRF cookie, POST the credentials), opens Give feedback once (which claims its
+first result), then posts grades as htmx does (HX-Request, X-CSRFToken from the page),
+with no pause between them. Each answer is the next card, whose data-slot is the next
+result to grade: one request is one grade and one claim. Any answer but 200, or a card
+without a next result, is an error (the grader then reopens Give feedback and goes on).
+Afterwards the database must hold exactly the grades that were answered 200, on exactly
+the slots the graders were shown, each once.
+
+Gunicorn: sync workers, 5 by default. On these 2 cores they gave the most grades per
+second and the lowest tail: gthread workers (2-4 processes x 2-8 threads, keep-alive)
+spent more CPU per request (poller, thread hand-off, threads of a process contending for
+the GIL) and queued requests less fairly; 5 sync processes keep both cores busy while
+some wait on PostgreSQL or Redis, and the kernel's accept queue serves them in order.
+
+With no pause between grades the system is closed: 32 graders = throughput x mean
+latency (Little's law), so a p99 under 100 ms needs well over 320 grades/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import random
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import urlencode
+
+import benchkit
+import redis
+from benchkit import Shape, analyze, build_evaluation, percentile, progress_note, verdict
+
+benchkit.use_database("relevo_bench_http")
+
+RATE_TARGET = 300.0
+P99_TARGET_MS = 100.0
+KEYWORDS, SNAPSHOTS, STRATEGY = 3_000, 20, 3
+PASSWORD = "bench-grader-password-1"  # noqa: S105 - a throwaway database
+BROKER_URL = "redis://127.0.0.1:6379/13"
+REQUEST_TIMEOUT_S = 10.0
+HOST = "127.0.0.1"
+
+SLOT_RE = re.compile(rb'id="card" class="feedback-card" data-slot="(\d*)"')
+CSRF_INPUT_RE = re.compile(rb'name="csrfmiddlewaretoken" value="([^"]+)"')
+CSRF_HEADER_RE = re.compile(rb'"X-CSRFToken": "([^"]+)"')
+
+
+# --- the data ---------------------------------------------------------------------------
+
+
+def build_data(graders: int) -> tuple[int, list[str]]:
+    """A team, its evaluators (one password hash for all) and one big active evaluation."""
+    from django.contrib.auth.hashers import make_password
+
+    from apps.accounts.models import User
+    from apps.accounts.services import member_add, team_create
+
+    team = team_create(name="Bench", owner_email="owner@bench.test")
+    emails = [f"grader{number:02d}@bench.test" for number in range(graders)]
+    for email in emails:
+        member_add(team=team, email=email, role="evaluator")
+    # One hash computed once: hashing a password per grader would take most of a minute.
+    User.objects.filter(email__in=emails).update(password=make_password(PASSWORD))
+    shape = Shape(keywords=KEYWORDS, snapshots=SNAPSHOTS, strategy=STRATEGY, graded_share=0.0)
+    empty = [[[None] * shape.strategy for _ in range(shape.snapshots)]] * shape.keywords
+    evaluation = build_evaluation(team, "Bench pool", shape, empty, [("ndcg", 10)])
+    return evaluation.id, emails
+
+
+# --- the server -------------------------------------------------------------------------
+
+
+@dataclass
+class ServerConfig:
+    worker_class: str
+    workers: int
+    threads: int
+
+    def describe(self) -> str:
+        if self.worker_class == "sync":
+            return (
+                f"gunicorn sync, {self.workers} workers (no keep-alive: one connection per request)"
+            )
+        return f"gunicorn gthread, {self.workers} workers x {self.threads} threads, keep-alive"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind((HOST, 0))
+        return probe.getsockname()[1]
+
+
+def start_server(config: ServerConfig, port: int, log_path: Path) -> subprocess.Popen:
+    env = dict(os.environ)
+    env.update(
+        DATABASE_URL=os.environ["DATABASE_URL"],
+        DEBUG="0",
+        SECRET_KEY="bench-only-not-a-secret-but-long-enough-0123456789",
+        ALLOWED_HOSTS=HOST,
+        CELERY_BROKER_URL=BROKER_URL,
+        LOG_LEVEL="WARNING",
+    )
+    command = [
+        str(benchkit.ROOT / ".venv" / "bin" / "gunicorn"),
+        "config.wsgi:application",
+        "--bind",
+        f"{HOST}:{port}",
+        "--worker-class",
+        config.worker_class,
+        "--workers",
+        str(config.workers),
+        "--backlog",
+        "2048",
+        "--keep-alive",
+        "5",
+        "--timeout",
+        "60",
+        "--log-level",
+        "warning",
+    ]
+    if config.worker_class == "gthread":
+        command += ["--threads", str(config.threads)]
+    log = log_path.open("wb")
+    return subprocess.Popen(
+        command, cwd=benchkit.ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+    )
+
+
+def stop_server(server: subprocess.Popen) -> None:
+    if server.poll() is None:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[1]) == pid:
+            found.append(int(entry.name))
+    return found
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU of these processes so far."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / tick
+
+
+def postgres_pids() -> list[int]:
+    """PostgreSQL backends serving this bench's database (other databases' work aside)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                title = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if f" {benchkit.BENCH_DATABASE} ".encode() in title.replace(b"\0", b" "):
+                found.append(int(entry.name))
+    return found
+
+
+def machine_busy() -> tuple[int, int]:
+    """(busy, total) jiffies of the whole machine so far."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + values[4]
+    return sum(values) - idle, sum(values)
+
+
+# --- the HTTP client --------------------------------------------------------------------
+
+
+class HttpError(Exception):
+    pass
+
+
+class Client:
+    """One browser: one keep-alive connection (reopened when the server closes it), cookies."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.cookies: dict[str, str] = {}
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            with contextlib.suppress(OSError):
+                await self.writer.wait_closed()
+        self.reader = self.writer = None
+
+    async def request(
+        self, method: str, path: str, form: dict | None = None, headers: dict | None = None
+    ) -> tuple[int, dict[str, str], bytes]:
+        body = urlencode(form).encode() if form is not None else b""
+        lines = [f"{method} {path} HTTP/1.1", f"Host: {HOST}:{self.port}"]
+        if self.cookies:
+            lines.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in self.cookies.items()))
+        if form is not None:
+            lines.append("Content-Type: application/x-www-form-urlencoded")
+            lines.append(f"Content-Length: {len(body)}")
+        for name, value in (headers or {}).items():
+            lines.append(f"{name}: {value}")
+        raw = ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+        for attempt in (1, 2):
+            reused = self.writer is not None
+            if self.writer is None:
+                self.reader, self.writer = await asyncio.open_connection(HOST, self.port)
+            assert self.reader is not None
+            self.writer.write(raw)
+            try:
+                head = await self.reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, ConnectionError) as error:
+                await self.close()
+                nothing_read = not getattr(error, "partial", b"")
+                # A keep-alive connection the server closed while idle: it never saw the
+                # request, so sending it again is safe (as browsers do).
+                if reused and nothing_read and attempt == 1:
+                    continue
+                raise HttpError(f"connection lost: {error!r}") from error
+            return await self._read_response(head)
+        raise AssertionError("unreachable")
+
+    async def _read_response(self, head: bytes) -> tuple[int, dict[str, str], bytes]:
+        assert self.reader is not None
+        status_line, *header_lines = head[:-4].decode("latin-1").split("\r\n")
+        status = int(status_line.split(" ", 2)[1])
+        headers: dict[str, str] = {}
+        for line in header_lines:
+            name, _, value = line.partition(":")
+            name, value = name.strip().lower(), value.strip()
+            if name == "set-cookie":
+                cookie, _, _attributes = value.partition(";")
+                key, _, cookie_value = cookie.partition("=")
+                self.cookies[key.strip()] = cookie_value.strip()
+            else:
+                headers[name] = value
+        if "content-length" in headers:
+            body = await self.reader.readexactly(int(headers["content-length"]))
+        elif headers.get("transfer-encoding", "").lower() == "chunked":
+            parts = []
+            while True:
+                size = int((await self.reader.readuntil(b"\r\n")).split(b";")[0], 16)
+                parts.append(await self.reader.readexactly(size + 2))
+                if size == 0:
+                    break
+            body = b"".join(part[:-2] for part in parts)
+        else:
+            body = await self.reader.read()
+            headers["connection"] = "close"
+        if headers.get("connection", "").lower() == "close":
+            await self.close()
+        return status, headers, body
+
+
+# --- the graders ------------------------------------------------------------------------
+
+
+@dataclass
+class Grader:
+    email: str
+    client: Client
+    csrf: str = ""
+    slot: int | None = None
+    graded: list[int] = field(default_factory=list)  # slots answered 200, in order
+    # (finished at, latency ms, HTTP status or 0, ok) of every grade request
+    samples: list[tuple[float, float, int, bool]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+async def log_in(grader: Grader, limit: asyncio.Semaphore) -> None:
+    client = grader.client
+    async with limit:  # every login hashes the password: a few at a time
+        status, _h, body = await client.request("GET", "/accounts/login/")
+        token = CSRF_INPUT_RE.search(body)
+        if status != 200 or token is None:
+            raise HttpError(f"login page: {status}")
+        form = {
+            "csrfmiddlewaretoken": token.group(1).decode(),
+            "username": grader.email,
+            "password": PASSWORD,
+        }
+        status, _h, _b = await client.request("POST", "/accounts/login/", form)
+        if status != 302 or "sessionid" not in client.cookies:
+            raise HttpError(f"login of {grader.email}: {status}")
+    if not await open_feedback(grader):
+        raise HttpError(f"Give feedback gave {grader.email} nothing to grade")
+
+
+async def open_feedback(grader: Grader) -> bool:
+    """GET Give feedback (the whole page): the slot to grade and the page's CSRF token."""
+    status, _h, body = await grader.client.request("GET", "/feedback/")
+    slot, csrf = SLOT_RE.search(body), CSRF_HEADER_RE.search(body)
+    if status != 200 or slot is None or not slot.group(1) or csrf is None:
+        return False
+    grader.slot, grader.csrf = int(slot.group(1)), csrf.group(1).decode()
+    return True
+
+
+async def grade_until(grader: Grader, stop_at: float, seed: int) -> None:
+    rng = random.Random(seed)
+    client = grader.client
+    clock = time.perf_counter
+    while clock() < stop_at and grader.slot is not None:
+        slot = grader.slot
+        headers = {"HX-Request": "true", "X-CSRFToken": grader.csrf}
+        started = clock()
+        status, body, problem = 0, b"", ""
+        try:
+            status, _h, body = await asyncio.wait_for(
+                client.request(
+                    "POST", f"/feedback/slots/{slot}/grade/", {"grade": rng.randrange(4)}, headers
+                ),
+                REQUEST_TIMEOUT_S,
+            )
+        except (HttpError, OSError, TimeoutError) as error:
+            problem = repr(error)
+            await client.close()
+        finished = clock()
+        following = SLOT_RE.search(body) if status == 200 else None
+        ok = following is not None and bool(following.group(1))
+        grader.samples.append((finished, (finished - started) * 1000.0, status, ok))
+        if status == 200:
+            grader.graded.append(slot)  # the grade was taken, whatever came next
+        if ok:
+            assert following is not None
+            grader.slot = int(following.group(1))
+            continue
+        grader.errors.append(
+            problem or f"grade of slot {slot}: HTTP {status}, next slot {following!r}"
+        )
+        grader.slot = None
+        with contextlib.suppress(HttpError, OSError):
+            await open_feedback(grader)  # carry on with whatever the queue gives now
+
+
+@dataclass
+class Window:
+    """Where the CPU went between the start and the end of the measurement."""
+
+    start: float = 0.0
+    end: float = 0.0
+    loadgen_cpu: float = 0.0
+    server_cpu: float = 0.0
+    postgres_cpu: float = 0.0
+    busy: tuple[int, int] = (0, 0)
+
+
+def cpu_sample(workers: list[int]) -> tuple[float, float, float, tuple[int, int]]:
+    return time.process_time(), cpu_seconds(workers), cpu_seconds(postgres_pids()), machine_busy()
+
+
+async def run_load(
+    port: int, emails: list[str], warmup_s: float, seconds: float, workers: list[int]
+) -> tuple[list[Grader], Window]:
+    graders = [Grader(email=email, client=Client(port)) for email in emails]
+    progress_note(f"{len(graders)} graders log in and open Give feedback")
+    limit = asyncio.Semaphore(4)
+    await asyncio.gather(*(log_in(grader, limit) for grader in graders))
+    progress_note(f"warm-up {warmup_s:.0f} s, then measuring {seconds:.0f} s")
+    now = time.perf_counter()
+    measure_from = now + warmup_s
+    measure_to = measure_from + seconds
+    tasks = [
+        asyncio.create_task(grade_until(grader, measure_to, seed))
+        for seed, grader in enumerate(graders)
+    ]
+    await asyncio.sleep(max(0.0, measure_from - time.perf_counter()))
+    before = cpu_sample(workers)
+    await asyncio.sleep(max(0.0, measure_to - time.perf_counter()))
+    after = cpu_sample(workers)
+    await asyncio.gather(*tasks)
+    for grader in graders:
+        await grader.client.close()
+    window = Window(
+        start=measure_from,
+        end=measure_to,
+        loadgen_cpu=after[0] - before[0],
+        server_cpu=after[1] - before[1],
+        postgres_cpu=after[2] - before[2],
+        busy=(after[3][0] - before[3][0], after[3][1] - before[3][1]),
+    )
+    return graders, window
+
+
+# --- checks and the report --------------------------------------------------------------
+
+
+def wait_until_up(port: int, server: subprocess.Popen, log_path: Path) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit(f"gunicorn exited:\n{log_path.read_text()[-3000:]}")
+        try:
+            with socket.create_connection((HOST, port), timeout=1) as probe:
+                probe.sendall(f"GET /accounts/login/ HTTP/1.1\r\nHost: {HOST}\r\n\r\n".encode())
+                if probe.recv(12).startswith(b"HTTP/1.1 200"):
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise SystemExit(f"gunicorn did not answer within 60 s:\n{log_path.read_text()[-3000:]}")
+
+
+def check_database(evaluation_id: int, graders: list[Grader], since: datetime) -> tuple[bool, str]:
+    """Slots graded since the run began == the grades answered 200, slot for slot."""
+    from django.db.models import Count
+
+    from apps.evaluations.models import FeedbackSlot
+
+    answered = [slot for grader in graders for slot in grader.graded]
+    graded = FeedbackSlot.objects.filter(
+        evaluation_id=evaluation_id, grade__isnull=False, graded_at__gte=since
+    )
+    in_database = set(graded.values_list("id", flat=True))
+    by_grader = {
+        row["grader__email"]: row["n"]
+        for row in graded.values("grader__email").annotate(n=Count("id"))
+    }
+    held_twice = (
+        FeedbackSlot.objects.filter(evaluation_id=evaluation_id, grader__isnull=False)
+        .values("snapshot_id", "grader_id")
+        .annotate(n=Count("id"))
+        .filter(n__gt=1)
+        .count()
+    )
+    problems = []
+    if len(answered) != len(set(answered)):
+        problems.append(f"{len(answered) - len(set(answered))} slots were handed out twice")
+    if set(answered) != in_database:
+        problems.append(
+            f"{len(in_database - set(answered))} graded slots nobody was answered for, "
+            f"{len(set(answered) - in_database)} answered grades missing"
+        )
+    for grader in graders:
+        if by_grader.get(grader.email, 0) != len(grader.graded):
+            problems.append(f"{grader.email}: {by_grader.get(grader.email, 0)} in the database")
+            break
+    if held_twice:
+        problems.append(f"{held_twice} snapshots with two slots of one grader")
+    summary = (
+        f"{len(in_database)} graded slots in the database, {len(answered)} grades answered 200"
+    )
+    return not problems, summary + ("" if not problems else ": " + "; ".join(problems))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graders", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--warmup", type=float, default=5.0)
+    parser.add_argument("--worker-class", choices=["sync", "gthread"], default="sync")
+    parser.add_argument("--workers", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=4, help="per worker (gthread only)")
+    parser.add_argument(
+        "--reuse-database",
+        action="store_true",
+        help="keep the database of an earlier run (quicker when profiling; not for figures)",
+    )
+    args = parser.parse_args()
+    config = ServerConfig(args.worker_class, args.workers, args.threads)
+
+    load_before = os.getloadavg()
+    if args.reuse_database:
+        import django
+
+        django.setup()
+        from apps.evaluations.models import Evaluation
+
+        evaluation_id = Evaluation.objects.get(team__name="Bench").id
+        emails = [f"grader{number:02d}@bench.test" for number in range(args.graders)]
+    else:
+        progress_note("creating the database")
+        benchkit.setup_django()
+        progress_note(
+            f"building {args.graders} graders and a {KEYWORDS * SNAPSHOTS * STRATEGY} slot pool"
+        )
+        evaluation_id, emails = build_data(args.graders)
+        analyze()
+    from django.db import connection
+    from django.utils import timezone
+
+    run_started = timezone.now()
+
+    connection.close()  # the bench's own connection stays idle from here on
+
+    broker = redis.Redis.from_url(BROKER_URL)
+    broker.flushdb()  # the bench's own Redis database: nothing but this run's tasks
+    port = free_port()
+    log_path = Path(tempfile.mkdtemp(prefix="relevo-bench-http-")) / "gunicorn.log"
+    progress_note(f"starting {config.describe()} on port {port}")
+    server = start_server(config, port, log_path)
+    try:
+        wait_until_up(port, server, log_path)
+        workers = children_of(server.pid)
+        graders, window = asyncio.run(run_load(port, emails, args.warmup, args.seconds, workers))
+    finally:
+        stop_server(server)
+        tasks_queued = broker.llen("celery")
+        broker.flushdb()
+    load_after = os.getloadavg()
+
+    duration = window.end - window.start
+    measured = [
+        sample
+        for grader in graders
+        for sample in grader.samples
+        if window.start <= sample[0] < window.end
+    ]
+    latencies = [latency for _t, latency, _s, _ok in measured]
+    grades = sum(ok for _t, _l, _s, ok in measured)
+    statuses = Counter(status for grader in graders for _t, _l, status, _ok in grader.samples)
+    errors = sum(len(grader.errors) for grader in graders)
+    rate = grades / duration
+    p99 = percentile(latencies, 0.99) if latencies else float("inf")
+    answered = sum(len(grader.graded) for grader in graders)
+    consistent, consistency = check_database(evaluation_id, graders, run_started)
+
+    print(
+        f"pool: 1 active evaluation, {KEYWORDS} keywords x {SNAPSHOTS} results x {STRATEGY} "
+        f"slots = {KEYWORDS * SNAPSHOTS * STRATEGY} slots, graded scale"
+    )
+    print(f"server: {config.describe()}; DEBUG off; PostgreSQL; broker {BROKER_URL}")
+    print(
+        "Celery worker running during the measurement: no (each grade publishes its "
+        f"recompute task to Redis; {tasks_queued} tasks were waiting after the run, for "
+        f"{answered} grades answered 200; purged). The pipeline catches up afterwards; "
+        "it is measured by pipeline_bench.py."
+    )
+    print(
+        f"graders: {args.graders} (asyncio, HTTP/1.1, no pause between grades), warm-up "
+        f"{args.warmup:.0f} s, measured {duration:.1f} s"
+    )
+    print(f"grades in the window: {grades}  ->  {rate:.1f} grades/s   target >= {RATE_TARGET:.0f}")
+    if latencies:
+        print(
+            f"latency per grade request (grade + next claim + card): median "
+            f"{statistics.median(latencies):.1f} ms, p95 {percentile(latencies, 0.95):.1f} ms, "
+            f"p99 {p99:.1f} ms, max {max(latencies):.1f} ms   target p99 < {P99_TARGET_MS:.0f} ms"
+        )
+    shown = ", ".join(f"{status or 'no answer'}: {n}" for status, n in sorted(statuses.items()))
+    print(f"errors: {errors}   target 0   (every grade request of the run by status: {shown})")
+    for grader in graders:
+        for error in grader.errors[:1]:
+            print(f"  {grader.email}: {error}")
+    if grades:
+        busy, total = window.busy
+        print(
+            f"CPU per grade in the window: web workers {window.server_cpu * 1000 / grades:.2f} "
+            f"ms, PostgreSQL {window.postgres_cpu * 1000 / grades:.2f} ms, load generator "
+            f"{window.loadgen_cpu * 1000 / grades:.2f} ms; machine {busy / max(total, 1):.0%} "
+            "busy (all processes, including any other work on the machine)"
+        )
+    print(
+        f"load average before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, "
+        f"after {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}"
+    )
+    print(f"database check: {consistency}   {verdict(consistent)}")
+    passed = rate >= RATE_TARGET and p99 < P99_TARGET_MS and errors == 0 and consistent
+    print(
+        f"verdict (>= {RATE_TARGET:.0f} grades/s, p99 < {P99_TARGET_MS:.0f} ms, 0 errors, "
+        f"database consistent): {verdict(passed)}"
+    )
+    return 0 if passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
