@@ -1,0 +1,473 @@
+"""Validation of an evaluation document's parts, each problem with its location.
+
+The settings are checked for their JSON shape here and for their rules by
+evaluation_create, so the rules live in one place. Keywords are checked one at a time
+as they stream past, turned into the rows the writer stores.
+"""
+
+import json
+from collections.abc import Mapping
+from typing import Any, TypeGuard
+
+from apps.accounts.models import Membership, Tag, Team
+from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot
+from apps.scoring import engine
+
+from .problems import Problems
+from .writer import SlotGrade, SnapshotRow
+
+FORMAT = "relevo.evaluation/1"
+
+SETTINGS_KEYS = {
+    "format",
+    "name",
+    "description",
+    "scale",
+    "strategy",
+    "profile",
+    "show_position",
+    "scoring_guidelines",
+    "tags",
+    "transformers",
+    "metrics",
+    "keywords",
+}
+# What an export adds; an import ignores it.
+READ_ONLY_KEYS = {"id", "status", "progress", "created_at", "finished_at"}
+METRIC_KEYS = {"metric", "k", "value"}
+KEYWORD_KEYS = {"keyword", "snapshots", "metrics"}
+SNAPSHOT_KEYS = {"position", "doc_id", "name", "image", "attributes", "grades", "value"}
+GRADE_KEYS = {"grader", "grade", "reason"}
+
+MAX_POSITION = 2**31 - 1
+GRADERS_REMEMBERED = 10_000
+
+
+def _limit(model: Any, field: str) -> int:
+    return int(model._meta.get_field(field).max_length)
+
+
+KEYWORD_LIMIT = _limit(Keyword, "text")
+DOC_ID_LIMIT = _limit(Snapshot, "doc_id")
+NAME_LIMIT = _limit(Snapshot, "name")
+IMAGE_LIMIT = _limit(Snapshot, "image")
+GRADER_LIMIT = _limit(FeedbackSlot, "external_grader")
+TAG_LIMIT = _limit(Tag, "name")
+
+
+def _hashable(value: Any) -> Any:
+    """A JSON value that can sit in a set, for messages of evaluation_create."""
+    return json.dumps(value) if isinstance(value, list | dict) else value
+
+
+def _is_text(value: Any) -> TypeGuard[str]:
+    return isinstance(value, str) and "\x00" not in value
+
+
+def _plain(value: str, limit: int) -> bool:
+    return len(value) <= limit and "\x00" not in value
+
+
+def _grader_name(value: Any) -> bool:
+    return type(value) is str and _plain(value, GRADER_LIMIT) and bool(value.strip())
+
+
+# Attributes as stored: JSON text, non-ASCII kept as is.
+encode_json = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
+
+
+class SettingsCheck:
+    """The top-level settings as evaluation_create's arguments, with shape problems.
+
+    `flagged` holds the locations already reported, so evaluation_create's own message
+    about a placeholder given in their place is not listed a second time.
+    """
+
+    def __init__(self, header: Mapping[str, Any], problems: Problems) -> None:
+        self.problems = problems
+        self.flagged: set[str] = set()
+        self.arguments: dict[str, Any] = {}
+        self.tag_names: list[str] = []
+        self._check(header)
+
+    def _flag(self, location: str, problem: str) -> None:
+        self.flagged.add(location)
+        self.problems.add(f"{location}: {problem}")
+
+    def _text(self, header: Mapping[str, Any], key: str, *, required: bool = False) -> str:
+        value = header.get(key)
+        if value is None:
+            if required:
+                self._flag(key, "required")
+            return ""
+        if not _is_text(value):
+            self._flag(key, "must be a text without NUL characters")
+            return ""
+        return value
+
+    def _check(self, header: Mapping[str, Any]) -> None:
+        for key in header:
+            if key not in SETTINGS_KEYS and key not in READ_ONLY_KEYS:
+                self._flag(key, "unknown field")
+        fmt = header.get("format")
+        if fmt != FORMAT:
+            shown = "required" if fmt is None else f"{fmt!r} is not supported"
+            self._flag("format", f"{shown}; expected {FORMAT!r}")
+        arguments = self.arguments
+        arguments["name"] = self._text(header, "name", required=True)
+        arguments["description"] = self._text(header, "description")
+        arguments["scoring_guidelines"] = self._text(header, "scoring_guidelines")
+        if "scale" not in header:
+            self._flag("scale", "required (binary, graded or detail)")
+        arguments["scale"] = _hashable(header.get("scale"))
+        arguments["strategy"] = _hashable(header.get("strategy", 1))
+        arguments["profile"] = _hashable(header.get("profile", engine.PROFILES[0]))
+        show_position = header.get("show_position", False)
+        if not isinstance(show_position, bool):
+            self._flag("show_position", "must be true or false")
+        arguments["show_position"] = show_position is True
+        transformers = header.get("transformers")
+        arguments["transformers"] = transformers if transformers is not None else {}
+        arguments["metrics"] = self._metrics(header.get("metrics"))
+        self._tags(header.get("tags"))
+
+    def _metrics(self, metrics: Any) -> list[tuple[Any, Any]]:
+        if metrics is None:
+            self._flag("metrics", 'required: a list of {"metric", "k"}')
+            return []
+        if not isinstance(metrics, list):
+            self._flag("metrics", 'must be a list of {"metric", "k"}')
+            return []
+        pairs: list[tuple[Any, Any]] = []
+        for index, entry in enumerate(metrics):
+            location = f"metrics[{index}]"
+            if not isinstance(entry, dict):
+                self._flag(location, 'must be an object {"metric", "k"}')
+                self.flagged.update({f"{location}.metric", f"{location}.k"})
+                pairs.append((None, None))
+                continue
+            for key in entry:
+                if key not in METRIC_KEYS:
+                    self._flag(f"{location}.{key}", "unknown field")
+            pairs.append((_hashable(entry.get("metric")), _hashable(entry.get("k"))))
+        return pairs
+
+    def _tags(self, tags: Any) -> None:
+        if tags is None:
+            return
+        if not isinstance(tags, list):
+            self._flag("tags", "must be a list of tag names")
+            return
+        for index, name in enumerate(tags):
+            if not _is_text(name) or not name.strip() or len(name.strip()) > TAG_LIMIT:
+                self._flag(f"tags[{index}]", f"must be a name of 1 to {TAG_LIMIT} characters")
+            else:
+                self.tag_names.append(name.strip())
+
+    def add_service_problems(self, problems: list[str]) -> None:
+        """evaluation_create's problems, less those about what was reported already."""
+        for problem in problems:
+            location = problem.split(":", 1)[0]
+            if location not in self.flagged:
+                self.problems.add(problem)
+
+    @property
+    def scale(self) -> engine.Scale | None:
+        """The scale, when it is valid (grades cannot be checked otherwise)."""
+        scale = self.arguments["scale"]
+        return engine.SCALES.get(scale) if isinstance(scale, str) else None
+
+    @property
+    def strategy(self) -> int | None:
+        strategy = self.arguments["strategy"]
+        valid = type(strategy) is int and strategy in (1, 3)
+        return strategy if valid else None
+
+
+def team_members(team: Team) -> dict[str, int]:
+    """Lower-cased email -> user id of every member of the team."""
+    return {
+        email.lower(): user_id
+        for email, user_id in Membership.objects.filter(team=team).values_list(
+            "user__email", "user_id"
+        )
+    }
+
+
+class KeywordCheck:
+    """Checks keywords one at a time and turns each into the writer's rows.
+
+    Memory: one keyword's rows, and the texts of the keywords seen so far (to report a
+    duplicate with the place of its first occurrence).
+    """
+
+    def __init__(
+        self,
+        *,
+        scale: engine.Scale | None,
+        strategy: int | None,
+        members: Mapping[str, int],
+        problems: Problems,
+    ) -> None:
+        self.scale = scale
+        self.strategy = strategy
+        self.members = members
+        self.problems = problems
+        self.seen: dict[str, int] = {}
+        # grader name -> (user id, external name), for the names met so far
+        self.graders: dict[str, tuple[int | None, str]] = {}
+        valid = scale is not None and strategy is not None
+        self.grade_set = frozenset(scale.grades) if valid and scale is not None else None
+
+    def check(self, index: int, item: Any) -> tuple[str, list[SnapshotRow]] | None:
+        """The keyword's text and snapshot rows; None when it has a problem."""
+        where = f"keywords[{index}]"
+        before = self.problems.count
+        add = self.problems.add
+        if not isinstance(item, dict):
+            add(f'{where}: must be an object {{"keyword", "snapshots"}}')
+            return None
+        for key in item:
+            if key not in KEYWORD_KEYS:
+                add(f"{where}.{key}: unknown field")
+        given = item.get("keyword")
+        text = given.strip() if _is_text(given) else ""
+        if not text:
+            add(f"{where}.keyword: required, a text")
+        else:
+            if len(text) > KEYWORD_LIMIT:
+                add(f"{where}.keyword: at most {KEYWORD_LIMIT} characters (got {len(text)})")
+            first = self.seen.setdefault(text, index)
+            if first != index:
+                add(f"{where}.keyword: duplicate of keywords[{first}]")
+        snapshots = item.get("snapshots", [])
+        if not isinstance(snapshots, list):
+            add(f"{where}.snapshots: must be a list")
+            return None
+        positions: set[int] = set()
+        rows: list[SnapshotRow] = []
+        for number, snapshot in enumerate(snapshots):
+            row = self._quick_row(snapshot, positions)
+            if row is None:  # something is unusual: the full check says what
+                row = self._snapshot(f"{where}.snapshots[{number}]", snapshot, positions)
+            if row is not None:
+                rows.append(row)
+        return (text, rows) if self.problems.count == before else None
+
+    def _quick_row(self, snapshot: Any, positions: set[int]) -> SnapshotRow | None:
+        """The row of a snapshot that is plainly valid, else None (then _snapshot checks
+        it and lists its problems). Most snapshots of a large import take this path, so
+        it builds no location and no message; it may refuse a valid snapshot, never
+        accept an invalid one, and takes a position only when it returns a row."""
+        grade_set = self.grade_set
+        if type(snapshot) is not dict or grade_set is None or not snapshot.keys() <= SNAPSHOT_KEYS:
+            return None
+        get = snapshot.get
+        position = get("position")
+        if type(position) is not int or not 0 < position <= MAX_POSITION or position in positions:
+            return None
+        doc_id = get("doc_id")
+        if type(doc_id) is not str or not _plain(doc_id, DOC_ID_LIMIT) or not doc_id.strip():
+            return None
+        name = get("name")
+        if name is None:
+            name = ""
+        elif type(name) is not str or not _plain(name, NAME_LIMIT):
+            return None
+        image = get("image")
+        if image is None:
+            image = ""
+        elif type(image) is not str or not _plain(image, IMAGE_LIMIT):
+            return None
+        attributes = get("attributes")
+        if not attributes and (attributes is None or type(attributes) is dict):
+            attributes_json = "{}"
+        elif type(attributes) is dict:
+            attributes_json = encode_json(attributes)
+            if "\\u0000" in attributes_json:
+                return None
+        else:
+            return None
+        slots = self._quick_slots(get("grades"), grade_set)
+        if slots is None:
+            return None
+        positions.add(position)
+        return (position, doc_id, name, image, attributes_json, slots)
+
+    def _quick_slots(self, grades: Any, grade_set: frozenset[int]) -> list[SlotGrade | None] | None:
+        if grades is None:
+            return []
+        if type(grades) is not list or len(grades) > (self.strategy or 0):
+            return None
+        slots: list[SlotGrade | None] = []
+        graders: set[int | str] = set()
+        for entry in grades:
+            if entry is None:
+                slots.append(None)
+            elif type(entry) is int:
+                if entry not in grade_set:
+                    return None
+                slots.append((entry, None, "", ""))
+            elif type(entry) is dict and entry.keys() <= GRADE_KEYS:
+                grade, grader, reason = entry.get("grade"), entry.get("grader"), entry.get("reason")
+                if reason is None:
+                    reason = ""
+                elif type(reason) is not str or "\x00" in reason:
+                    return None
+                user: int | None = None
+                external = ""
+                if grader is not None:
+                    if type(grader) is not str:
+                        return None
+                    resolved = self.graders.get(grader)
+                    if resolved is None:
+                        if not _grader_name(grader):
+                            return None
+                        member = self.members.get(grader.lower())
+                        resolved = (member, "" if member is not None else grader)
+                        if len(self.graders) < GRADERS_REMEMBERED:
+                            self.graders[grader] = resolved
+                    user, external = resolved
+                if grade is None:
+                    slots.append(None)
+                    continue
+                if type(grade) is not int or grade not in grade_set:
+                    return None
+                if grader is None:
+                    slots.append((grade, None, "", reason))
+                    continue
+                identity: int | str = external if user is None else user
+                if identity in graders:
+                    return None
+                graders.add(identity)
+                slots.append((grade, user, external, reason))
+            else:
+                return None
+        return slots
+
+    def _snapshot(self, where: str, snapshot: Any, positions: set[int]) -> SnapshotRow | None:
+        """The snapshot's row; None when it has a problem."""
+        before = self.problems.count
+        add = self.problems.add
+        if not isinstance(snapshot, dict):
+            add(f'{where}: must be an object {{"position", "doc_id", ...}}')
+            return None
+        for key in snapshot:
+            if key not in SNAPSHOT_KEYS:
+                add(f"{where}.{key}: unknown field")
+        given = snapshot.get("position")
+        position = given if type(given) is int else 0
+        if not 1 <= position <= MAX_POSITION:
+            shown = "required" if given is None else f"{given!r} is not"
+            add(f"{where}.position: {shown} a whole number from 1 to {MAX_POSITION}")
+        elif position in positions:
+            add(f"{where}.position: duplicate")
+        else:
+            positions.add(position)
+        given = snapshot.get("doc_id")
+        doc_id = given if _is_text(given) else ""
+        if not doc_id.strip():
+            add(f"{where}.doc_id: required, a text")
+        elif len(doc_id) > DOC_ID_LIMIT:
+            add(f"{where}.doc_id: at most {DOC_ID_LIMIT} characters (got {len(doc_id)})")
+        name = self._optional_text(where, snapshot, "name", NAME_LIMIT)
+        image = self._optional_text(where, snapshot, "image", IMAGE_LIMIT)
+        attributes = snapshot.get("attributes")
+        attributes_json = "{}"
+        if attributes is not None:
+            if not isinstance(attributes, dict):
+                add(f"{where}.attributes: must be an object")
+            elif attributes:
+                attributes_json = encode_json(attributes)
+                if "\\u0000" in attributes_json:
+                    add(f"{where}.attributes: must not contain NUL characters")
+        grades = self._grades(where, snapshot.get("grades"))
+        if self.problems.count != before:
+            return None
+        return (position, doc_id, name, image, attributes_json, grades)
+
+    def _optional_text(self, where: str, snapshot: dict[str, Any], key: str, limit: int) -> str:
+        value = snapshot.get(key)
+        if value is None:
+            return ""
+        if not _is_text(value):
+            self.problems.add(f"{where}.{key}: must be a text")
+            return ""
+        if len(value) > limit:
+            self.problems.add(f"{where}.{key}: at most {limit} characters (got {len(value)})")
+        return value
+
+    def _grades(self, where: str, grades: Any) -> list[SlotGrade | None]:
+        add = self.problems.add
+        if grades is None:
+            return []
+        if not isinstance(grades, list):
+            add(f"{where}.grades: must be a list")
+            return []
+        if self.strategy is not None and len(grades) > self.strategy:
+            add(f"{where}.grades: {len(grades)} entries, at most {self.strategy} (strategy)")
+        slots: list[SlotGrade | None] = []
+        graders: dict[tuple[str, Any], int] = {}
+        for number, entry in enumerate(grades):
+            location = f"{where}.grades[{number}]"
+            if entry is None:
+                slots.append(None)
+            elif isinstance(entry, dict):
+                slots.append(self._graded_entry(location, entry, number, graders))
+            elif self._grade(location, entry):
+                slots.append((entry, None, "", ""))
+            else:
+                slots.append(None)
+        return slots
+
+    def _grade(self, location: str, grade: Any) -> bool:
+        if type(grade) is not int:
+            scale = f"a {self.scale.name} grade" if self.scale else "a grade"
+            self.problems.add(f"{location}: {grade!r} is not {scale}")
+            return False
+        if self.scale is not None and grade not in self.scale.grades:
+            self.problems.add(
+                f"{location}: {grade} is not a {self.scale.name} grade "
+                f"{self.scale.describe_grades()}"
+            )
+            return False
+        return True
+
+    def _graded_entry(
+        self, location: str, entry: dict[str, Any], number: int, graders: dict[tuple[str, Any], int]
+    ) -> SlotGrade | None:
+        add = self.problems.add
+        for key in entry:
+            if key not in GRADE_KEYS:
+                add(f"{location}.{key}: unknown field")
+        reason = entry.get("reason")
+        if reason is None:
+            reason = ""
+        elif not _is_text(reason):
+            add(f"{location}.reason: must be a text")
+            reason = ""
+        grader = entry.get("grader")
+        user_id: int | None = None
+        external = ""
+        if grader is not None:
+            if not _is_text(grader) or not grader.strip() or len(grader) > GRADER_LIMIT:
+                add(
+                    f"{location}.grader: must be an email or a name "
+                    f"of 1 to {GRADER_LIMIT} characters"
+                )
+            else:
+                user_id = self.members.get(grader.lower())
+                external = "" if user_id is not None else grader
+        grade = entry.get("grade")
+        if grade is None:
+            return None  # an empty slot: nobody's grade to keep
+        if not self._grade(f"{location}.grade", grade):
+            return None
+        if grader is not None:
+            identity = ("user", user_id) if user_id is not None else ("name", external)
+            first = graders.setdefault(identity, number)
+            if first != number:
+                add(
+                    f"{location}.grader: {grader!r} already graded this snapshot in grades[{first}]"
+                )
+        return (grade, user_id, external, reason)

@@ -1,0 +1,280 @@
+"""Export an evaluation: the JSON document, CSV, qrels (aggregated or per grader), run.
+
+Every format streams: keywords, their metrics, snapshots and slots are read with four
+ordered queries walked side by side, and written one keyword at a time.
+"""
+
+import csv
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any, TextIO
+
+from django.db.models import QuerySet
+
+from apps.evaluations.models import Evaluation, EvaluationMetric, FeedbackSlot, Keyword, Snapshot
+from apps.scoring.models import KeywordMetric
+
+from .checks import FORMAT
+from .tokens import to_column
+
+CHUNK = 5_000
+RUN_TAG = "relevo"
+ANONYMOUS_GRADER = "0"  # the iteration column's usual value, for a grade without a grader
+
+
+@dataclass
+class SlotOut:
+    index: int
+    grade: int | None
+    grader: str | None  # the user's email, else the external grader's name, else None
+    reason: str
+
+
+@dataclass
+class SnapshotOut:
+    position: int
+    doc_id: str
+    name: str
+    image: str
+    attributes: dict[str, Any]
+    value: float | None
+    slots: list[SlotOut]
+
+    @property
+    def graded(self) -> list[SlotOut]:
+        return [slot for slot in self.slots if slot.grade is not None]
+
+
+@dataclass
+class KeywordOut:
+    text: str
+    metrics: dict[tuple[str, int], float | None]
+    snapshots: list[SnapshotOut]
+
+
+class _Grouped:
+    """Rows of an ordered stream, taken group by group (the group key is row[0])."""
+
+    def __init__(self, rows: Iterator[tuple[Any, ...]]) -> None:
+        self.rows = rows
+        self.head = next(rows, None)
+
+    def take(self, key: Any) -> list[tuple[Any, ...]]:
+        group = []
+        while self.head is not None and self.head[0] == key:
+            group.append(self.head)
+            self.head = next(self.rows, None)
+        return group
+
+
+def _stream(rows: QuerySet[Any, Any]) -> Iterator[tuple[Any, ...]]:
+    return rows.iterator(chunk_size=CHUNK)
+
+
+def keywords_of(evaluation: Evaluation, *, with_metrics: bool = True) -> Iterator[KeywordOut]:
+    """The evaluation's keywords in order, each with its metrics, snapshots and slots."""
+    keywords = _stream(
+        Keyword.objects.filter(evaluation=evaluation).order_by("position").values_list("id", "text")
+    )
+    metrics = _Grouped(
+        _stream(
+            KeywordMetric.objects.filter(evaluation=evaluation)
+            .order_by("keyword__position")
+            .values_list("keyword_id", "metric", "k", "value")
+        )
+        if with_metrics
+        else iter(())
+    )
+    snapshots = _Grouped(
+        _stream(
+            Snapshot.objects.filter(keyword__evaluation=evaluation)
+            .order_by("keyword__position", "position")
+            .values_list(
+                "keyword_id", "id", "position", "doc_id", "name", "image", "attributes", "value"
+            )
+        )
+    )
+    slots = _Grouped(
+        _stream(
+            FeedbackSlot.objects.filter(evaluation=evaluation)
+            .order_by("keyword__position", "snapshot__position", "index")
+            .values_list(
+                "snapshot_id", "index", "grade", "grader__email", "external_grader", "reason"
+            )
+        )
+    )
+    for keyword_id, text in keywords:
+        keyword_metrics = {(row[1], row[2]): row[3] for row in metrics.take(keyword_id)}
+        keyword_snapshots = [
+            SnapshotOut(
+                position=position,
+                doc_id=doc_id,
+                name=name,
+                image=image,
+                attributes=attributes,
+                value=value,
+                slots=[
+                    SlotOut(index, grade, email or external or None, reason)
+                    for _, index, grade, email, external, reason in slots.take(snapshot_id)
+                ],
+            )
+            for _, snapshot_id, position, doc_id, name, image, attributes, value in snapshots.take(
+                keyword_id
+            )
+        ]
+        yield KeywordOut(text, keyword_metrics, keyword_snapshots)
+
+
+def _metric_keys(evaluation: Evaluation) -> list[tuple[str, int, float | None]]:
+    return list(
+        EvaluationMetric.objects.filter(evaluation=evaluation)
+        .order_by("position", "id")
+        .values_list("metric", "k", "value")
+    )
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+# --- JSON ------------------------------------------------------------------------------
+
+
+def export_document(evaluation: Evaluation, out: TextIO) -> None:
+    """The evaluation as a relevo.evaluation/1 document, with its read-only results."""
+    evaluation = Evaluation.objects.get(id=evaluation.id)  # the current counts and status
+    metrics = _metric_keys(evaluation)
+    head = {
+        "format": FORMAT,
+        "id": evaluation.id,
+        "name": evaluation.name,
+        "description": evaluation.description,
+        "scale": evaluation.scale,
+        "strategy": evaluation.strategy,
+        "profile": evaluation.profile,
+        "show_position": evaluation.show_position,
+        "scoring_guidelines": evaluation.scoring_guidelines,
+        "tags": list(evaluation.tags.order_by("name").values_list("name", flat=True)),
+        "transformers": evaluation.transformers,
+        "status": evaluation.status,
+        "progress": evaluation.progress,
+        "created_at": evaluation.created_at.isoformat(),
+        "finished_at": evaluation.finished_at.isoformat() if evaluation.finished_at else None,
+        "metrics": [{"metric": m, "k": k, "value": value} for m, k, value in metrics],
+    }
+    out.write("{\n")
+    for key, value in head.items():
+        out.write(f"  {_dumps(key)}: {_dumps(value)},\n")
+    out.write('  "keywords": [')
+    strategy = evaluation.strategy
+    for number, keyword in enumerate(keywords_of(evaluation)):
+        document = {
+            "keyword": keyword.text,
+            "metrics": [
+                {"metric": m, "k": k, "value": keyword.metrics.get((m, k))} for m, k, _ in metrics
+            ],
+            "snapshots": [_snapshot_document(s, strategy) for s in keyword.snapshots],
+        }
+        out.write(("\n    " if number == 0 else ",\n    ") + _dumps(document))
+    out.write("\n  ]\n}\n")
+
+
+def _snapshot_document(snapshot: SnapshotOut, strategy: int) -> dict[str, Any]:
+    grades: list[dict[str, Any] | None] = [None] * strategy
+    for slot in snapshot.graded:
+        if slot.index < strategy:
+            grades[slot.index] = {"grader": slot.grader, "grade": slot.grade, "reason": slot.reason}
+    return {
+        "position": snapshot.position,
+        "doc_id": snapshot.doc_id,
+        "name": snapshot.name,
+        "image": snapshot.image,
+        "attributes": snapshot.attributes,
+        "grades": grades,
+        "value": snapshot.value,
+    }
+
+
+# --- CSV -------------------------------------------------------------------------------
+
+CSV_HEADER = ["keyword", "position", "doc_id", "name", "value", "grades", "graders"]
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else repr(value)
+
+
+def export_csv(evaluation: Evaluation, out: TextIO) -> None:
+    """One row per snapshot; grades and graders of its graded slots joined with "|"."""
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_HEADER)
+    for keyword in keywords_of(evaluation, with_metrics=False):
+        for snapshot in keyword.snapshots:
+            graded = snapshot.graded
+            writer.writerow(
+                [
+                    keyword.text,
+                    snapshot.position,
+                    snapshot.doc_id,
+                    snapshot.name,
+                    _number(snapshot.value),
+                    "|".join(str(slot.grade) for slot in graded),
+                    "|".join(slot.grader or "" for slot in graded),
+                ]
+            )
+
+
+# --- TREC ------------------------------------------------------------------------------
+
+
+def round_half_up(value: float) -> int:
+    """2.5 -> 3, 1.5 -> 2 (Python's round() would give 2 and 2)."""
+    return int(Decimal(repr(value)).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def export_qrels(evaluation: Evaluation, out: TextIO, *, raw: bool = False) -> None:
+    """`qid 0 docno grade` per judged snapshot: its stage-1 value rounded half up.
+
+    raw: one line per graded slot instead, `qid grader docno grade`, with the grader
+    (email or external name; "0" when the grade has none) in the iteration column.
+    Columns are encoded as tokens.to_column describes.
+    """
+    for keyword in keywords_of(evaluation, with_metrics=False):
+        qid = to_column(keyword.text)
+        for snapshot in keyword.snapshots:
+            docno = to_column(snapshot.doc_id)
+            if raw:
+                for slot in snapshot.graded:
+                    grader = to_column(slot.grader) if slot.grader else ANONYMOUS_GRADER
+                    out.write(f"{qid} {grader} {docno} {slot.grade}\n")
+            elif snapshot.value is not None:
+                out.write(f"{qid} 0 {docno} {round_half_up(snapshot.value)}\n")
+
+
+def export_qrels_raw(evaluation: Evaluation, out: TextIO) -> None:
+    export_qrels(evaluation, out, raw=True)
+
+
+def export_run(evaluation: Evaluation, out: TextIO) -> None:
+    """`qid Q0 docno rank score tag` per snapshot: rank = position, and scores that fall
+    with the position (the last one scores 1), so trec_eval ranks in position order."""
+    for keyword in keywords_of(evaluation, with_metrics=False):
+        qid = to_column(keyword.text)
+        last = max((snapshot.position for snapshot in keyword.snapshots), default=0)
+        for snapshot in keyword.snapshots:
+            rank = snapshot.position
+            out.write(f"{qid} Q0 {to_column(snapshot.doc_id)} {rank} {last - rank + 1} {RUN_TAG}\n")
+
+
+Exporter = Callable[[Evaluation, TextIO], None]
+
+# format -> (function, content type, file name extension)
+EXPORT_FORMATS: dict[str, tuple[Exporter, str, str]] = {
+    "json": (export_document, "application/json", ".json"),
+    "csv": (export_csv, "text/csv", ".csv"),
+    "qrels": (export_qrels, "text/plain", ".qrels"),
+    "qrels-raw": (export_qrels_raw, "text/plain", ".raw.qrels"),
+    "run": (export_run, "text/plain", ".run"),
+}

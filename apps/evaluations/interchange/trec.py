@@ -1,0 +1,292 @@
+"""Import TREC files: a run (the results), optionally qrels (the grades) and topics.
+
+- Run `qid Q0 docno rank score tag`: one keyword per qid, in the order the qids first
+  appear; its snapshots in trec_eval's order (score descending, ties by docno
+  descending) at positions 1, 2, ...; with keep_rank, at the positions the rank column
+  gives instead (whole numbers from 1, once per qid).
+- Qrels `qid iteration docno grade`: one graded slot (index 0, no grader) per (qid, docno)
+  of the run. Judgements of documents or qids absent from the run are ignored: trec_eval
+  would count relevant documents the run did not retrieve, Relevo's pool is the
+  evaluation's snapshots. On a binary evaluation grades >= 1 are relevant (1), the
+  others 0; on the other scales a grade must be one of the scale's.
+- Topics `qid<TAB>text`: the keyword text of a qid; a qid without a topic keeps its own
+  text. qids and docnos are read as tokens.from_column describes, so the files an
+  export writes read back into the same keywords and documents.
+
+The files are read whole and checked before anything is written; every problem is
+reported as `<file name> line N: ...`.
+"""
+
+import math
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import IO, Any
+
+from django.db import transaction
+
+from apps.accounts.models import Team
+from apps.evaluations.models import Evaluation
+from apps.scoring import engine
+
+from .checks import DOC_ID_LIMIT, KEYWORD_LIMIT
+from .creation import evaluation_for_import, writer_for
+from .problems import Problems
+from .tokens import from_column
+from .writer import SlotGrade, SnapshotRow
+
+
+@dataclass
+class _Result:
+    docno: str  # the column as written, for trec_eval's tie order
+    score: float
+    rank: int
+    line: int
+
+
+@dataclass
+class _Query:
+    line: int  # where the qid first appears
+    results: dict[str, _Result]
+
+
+def import_trec(
+    *,
+    team: Team,
+    run: IO[bytes],
+    qrels: IO[bytes] | None = None,
+    topics: IO[bytes] | None = None,
+    name: str,
+    scale: str,
+    metrics: Sequence[tuple[str, int]],
+    profile: str = "searchtweak",
+    strategy: int = 1,
+    keep_rank: bool = False,
+    created_by: Any = None,
+    progress: Callable[[int], None] | None = None,
+) -> Evaluation:
+    """Create a pending evaluation from TREC files, with the qrels' grades and metrics.
+
+    `progress` as for import_document. Raises InvalidInput listing every problem
+    (settings, then `<file> line N: ...`); then nothing is written.
+    """
+    problems = Problems()
+    with transaction.atomic():
+        evaluation = evaluation_for_import(
+            team=team,
+            arguments={
+                "name": name,
+                "scale": scale,
+                "metrics": list(metrics),
+                "profile": profile,
+                "strategy": strategy,
+            },
+            tag_names=[],
+            created_by=created_by,
+            problems=problems,
+        )
+        texts = _read_topics(topics, problems) if topics is not None else {}
+        queries = _read_run(run, keep_rank=keep_rank, problems=problems)
+        keywords = _keyword_texts(queries, texts, _file_name(run, "run"), problems)
+        grades = (
+            _read_qrels(qrels, queries, engine.SCALES.get(scale), problems)
+            if qrels is not None
+            else {}
+        )
+        problems.raise_if_any()
+        with writer_for(evaluation, progress) as writer:
+            assert writer is not None and evaluation is not None  # no problem: both exist
+            for qid, query in queries.items():
+                writer.add(keywords[qid], _snapshot_rows(qid, query, grades, keep_rank=keep_rank))
+            writer.close()
+    evaluation.refresh_from_db()
+    return evaluation
+
+
+def _file_name(stream: Any, default: str) -> str:
+    name = getattr(stream, "name", None)
+    return os.path.basename(name) if isinstance(name, str) and name else default
+
+
+def _lines(stream: IO[bytes], file: str, problems: Problems) -> Iterator[tuple[int, list[str]]]:
+    """(line number, columns) of every line that is not blank."""
+    for number, raw in enumerate(stream, start=1):
+        if isinstance(raw, bytes):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                problems.add(f"{file} line {number}: not UTF-8 text")
+                continue
+        else:
+            line = raw
+        if "\x00" in line:
+            problems.add(f"{file} line {number}: contains a NUL character")
+            continue
+        columns = line.split()
+        if columns:
+            yield number, columns
+
+
+def _read_topics(stream: IO[bytes], problems: Problems) -> dict[str, str]:
+    file = _file_name(stream, "topics")
+    texts: dict[str, str] = {}
+    lines: dict[str, int] = {}
+    for number, raw in enumerate(stream, start=1):
+        try:
+            line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        except UnicodeDecodeError:
+            problems.add(f"{file} line {number}: not UTF-8 text")
+            continue
+        if not line.strip():
+            continue
+        if "\x00" in line:
+            problems.add(f"{file} line {number}: contains a NUL character")
+            continue
+        qid, tab, text = line.rstrip("\r\n").partition("\t")
+        qid = qid.strip()
+        if not tab or not qid or not text.strip():
+            problems.add(f"{file} line {number}: expected qid<TAB>text")
+        elif qid in texts:
+            problems.add(f"{file} line {number}: qid {qid!r} given twice (line {lines[qid]})")
+        else:
+            texts[qid] = text.strip()
+            lines[qid] = number
+    return texts
+
+
+def _read_run(stream: IO[bytes], *, keep_rank: bool, problems: Problems) -> dict[str, _Query]:
+    file = _file_name(stream, "run")
+    queries: dict[str, _Query] = {}
+    for number, columns in _lines(stream, file, problems):
+        where = f"{file} line {number}"
+        if len(columns) != 6:
+            problems.add(
+                f"{where}: expected 6 columns (qid Q0 docno rank score tag), got {len(columns)}"
+            )
+            continue
+        qid, _, docno, rank_text, score_text, _ = columns
+        score = _float(score_text)
+        if score is None:
+            problems.add(f"{where}: score {score_text!r} is not a number")
+        rank = _whole(rank_text)
+        if keep_rank and (rank is None or rank < 1):
+            problems.add(f"{where}: rank {rank_text!r} is not a whole number from 1")
+        if len(from_column(docno)) > DOC_ID_LIMIT:
+            problems.add(f"{where}: docno longer than {DOC_ID_LIMIT} characters")
+        query = queries.setdefault(qid, _Query(number, {}))
+        first = query.results.get(docno)
+        if first is not None:
+            problems.add(
+                f"{where}: docno {docno!r} given twice for qid {qid!r} (line {first.line})"
+            )
+        elif score is not None:
+            query.results[docno] = _Result(docno, score, rank or 0, number)
+    if keep_rank:
+        for qid, query in queries.items():
+            seen: dict[int, int] = {}
+            for result in query.results.values():
+                first_line = seen.setdefault(result.rank, result.line)
+                if first_line != result.line and result.rank >= 1:
+                    problems.add(
+                        f"{file} line {result.line}: rank {result.rank} given twice for "
+                        f"qid {qid!r} (line {first_line})"
+                    )
+    return queries
+
+
+def _float(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _whole(text: str) -> int | None:
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def _keyword_texts(
+    queries: dict[str, _Query], topics: dict[str, str], file: str, problems: Problems
+) -> dict[str, str]:
+    texts: dict[str, str] = {}
+    owner: dict[str, str] = {}
+    for qid, query in queries.items():
+        text = topics.get(qid) or from_column(qid).strip()
+        where = f"{file} line {query.line}"
+        if not text:
+            problems.add(f"{where}: qid {qid!r} gives an empty keyword")
+        elif len(text) > KEYWORD_LIMIT:
+            problems.add(f"{where}: keyword of qid {qid!r} longer than {KEYWORD_LIMIT} characters")
+        elif text in owner:
+            problems.add(
+                f"{where}: qid {qid!r} gives the keyword {text!r} of qid {owner[text]!r} "
+                f"(line {queries[owner[text]].line})"
+            )
+        owner.setdefault(text, qid)
+        texts[qid] = text
+    return texts
+
+
+def _read_qrels(
+    stream: IO[bytes],
+    queries: dict[str, _Query],
+    scale: engine.Scale | None,
+    problems: Problems,
+) -> dict[tuple[str, str], int]:
+    """(qid, docno) -> grade on the evaluation's scale, for the documents of the run."""
+    file = _file_name(stream, "qrels")
+    grades: dict[tuple[str, str], int] = {}
+    lines: dict[tuple[str, str], int] = {}
+    for number, columns in _lines(stream, file, problems):
+        where = f"{file} line {number}"
+        if len(columns) != 4:
+            problems.add(
+                f"{where}: expected 4 columns (qid iteration docno grade), got {len(columns)}"
+            )
+            continue
+        qid, _, docno, grade_text = columns
+        grade = _whole(grade_text)
+        if grade is None:
+            problems.add(f"{where}: grade {grade_text!r} is not a whole number")
+            continue
+        key = (qid, docno)
+        if key in lines:
+            problems.add(
+                f"{where}: docno {docno!r} judged twice for qid {qid!r} (line {lines[key]})"
+            )
+            continue
+        lines[key] = number
+        query = queries.get(qid)
+        if query is None or docno not in query.results or scale is None:
+            continue  # not in the run: ignored (or the scale itself is wrong)
+        if scale.name == "binary":
+            grade = 1 if grade >= 1 else 0
+        elif grade not in scale.grades:
+            problems.add(
+                f"{where}: grade {grade} is not a {scale.name} grade {scale.describe_grades()}"
+            )
+            continue
+        grades[key] = grade
+    return grades
+
+
+def _snapshot_rows(
+    qid: str, query: _Query, grades: dict[tuple[str, str], int], *, keep_rank: bool
+) -> list[SnapshotRow]:
+    results = list(query.results.values())
+    if keep_rank:
+        ordered = sorted(results, key=lambda result: result.rank)
+        positions = [result.rank for result in ordered]
+    else:
+        ordered = sorted(results, key=lambda result: (result.score, result.docno), reverse=True)
+        positions = list(range(1, len(ordered) + 1))
+    rows: list[SnapshotRow] = []
+    for position, result in zip(positions, ordered, strict=True):
+        grade = grades.get((qid, result.docno))
+        slots: list[SlotGrade | None] = [] if grade is None else [(grade, None, "", "")]
+        rows.append((position, from_column(result.docno), "", "", "{}", slots))
+    return rows

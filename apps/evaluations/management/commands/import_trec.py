@@ -1,0 +1,78 @@
+from contextlib import ExitStack
+from pathlib import Path
+from typing import IO, Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from apps.core.errors import InvalidInput
+from apps.evaluations.interchange import import_trec
+from apps.evaluations.interchange.cli import find_team, progress_bar, rejected
+
+
+def parse_metrics(text: str) -> list[tuple[str, int]]:
+    """ "ndcg@10,precision@5" -> [("ndcg", 10), ("precision", 5)]."""
+    metrics: list[tuple[str, int]] = []
+    for item in text.split(","):
+        metric, at, k = item.strip().partition("@")
+        if not at or not metric or not k.isdigit():
+            raise CommandError(f"--metrics: {item.strip()!r} is not metric@k (e.g. ndcg@10)")
+        metrics.append((metric, int(k)))
+    return metrics
+
+
+class Command(BaseCommand):
+    help = (
+        "Import a TREC run (and qrels, topics) into a team as a pending evaluation: one "
+        "keyword per qid, the qrels as grades. Prints the new evaluation's id."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--team", required=True, help="the team's id or name")
+        parser.add_argument("--run", required=True, type=Path, help="qid Q0 docno rank score tag")
+        parser.add_argument("--qrels", type=Path, help="qid iteration docno grade")
+        parser.add_argument("--topics", type=Path, help="qid<TAB>keyword text")
+        parser.add_argument("--scale", required=True, choices=["binary", "graded", "detail"])
+        parser.add_argument("--metrics", required=True, help="e.g. ndcg@10,precision@5")
+        parser.add_argument("--profile", default="searchtweak", choices=["searchtweak", "trec"])
+        parser.add_argument("--strategy", type=int, default=1, choices=[1, 3])
+        parser.add_argument("--name", help="the evaluation's name (default: the run's file name)")
+        parser.add_argument(
+            "--keep-rank",
+            action="store_true",
+            help="positions from the rank column instead of trec_eval's score order",
+        )
+        parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        team = find_team(options["team"])
+        metrics = parse_metrics(options["metrics"])
+        run: Path = options["run"]
+        with ExitStack() as files:
+
+            def opened(path: Path | None) -> IO[bytes] | None:
+                if path is None:
+                    return None
+                try:
+                    return files.enter_context(path.open("rb"))
+                except OSError as error:
+                    raise CommandError(f"cannot read {path}: {error.strerror}") from error
+
+            sources = {role: opened(options[role]) for role in ("run", "qrels", "topics")}
+            progress = files.enter_context(progress_bar(self.stderr, not options["no_progress"]))
+            try:
+                evaluation = import_trec(
+                    team=team,
+                    run=sources["run"],  # type: ignore[arg-type]
+                    qrels=sources["qrels"],
+                    topics=sources["topics"],
+                    name=options["name"] or run.name,
+                    scale=options["scale"],
+                    metrics=metrics,
+                    profile=options["profile"],
+                    strategy=options["strategy"],
+                    keep_rank=options["keep_rank"],
+                    progress=progress,
+                )
+            except InvalidInput as error:
+                raise rejected(error, str(run)) from error
+        self.stdout.write(str(evaluation.id))
