@@ -44,6 +44,9 @@ beat: setup
 bench: setup
 	$(PY) bench/engine_bench.py
 	$(PY) bench/pipeline_bench.py
+	$(PY) bench/queue_bench.py
+	$(PY) bench/grading_http_bench.py
+	$(PY) bench/import_bench.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache .mypy_cache .ruff_cache

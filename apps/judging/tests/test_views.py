@@ -20,7 +20,7 @@ from apps.evaluations.models import (
 )
 from apps.evaluations.services import Document, evaluation_start, keywords_add, snapshots_add
 from apps.judging.services import slot_record_grade
-from tests.factories import assign, make_evaluation, make_grader, make_team, slots_of
+from tests.factories import assign, client_for, make_evaluation, make_grader, slots_of
 
 pytestmark = pytest.mark.django_db
 
@@ -31,47 +31,9 @@ HTMX = {"HX-Request": "true"}
 
 
 @pytest.fixture
-def team_a():
-    return make_team("Team A", owner="owner@a.test")
-
-
-@pytest.fixture
-def owner(team_a):
-    return User.objects.get(email="owner@a.test")
-
-
-@pytest.fixture
-def admin(team_a):
-    return make_grader(team_a, "admin@a.test", role="admin")
-
-
-@pytest.fixture
-def evaluator(team_a):
-    return make_grader(team_a, "evaluator@a.test")
-
-
-@pytest.fixture
-def team_b():
-    return make_team("Team B", owner="outsider@b.test")
-
-
-@pytest.fixture
-def outsider(team_b):
-    """The owner of team B: a lead, but of another team."""
-    return User.objects.get(email="outsider@b.test")
-
-
-@pytest.fixture
 def evaluation(team_a):
     """Team A's graded evaluation: one keyword with five results."""
     return make_evaluation(team=team_a, keywords={"red shoes": 5})
-
-
-def client_for(user: User | None, **options) -> Client:
-    client = Client(**options)
-    if user is not None:
-        client.force_login(user)
-    return client
 
 
 def text(response) -> str:
