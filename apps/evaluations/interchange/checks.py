@@ -1,8 +1,7 @@
-"""Validation of an evaluation document's parts, each problem with its location.
+"""Validation of an evaluation document's keywords, each problem with its location.
 
-The settings are checked for their JSON shape here and for their rules by
-evaluation_create, so the rules live in one place. Keywords are checked one at a time
-as they stream past, turned into the rows the writer stores.
+Keywords are checked one at a time as they stream past and turned into the rows the
+writer stores. (The settings: settings_check.py.)
 """
 
 import json
@@ -16,25 +15,6 @@ from apps.scoring import engine
 from .problems import Problems
 from .writer import SlotGrade, SnapshotRow
 
-FORMAT = "relevo.evaluation/1"
-
-SETTINGS_KEYS = {
-    "format",
-    "name",
-    "description",
-    "scale",
-    "strategy",
-    "profile",
-    "show_position",
-    "scoring_guidelines",
-    "tags",
-    "transformers",
-    "metrics",
-    "keywords",
-}
-# What an export adds; an import ignores it.
-READ_ONLY_KEYS = {"id", "status", "progress", "created_at", "finished_at"}
-METRIC_KEYS = {"metric", "k", "value"}
 KEYWORD_KEYS = {"keyword", "snapshots", "metrics"}
 SNAPSHOT_KEYS = {"position", "doc_id", "name", "image", "attributes", "grades", "value"}
 GRADE_KEYS = {"grader", "grade", "reason"}
@@ -55,12 +35,7 @@ GRADER_LIMIT = _limit(FeedbackSlot, "external_grader")
 TAG_LIMIT = _limit(Tag, "name")
 
 
-def _hashable(value: Any) -> Any:
-    """A JSON value that can sit in a set, for messages of evaluation_create."""
-    return json.dumps(value) if isinstance(value, list | dict) else value
-
-
-def _is_text(value: Any) -> TypeGuard[str]:
+def is_text(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and "\x00" not in value
 
 
@@ -74,114 +49,6 @@ def _grader_name(value: Any) -> bool:
 
 # Attributes as stored: JSON text, non-ASCII kept as is.
 encode_json = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
-
-
-class SettingsCheck:
-    """The top-level settings as evaluation_create's arguments, with shape problems.
-
-    `flagged` holds the locations already reported, so evaluation_create's own message
-    about a placeholder given in their place is not listed a second time.
-    """
-
-    def __init__(self, header: Mapping[str, Any], problems: Problems) -> None:
-        self.problems = problems
-        self.flagged: set[str] = set()
-        self.arguments: dict[str, Any] = {}
-        self.tag_names: list[str] = []
-        self._check(header)
-
-    def _flag(self, location: str, problem: str) -> None:
-        self.flagged.add(location)
-        self.problems.add(f"{location}: {problem}")
-
-    def _text(self, header: Mapping[str, Any], key: str, *, required: bool = False) -> str:
-        value = header.get(key)
-        if value is None:
-            if required:
-                self._flag(key, "required")
-            return ""
-        if not _is_text(value):
-            self._flag(key, "must be a text without NUL characters")
-            return ""
-        return value
-
-    def _check(self, header: Mapping[str, Any]) -> None:
-        for key in header:
-            if key not in SETTINGS_KEYS and key not in READ_ONLY_KEYS:
-                self._flag(key, "unknown field")
-        fmt = header.get("format")
-        if fmt != FORMAT:
-            shown = "required" if fmt is None else f"{fmt!r} is not supported"
-            self._flag("format", f"{shown}; expected {FORMAT!r}")
-        arguments = self.arguments
-        arguments["name"] = self._text(header, "name", required=True)
-        arguments["description"] = self._text(header, "description")
-        arguments["scoring_guidelines"] = self._text(header, "scoring_guidelines")
-        if "scale" not in header:
-            self._flag("scale", "required (binary, graded or detail)")
-        arguments["scale"] = _hashable(header.get("scale"))
-        arguments["strategy"] = _hashable(header.get("strategy", 1))
-        arguments["profile"] = _hashable(header.get("profile", engine.PROFILES[0]))
-        show_position = header.get("show_position", False)
-        if not isinstance(show_position, bool):
-            self._flag("show_position", "must be true or false")
-        arguments["show_position"] = show_position is True
-        transformers = header.get("transformers")
-        arguments["transformers"] = transformers if transformers is not None else {}
-        arguments["metrics"] = self._metrics(header.get("metrics"))
-        self._tags(header.get("tags"))
-
-    def _metrics(self, metrics: Any) -> list[tuple[Any, Any]]:
-        if metrics is None:
-            self._flag("metrics", 'required: a list of {"metric", "k"}')
-            return []
-        if not isinstance(metrics, list):
-            self._flag("metrics", 'must be a list of {"metric", "k"}')
-            return []
-        pairs: list[tuple[Any, Any]] = []
-        for index, entry in enumerate(metrics):
-            location = f"metrics[{index}]"
-            if not isinstance(entry, dict):
-                self._flag(location, 'must be an object {"metric", "k"}')
-                self.flagged.update({f"{location}.metric", f"{location}.k"})
-                pairs.append((None, None))
-                continue
-            for key in entry:
-                if key not in METRIC_KEYS:
-                    self._flag(f"{location}.{key}", "unknown field")
-            pairs.append((_hashable(entry.get("metric")), _hashable(entry.get("k"))))
-        return pairs
-
-    def _tags(self, tags: Any) -> None:
-        if tags is None:
-            return
-        if not isinstance(tags, list):
-            self._flag("tags", "must be a list of tag names")
-            return
-        for index, name in enumerate(tags):
-            if not _is_text(name) or not name.strip() or len(name.strip()) > TAG_LIMIT:
-                self._flag(f"tags[{index}]", f"must be a name of 1 to {TAG_LIMIT} characters")
-            else:
-                self.tag_names.append(name.strip())
-
-    def add_service_problems(self, problems: list[str]) -> None:
-        """evaluation_create's problems, less those about what was reported already."""
-        for problem in problems:
-            location = problem.split(":", 1)[0]
-            if location not in self.flagged:
-                self.problems.add(problem)
-
-    @property
-    def scale(self) -> engine.Scale | None:
-        """The scale, when it is valid (grades cannot be checked otherwise)."""
-        scale = self.arguments["scale"]
-        return engine.SCALES.get(scale) if isinstance(scale, str) else None
-
-    @property
-    def strategy(self) -> int | None:
-        strategy = self.arguments["strategy"]
-        valid = type(strategy) is int and strategy in (1, 3)
-        return strategy if valid else None
 
 
 def team_members(team: Team) -> dict[str, int]:
@@ -231,7 +98,7 @@ class KeywordCheck:
             if key not in KEYWORD_KEYS:
                 add(f"{where}.{key}: unknown field")
         given = item.get("keyword")
-        text = given.strip() if _is_text(given) else ""
+        text = given.strip() if is_text(given) else ""
         if not text:
             add(f"{where}.keyword: required, a text")
         else:
@@ -365,7 +232,7 @@ class KeywordCheck:
         else:
             positions.add(position)
         given = snapshot.get("doc_id")
-        doc_id = given if _is_text(given) else ""
+        doc_id = given if is_text(given) else ""
         if not doc_id.strip():
             add(f"{where}.doc_id: required, a text")
         elif len(doc_id) > DOC_ID_LIMIT:
@@ -390,7 +257,7 @@ class KeywordCheck:
         value = snapshot.get(key)
         if value is None:
             return ""
-        if not _is_text(value):
+        if not is_text(value):
             self.problems.add(f"{where}.{key}: must be a text")
             return ""
         if len(value) > limit:
@@ -443,14 +310,14 @@ class KeywordCheck:
         reason = entry.get("reason")
         if reason is None:
             reason = ""
-        elif not _is_text(reason):
+        elif not is_text(reason):
             add(f"{location}.reason: must be a text")
             reason = ""
         grader = entry.get("grader")
         user_id: int | None = None
         external = ""
         if grader is not None:
-            if not _is_text(grader) or not grader.strip() or len(grader) > GRADER_LIMIT:
+            if not is_text(grader) or not grader.strip() or len(grader) > GRADER_LIMIT:
                 add(
                     f"{location}.grader: must be an email or a name "
                     f"of 1 to {GRADER_LIMIT} characters"

@@ -24,9 +24,10 @@ from django.db import transaction
 from apps.accounts.models import Team
 from apps.evaluations.models import Evaluation
 
-from .checks import KeywordCheck, SettingsCheck, team_members
+from .checks import KeywordCheck, team_members
 from .creation import evaluation_for_import, writer_for
 from .problems import Problems
+from .settings_check import SettingsCheck
 
 _OPENING = ("start_map", "start_array")
 _CLOSING = ("end_map", "end_array")

@@ -16,7 +16,7 @@ from django.db.models import QuerySet
 from apps.evaluations.models import Evaluation, EvaluationMetric, FeedbackSlot, Keyword, Snapshot
 from apps.scoring.models import KeywordMetric
 
-from .checks import FORMAT
+from .settings_check import FORMAT
 from .tokens import to_column
 
 CHUNK = 5_000
