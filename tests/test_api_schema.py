@@ -62,6 +62,7 @@ def test_the_schema_lists_every_v1_operation_and_nothing_else():
     assert {path: sorted(methods) for path, methods in paths.items()} == {
         "/api/v1/evaluations/": ["get", "post"],
         "/api/v1/evaluations/import": ["post"],
+        "/api/v1/evaluations/import-trec": ["post"],
         "/api/v1/evaluations/{evaluation_id}/": ["delete", "get"],
         "/api/v1/evaluations/{evaluation_id}/start": ["post"],
         "/api/v1/evaluations/{evaluation_id}/stop": ["post"],

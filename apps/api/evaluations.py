@@ -20,6 +20,7 @@ from apps.accounts.services import tags_get_or_create
 from apps.core.errors import InvalidInput
 from apps.evaluations import services
 from apps.evaluations.downloads import EXPORT_FORMAT_NAMES, export_download
+from apps.evaluations.metric_list import parse_metric_list
 from apps.evaluations.models import Evaluation, EvaluationMetric, Profile, Reuse, Scale, Status
 from apps.scoring import engine
 
@@ -286,3 +287,54 @@ class EvaluationExport(APIView):
     def get(self, request: Request, evaluation_id: int) -> FileResponse:
         evaluation = evaluation_of(request, evaluation_id)
         return export_download(evaluation, request.query_params.get("format", "json"))
+
+
+class TrecImportIn(serializers.Serializer):
+    run = serializers.FileField(help_text="qid Q0 docno rank score tag")
+    qrels = serializers.FileField(required=False, help_text="qid iteration docno grade")
+    topics = serializers.FileField(required=False, help_text="qid<TAB>keyword text")
+    name = serializers.CharField(max_length=200)
+    scale = serializers.ChoiceField(choices=Scale.choices)
+    metrics = serializers.CharField(help_text="metric@k separated by commas: ndcg@10,precision@5")
+    profile = serializers.ChoiceField(choices=Profile.choices, default=Profile.SEARCHTWEAK)
+    strategy = serializers.ChoiceField(choices=[1, 3], default=1)
+    keep_rank = serializers.BooleanField(default=False, help_text="keep the run's rank column")
+
+    def validate_metrics(self, text: str) -> list[tuple[str, int]]:
+        try:
+            return parse_metric_list(text)
+        except ValueError as error:
+            raise serializers.ValidationError(str(error)) from None
+
+
+class EvaluationImportTrec(APIView):
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(
+        summary="Import a TREC run with its qrels (and topics) as a new evaluation",
+        description="One keyword per qid (text from the topics file when given), results "
+        "ordered by score (ties by docno, as trec_eval) unless keep_rank, and one graded "
+        "slot per qrels line whose document is in the run. A file with any problem is "
+        "refused whole, listing every problem with its line.",
+        request={"multipart/form-data": TrecImportIn},
+        responses={201: EvaluationOut},
+    )
+    def post(self, request: Request) -> Response:
+        from apps.evaluations.interchange import import_trec
+
+        data = TrecImportIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        evaluation = import_trec(
+            team=request.user.team,
+            run=fields["run"].file,
+            qrels=fields["qrels"].file if fields.get("qrels") else None,
+            topics=fields["topics"].file if fields.get("topics") else None,
+            name=fields["name"].strip(),
+            scale=fields["scale"],
+            metrics=fields["metrics"],
+            profile=fields["profile"],
+            strategy=int(fields["strategy"]),
+            keep_rank=fields["keep_rank"],
+        )
+        return answer(request, evaluation.id, status.HTTP_201_CREATED)

@@ -7,6 +7,7 @@ from .authentication import PageVisitor
 v1 = [
     path("evaluations/", evaluations.EvaluationListCreate.as_view()),
     path("evaluations/import", evaluations.EvaluationImport.as_view()),
+    path("evaluations/import-trec", evaluations.EvaluationImportTrec.as_view()),
     path("evaluations/<int:evaluation_id>/", evaluations.EvaluationDetail.as_view()),
     path("evaluations/<int:evaluation_id>/start", evaluations.EvaluationStart.as_view()),
     path("evaluations/<int:evaluation_id>/stop", evaluations.EvaluationStop.as_view()),

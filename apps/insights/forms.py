@@ -1,5 +1,6 @@
 from django import forms
 
+from apps.evaluations.metric_list import parse_metric_list
 from apps.evaluations.models import Profile, Scale
 
 KIND_CHOICES = [("json", "Evaluation document (JSON)"), ("trec", "TREC run and qrels")]
@@ -12,10 +13,11 @@ class ImportForm(forms.Form):
     qrels = forms.FileField(required=False, help_text="qid iteration docno grade")
     topics = forms.FileField(required=False, help_text="qid<TAB>keyword text (optional)")
     name = forms.CharField(max_length=200, required=False)
-    scale = forms.ChoiceField(choices=Scale.choices, initial=Scale.GRADED)
-    profile = forms.ChoiceField(choices=Profile.choices, initial=Profile.TREC)
+    # The TREC fields are checked in clean(), only when TREC files are imported.
+    scale = forms.ChoiceField(choices=Scale.choices, initial=Scale.GRADED, required=False)
+    profile = forms.ChoiceField(choices=Profile.choices, initial=Profile.TREC, required=False)
     metrics = forms.CharField(
-        initial="ndcg@10, precision@5", help_text="metric@k, separated by commas"
+        initial="ndcg@10, precision@5", help_text="metric@k, separated by commas", required=False
     )
     keep_rank = forms.BooleanField(required=False, help_text="keep the run's rank column")
 
@@ -28,23 +30,10 @@ class ImportForm(forms.Form):
                 self.add_error("run", "Choose the run file.")
             if not (data.get("name") or "").strip():
                 self.add_error("name", "Name the new evaluation.")
+            if not data.get("scale"):
+                self.add_error("scale", "Choose the scale of the grades.")
             try:
-                data["metric_list"] = parse_metrics(data.get("metrics", ""))
+                data["metric_list"] = parse_metric_list(data.get("metrics", ""))
             except ValueError as error:
                 self.add_error("metrics", str(error))
         return data
-
-
-def parse_metrics(text: str) -> list[tuple[str, int]]:
-    """'ndcg@10, precision@5' -> [("ndcg", 10), ("precision", 5)]."""
-    metrics = []
-    for part in (piece.strip() for piece in text.split(",")):
-        if not part:
-            continue
-        metric, separator, k = part.partition("@")
-        if not separator or not k.strip().isdigit():
-            raise ValueError(f"{part!r} is not metric@k, e.g. ndcg@10")
-        metrics.append((metric.strip(), int(k)))
-    if not metrics:
-        raise ValueError("name at least one metric, e.g. ndcg@10")
-    return metrics

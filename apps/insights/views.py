@@ -89,7 +89,7 @@ def evaluation_import(request: HttpRequest) -> HttpResponse:
                     name=data["name"].strip(),
                     scale=data["scale"],
                     metrics=data["metric_list"],
-                    profile=data["profile"],
+                    profile=data["profile"] or "trec",
                     keep_rank=data["keep_rank"],
                     created_by=request.user,
                 )

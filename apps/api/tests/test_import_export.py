@@ -568,3 +568,68 @@ def test_an_exported_evaluation_imports_back_with_the_same_keywords_grades_and_v
     assert shape(copy) == shape(original)
     assert [g[:4] for g in grades(copy)] == [g[:4] for g in grades(original)]
     assert metrics(copy) == metrics(original)
+
+
+# --- TREC files over the API --------------------------------------------------------------
+
+RUN = "q1 Q0 d1 1 9.0 sys\nq1 Q0 d2 2 8.0 sys\nq1 Q0 d3 3 7.0 sys\nq2 Q0 d4 1 5.0 sys\n"
+QRELS = "q1 0 d1 3\nq1 0 d3 1\nq2 0 d4 0\n"
+
+
+def trec_form(**changes) -> dict:
+    form = {
+        "run": SimpleUploadedFile("run.txt", RUN.encode()),
+        "qrels": SimpleUploadedFile("qrels.txt", QRELS.encode()),
+        "name": "BM25 run",
+        "scale": "graded",
+        "metrics": "cg@3, ndcg@3",
+        "profile": "trec",
+    }
+    form.update(changes)
+    return {key: value for key, value in form.items() if value is not None}
+
+
+def test_a_trec_run_and_qrels_become_an_evaluation_with_its_grades_and_metrics(api, team_a):
+    needs_interchange()
+
+    response = api.post("/api/v1/evaluations/import-trec", trec_form())
+
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert (body["name"], body["scale"], body["profile"], body["keywords"]) == (
+        "BM25 run",
+        "graded",
+        "trec",
+        2,
+    )
+    evaluation = Evaluation.objects.get(id=body["id"], team=team_a)
+    assert evaluation.total_slots == 4 and evaluation.graded_slots == 3
+    # CG@3 of q1 = 3 + 0 (d2 unjudged) + 1; of q2 = 0; the mean of both keywords.
+    cg = next(m for m in body["metrics"] if m["metric"] == "cg")
+    assert cg["value"] == pytest.approx((4 + 0) / 2)
+
+
+def test_a_broken_run_file_is_refused_with_its_line_and_nothing_is_written(api):
+    needs_interchange()
+    before = row_counts()
+    broken = SimpleUploadedFile("run.txt", b"q1 Q0 d1 1 9.0 sys\nq1 Q0 d2\n")
+
+    response = api.post("/api/v1/evaluations/import-trec", trec_form(run=broken))
+
+    assert response.status_code == 400
+    messages = " ".join(f"{e['field']}: {e['message']}" for e in response.json()["errors"])
+    assert "line 2" in messages
+    assert row_counts() == before
+
+
+def test_trec_import_names_each_bad_field(api):
+    needs_interchange()
+
+    response = api.post(
+        "/api/v1/evaluations/import-trec",
+        trec_form(run=None, scale="huge", metrics="ndcg10"),
+    )
+
+    assert response.status_code == 400
+    fields = {error["field"] for error in response.json()["errors"]}
+    assert {"run", "scale", "metrics"} <= fields

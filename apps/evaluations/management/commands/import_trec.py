@@ -7,17 +7,14 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from apps.core.errors import InvalidInput
 from apps.evaluations.interchange import import_trec
 from apps.evaluations.interchange.cli import find_team, progress_bar, rejected
+from apps.evaluations.metric_list import parse_metric_list
 
 
 def parse_metrics(text: str) -> list[tuple[str, int]]:
-    """ "ndcg@10,precision@5" -> [("ndcg", 10), ("precision", 5)]."""
-    metrics: list[tuple[str, int]] = []
-    for item in text.split(","):
-        metric, at, k = item.strip().partition("@")
-        if not at or not metric or not k.isdigit():
-            raise CommandError(f"--metrics: {item.strip()!r} is not metric@k (e.g. ndcg@10)")
-        metrics.append((metric, int(k)))
-    return metrics
+    try:
+        return parse_metric_list(text)
+    except ValueError as error:
+        raise CommandError(f"--metrics: {error}") from None
 
 
 class Command(BaseCommand):
