@@ -86,6 +86,12 @@ class KeywordCheck:
         valid = scale is not None and strategy is not None
         self.grade_set = frozenset(scale.grades) if valid and scale is not None else None
 
+    def _unknown_fields(self, where: str, item: Mapping[str, Any], known: Any) -> None:
+        """A field the format does not define is a problem, not silently dropped data."""
+        for key in item:
+            if key not in known:
+                self.problems.add(f"{where}.{key}: unknown field")
+
     def check(self, index: int, item: Any) -> tuple[str, list[SnapshotRow]] | None:
         """The keyword's text and snapshot rows; None when it has a problem."""
         where = f"keywords[{index}]"
@@ -94,9 +100,7 @@ class KeywordCheck:
         if not isinstance(item, dict):
             add(f'{where}: must be an object {{"keyword", "snapshots"}}')
             return None
-        for key in item:
-            if key not in KEYWORD_KEYS:
-                add(f"{where}.{key}: unknown field")
+        self._unknown_fields(where, item, KEYWORD_KEYS)
         given = item.get("keyword")
         text = given.strip() if is_text(given) else ""
         if not text:
@@ -219,9 +223,7 @@ class KeywordCheck:
         if not isinstance(snapshot, dict):
             add(f'{where}: must be an object {{"position", "doc_id", ...}}')
             return None
-        for key in snapshot:
-            if key not in SNAPSHOT_KEYS:
-                add(f"{where}.{key}: unknown field")
+        self._unknown_fields(where, snapshot, SNAPSHOT_KEYS)
         given = snapshot.get("position")
         position = given if type(given) is int else 0
         if not 1 <= position <= MAX_POSITION:
@@ -304,9 +306,7 @@ class KeywordCheck:
         self, location: str, entry: dict[str, Any], number: int, graders: dict[tuple[str, Any], int]
     ) -> SlotGrade | None:
         add = self.problems.add
-        for key in entry:
-            if key not in GRADE_KEYS:
-                add(f"{location}.{key}: unknown field")
+        self._unknown_fields(location, entry, GRADE_KEYS)
         reason = entry.get("reason")
         if reason is None:
             reason = ""
