@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "apps.judging",
     "apps.scoring",
     "apps.insights",
+    "apps.endpoints",
     "apps.api",
 ]
 

@@ -51,10 +51,22 @@ class Evaluation(models.Model):
     reuse = models.CharField(max_length=32, choices=Reuse.choices, default=Reuse.NONE)
     auto_restart = models.BooleanField(default=False)
     tags = models.ManyToManyField(Tag, blank=True, related_name="evaluations")
+    # Where the results come from; none for imported results.
+    search_model = models.ForeignKey(
+        "endpoints.SearchModel",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="evaluations",
+    )
 
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     pinned = models.BooleanField(default=False)
     archived = models.BooleanField(default=False)
+    # While a start runs the keywords against the search model. One runner at a time
+    # holds the lease; a runner that dies lets it expire and the sweep starts another.
+    fetching = models.BooleanField(default=False)
+    fetch_lease_until = models.DateTimeField(null=True, blank=True)
 
     # Kept by the pipeline: progress = graded_slots / total_slots.
     total_slots = models.PositiveIntegerField(default=0)
@@ -101,6 +113,8 @@ class EvaluationMetric(models.Model):
     means_exact = models.BooleanField(default=True)
     # The same metric's value in the evaluation this one is compared against.
     previous_value = models.FloatField(null=True, blank=True)
+    # Shown on the lead's dashboard.
+    pinned = models.BooleanField(default=False)
     position = models.PositiveSmallIntegerField(default=0, help_text="display order")
 
     class Meta:
@@ -149,6 +163,9 @@ class Keyword(models.Model):
     http_status = models.PositiveSmallIntegerField(null=True, blank=True)
     execution_message = models.TextField(blank=True)
     failed = models.BooleanField(default=False)
+    executed_at = models.DateTimeField(null=True, blank=True, help_text="when it was run")
+    execution_ms = models.PositiveIntegerField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
 
     # Scoring marks. A grade change bumps grade_version and sets needs_scoring in the
     # grade's own transaction; the worker records the version it scored. A lease lets one
