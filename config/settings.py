@@ -11,7 +11,7 @@ import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_int, env_list, env_str
+from config.env import env_bool, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -197,6 +197,16 @@ CELERY_BEAT_SCHEDULE = {
 SLOT_LOCK_SECONDS = env_int("SLOT_LOCK_SECONDS", 300, minimum=10)
 # How long a worker owns a keyword's recomputation before the sweep may take it over.
 SCORING_LEASE_SECONDS = env_int("SCORING_LEASE_SECONDS", 60, minimum=5)
+
+# Calling a team's search endpoints. Private, loopback and link-local addresses are
+# refused unless allowed (the guard against server-side request forgery).
+SEARCH_ALLOW_PRIVATE_ADDRESSES = env_bool("SEARCH_ALLOW_PRIVATE_ADDRESSES", False)
+SEARCH_MAX_RESPONSE_BYTES = env_int("SEARCH_MAX_RESPONSE_BYTES", 5_000_000, minimum=1_000)
+# Requests in flight at once against one endpoint while an evaluation starts.
+SEARCH_CONCURRENCY_PER_ENDPOINT = env_int("SEARCH_CONCURRENCY_PER_ENDPOINT", 8, minimum=1)
+# Tries per keyword on a transport error or a 5xx answer, with doubling back-off.
+SEARCH_ATTEMPTS = env_int("SEARCH_ATTEMPTS", 3, minimum=1)
+SEARCH_RETRY_BACKOFF_SECONDS = env_float("SEARCH_RETRY_BACKOFF_SECONDS", 0.5, minimum=0.0)
 
 LOGGING = {
     "version": 1,
