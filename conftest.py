@@ -164,3 +164,16 @@ def outsider(team_b):
     from apps.accounts.models import User
 
     return User.objects.get(email="outsider@b.test")
+
+
+@pytest.fixture
+def search_server(settings):
+    """A real search system on 127.0.0.1 (tests/search_server.py), with loopback allowed
+    for search endpoints as the issue asks of tests."""
+    from tests.search_server import SearchServer
+
+    settings.SEARCH_ALLOW_PRIVATE_ADDRESSES = True
+    settings.SEARCH_RETRY_BACKOFF_SECONDS = 0.01
+    server = SearchServer().start()
+    yield server
+    server.stop()

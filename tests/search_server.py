@@ -1,0 +1,169 @@
+"""A real search system on 127.0.0.1 for tests and benchmarks of search endpoints.
+
+It answers like a small Elasticsearch-style API:
+
+- ``/search?q=<keyword>``: ``{"hits": {"hits": [{"_id", "_source": {"title", "img",
+  "price"}}...]}}`` with ``results`` documents (default 5) whose ids depend on the keyword,
+  so two runs of one keyword give the same results and two keywords differ;
+- ``/search`` also answers POST/PUT and then reads the keyword from a JSON body
+  ``{"query": ...}`` or a form body ``q=...``;
+- ``/error500``, ``/malformed``, ``/empty``, ``/html``: the failures their names say;
+- ``/flaky?q=``: a 500 for the first ``fail_first`` calls of each keyword, then results;
+- ``/slow``: results after ``slow_seconds``;
+- every answer waits ``delay_seconds`` first (a benchmark sets it to 0.05).
+
+It counts requests and the most requests it had in flight at once, so tests can check
+retries and bounded concurrency.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+
+def documents_for(keyword: str, count: int) -> list[dict[str, object]]:
+    stem = hashlib.sha1(keyword.encode()).hexdigest()[:8]
+    return [
+        {
+            "_id": f"{stem}-{rank}",
+            "_source": {
+                "title": f"{keyword} result {rank}",
+                "img": f"https://img.example.com/{stem}/{rank}.png",
+                "price": rank * 10,
+            },
+        }
+        for rank in range(1, count + 1)
+    ]
+
+
+class SearchServer(ThreadingHTTPServer):
+    daemon_threads = True
+    # Many graders' worth of connections arrive at once in the benchmark.
+    request_queue_size = 256
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.results = 5
+        self.delay_seconds = 0.0
+        self.slow_seconds = 2.0
+        self.fail_first = 1
+        self.calls: Counter[str] = Counter()  # path -> requests
+        self.keyword_calls: Counter[str] = Counter()  # keyword -> requests
+        self.in_flight = 0
+        self.most_in_flight = 0
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+    def url(self, path: str) -> str:
+        return self.base_url + path
+
+    def start(self) -> SearchServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()
+
+    def enter(self, path: str, keyword: str) -> int:
+        with self._lock:
+            self.calls[path] += 1
+            self.keyword_calls[keyword] += 1
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+            return self.keyword_calls[keyword]
+
+    def leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: SearchServer
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        self._answer()
+
+    do_POST = do_GET
+    do_PUT = do_GET
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def _answer(self) -> None:
+        parts = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        keyword = _keyword(parts.query, body, self.headers.get("Content-Type", ""))
+        call = self.server.enter(parts.path, keyword)
+        try:
+            if self.server.delay_seconds:
+                time.sleep(self.server.delay_seconds)
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self._route(parts.path, keyword, call)
+        finally:
+            self.server.leave()
+
+    def _route(self, path: str, keyword: str, call: int) -> None:
+        results = {"hits": {"total": self.server.results, "hits": []}}
+        results["hits"]["hits"] = documents_for(keyword, self.server.results)  # type: ignore[index]
+        if path == "/search":
+            self._send(200, json.dumps(results).encode())
+        elif path == "/flaky":
+            if call <= self.server.fail_first:
+                self._send(500, b'{"error": "try again"}')
+            else:
+                self._send(200, json.dumps(results).encode())
+        elif path == "/slow":
+            time.sleep(self.server.slow_seconds)
+            self._send(200, json.dumps(results).encode())
+        elif path == "/error500":
+            self._send(500, b'{"error": "index unavailable"}')
+        elif path == "/malformed":
+            self._send(200, b'{"hits": {"hits": [{"_id": 1,, }]}}')
+        elif path == "/empty":
+            self._send(200, b'{"hits": {"total": 0, "hits": []}}')
+        elif path == "/html":
+            self._send(200, b"<html>down for maintenance</html>", "text/html")
+        else:
+            self._send(404, b"no such page", "text/plain")
+
+    def _send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def _keyword(query: str, body: bytes, content_type: str) -> str:
+    if "q" in parse_qs(query):
+        return parse_qs(query)["q"][0]
+    if body and "json" in content_type:
+        with contextlib.suppress(ValueError, AttributeError):
+            return str(json.loads(body).get("query", ""))
+    if body:
+        return parse_qs(body.decode()).get("q", [""])[0]
+    return ""
+
+
+# The response mapper that fits this server's answers.
+MAPPER = {
+    "results": "hits.hits[*]",
+    "id": "_id",
+    "name": "_source.title",
+    "image": "_source.img",
+    "attributes": {"price": "_source.price"},
+}
