@@ -28,18 +28,20 @@ def evaluation_detail(request: HttpRequest, evaluation_id: int) -> HttpResponse:
     team_id = request.membership.team_id  # type: ignore[attr-defined]
     evaluation = get_object_or_404(Evaluation, id=evaluation_id, team_id=team_id)
     search = request.GET.get("q", "").strip()
-    page, rows, columns = selectors.keyword_table(
-        evaluation, page_number=request.GET.get("page", 1), search=search
+    columns = selectors.keyword_columns(evaluation)
+    table = selectors.keyword_table(
+        evaluation, columns=columns, page_number=request.GET.get("page", 1), search=search
     )
+    baseline_id = request.membership.team.baseline_evaluation_id  # type: ignore[attr-defined]
     return render(
         request,
         "insights/evaluation_detail.html",
         {
             "evaluation": evaluation,
-            "cards": selectors.metric_cards(evaluation),
-            "page": page,
-            "rows": rows,
-            "columns": columns,
+            "cards": selectors.metric_cards(evaluation, baseline_id=baseline_id).cards,
+            "page": table.page,
+            "rows": table.rows,
+            "columns": [(column.label, column.metric) for column in columns],
             "search": search,
         },
     )

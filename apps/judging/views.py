@@ -38,6 +38,14 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         ).order_by("-pinned", "started_at")
     )
     waiting = sum(e.total_slots - e.graded_slots for e in mine)
+    pins: list = []
+    if is_lead(membership):
+        # The lead's pins are read by the insights app, which owns what leads read.
+        from apps.insights.selectors import dashboard_pins
+
+        pins = dashboard_pins(
+            team_id=membership.team_id, baseline_id=membership.team.baseline_evaluation_id
+        )
     return render(
         request,
         "judging/dashboard.html",
@@ -46,6 +54,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "my_evaluations": mine,
             "team_active": team_active,
             "grades_today": selectors.grades_today(user=request.user),
+            "pins": pins,
         },
     )
 
