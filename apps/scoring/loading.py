@@ -1,5 +1,7 @@
-"""Read what the engine needs for a keyword: its slots in order, and the settings."""
+"""Read what the engine needs for a keyword: its slots in order, a lead's decision per
+snapshot, and the settings."""
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
@@ -14,6 +16,9 @@ class SnapshotGrades:
     snapshot_id: int
     stored_value: float | None
     grades: list[int | None]
+    # A lead's final grade for the snapshot (apps.insights.SnapshotDecision), which stage 1
+    # uses instead of the grades; None when no lead has decided.
+    decision: int | None = None
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,7 @@ class EvaluationSettings:
             metrics=self.metrics,
             profile=self.profile,
             rules=_int_keyed(self.transformers) or None,
+            decisions=self._decisions(snapshots),
         )
 
     def score_many(self, keywords: list[list[SnapshotGrades]]) -> engine.BatchScores:
@@ -42,7 +48,29 @@ class EvaluationSettings:
             metrics=self.metrics,
             profile=self.profile,
             rules=_int_keyed(self.transformers) or None,
+            decisions=self._decisions_per_keyword(keywords),
         )
+
+    def _decisions_per_keyword(
+        self, keywords: list[list[SnapshotGrades]]
+    ) -> list[list[int | None] | None] | None:
+        decisions = [self._decisions(snapshots) for snapshots in keywords]
+        return None if all(decided is None for decided in decisions) else decisions
+
+    def _decisions(self, snapshots: list[SnapshotGrades]) -> list[int | None] | None:
+        """The decisions to pass to the engine, None when the keyword has none.
+
+        A decision is checked against the scale when it is made; one that is not on the
+        scale any more (a pending evaluation's scale changed after it) is left out rather
+        than stopping the keyword's scoring.
+        """
+        if all(snapshot.decision is None for snapshot in snapshots):
+            return None
+        scale = engine.get_scale(self.scale)
+        return [
+            snapshot.decision if scale.is_grade(snapshot.decision) else None
+            for snapshot in snapshots
+        ]
 
 
 @dataclass(frozen=True)
@@ -84,16 +112,35 @@ def load_settings(evaluation: Any) -> EvaluationSettings:
     )
 
 
+# What group_slots reads of each slot, after the keyword id in evaluation_slot_rows. The
+# decision comes through the snapshot's reverse one-to-one (a LEFT JOIN), in the same
+# query as the grades, so it is exactly as fresh as they are.
+SLOT_COLUMNS = ("snapshot_id", "snapshot__value", "grade", "snapshot__decision__grade")
+
+
 def group_slots(rows: Any) -> list[SnapshotGrades]:
-    """Rows of (snapshot_id, snapshot value, grade) ordered by position, slot index."""
+    """Rows of (snapshot_id, snapshot value, grade, decision) ordered by position, slot
+    index; rows without the decision (three values) mean no decision."""
     return [
         SnapshotGrades(
             snapshot_id=snapshot_id,
             stored_value=group[0][1],
             grades=[row[2] for row in group],
+            decision=group[0][3] if len(group[0]) > 3 else None,
         )
         for snapshot_id, group in ((key, list(rows)) for key, rows in groupby(rows, lambda r: r[0]))
     ]
+
+
+def evaluation_slot_rows(*, evaluation_id: int) -> Iterator[tuple[Any, ...]]:
+    """Every slot of an evaluation as (keyword_id, *SLOT_COLUMNS), streamed in keyword,
+    position and slot order: what a whole-evaluation recompute groups per keyword."""
+    return (
+        FeedbackSlot.objects.filter(evaluation_id=evaluation_id)
+        .order_by("keyword_id", "snapshot__position", "index")
+        .values_list("keyword_id", *SLOT_COLUMNS)
+        .iterator(chunk_size=20_000)
+    )
 
 
 def load_keyword_inputs(*, keyword_id: int) -> KeywordInputs | None:
@@ -113,7 +160,7 @@ def load_keyword_inputs(*, keyword_id: int) -> KeywordInputs | None:
     rows = (
         FeedbackSlot.objects.filter(keyword_id=keyword_id)
         .order_by("snapshot__position", "index")
-        .values_list("snapshot_id", "snapshot__value", "grade")
+        .values_list(*SLOT_COLUMNS)
     )
     return KeywordInputs(
         keyword_id=keyword_id,

@@ -20,13 +20,18 @@ from apps.evaluations.models import (
     Evaluation,
     EvaluationMetric,
     EvaluationMetricPoint,
-    FeedbackSlot,
     Keyword,
     Snapshot,
 )
 
 from . import engine
-from .loading import EvaluationSettings, KeywordInputs, group_slots, load_settings
+from .loading import (
+    EvaluationSettings,
+    KeywordInputs,
+    evaluation_slot_rows,
+    group_slots,
+    load_settings,
+)
 from .models import KeywordMetric
 
 MetricKey = tuple[str, int]
@@ -275,20 +280,15 @@ def _read_evaluation_inputs(
     versions = dict(
         Keyword.objects.filter(evaluation_id=evaluation.id).values_list("id", "grade_version")
     )
-    rows = (
-        FeedbackSlot.objects.filter(evaluation_id=evaluation.id)
-        .order_by("keyword_id", "snapshot__position", "index")
-        .values_list("keyword_id", "snapshot_id", "snapshot__value", "grade")
-        .iterator(chunk_size=20_000)
-    )
     current: int | None = None
-    buffered: list[tuple[int, float | None, int | None]] = []
-    for keyword_id, snapshot_id, stored_value, grade in rows:
+    buffered: list[tuple[Any, ...]] = []
+    for row in evaluation_slot_rows(evaluation_id=evaluation.id):
+        keyword_id = row[0]
         if keyword_id != current and current is not None:
             yield KeywordInputs(current, versions[current], settings, group_slots(buffered))
             buffered = []
         current = keyword_id
-        buffered.append((snapshot_id, stored_value, grade))
+        buffered.append(row[1:])
     if current is not None:
         yield KeywordInputs(current, versions[current], settings, group_slots(buffered))
 

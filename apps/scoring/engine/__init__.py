@@ -6,6 +6,7 @@ package follows its sections:
 - ``scales``        the binary, graded and detail scales (section 1)
 - ``transformers``  mapping grades between scales (section 2)
 - ``aggregate``     stage 1, one value per snapshot (section 3)
+- ``decisions``     a lead's decision standing in for a snapshot's grades in stage 1
 - ``metrics``       the metric registry and profiles; ``formulas`` stage 2 (section 4)
 - ``keyword``       one keyword from raw grades to all its metrics
 - ``batch``         the same for many keywords at once, vectorised with numpy
@@ -15,6 +16,7 @@ package follows its sections:
 
 from .aggregate import snapshot_value
 from .batch import BatchScores, score_keywords_batch
+from .decisions import with_decisions
 from .errors import EngineError
 from .evaluation import mean_of, progress
 from .formulas import metric_value
@@ -44,4 +46,5 @@ __all__ = [
     "score_keywords_batch",
     "snapshot_value",
     "validate_rules",
+    "with_decisions",
 ]

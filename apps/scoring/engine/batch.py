@@ -24,6 +24,7 @@ from itertools import chain
 import numpy as np
 
 from .batch_formulas import FloatArray, StageOneMatrix, metric_array
+from .decisions import Decisions, with_decisions
 from .errors import EngineError
 from .keyword import KeywordScore, MetricRequest, SnapshotGrades
 from .metrics import check_cutoff, check_profile, get_metric
@@ -70,10 +71,12 @@ def score_keywords_batch(
     metrics: Sequence[MetricRequest],
     profile: str = "searchtweak",
     rules: Mapping[str, Mapping[int, int]] | None = None,
+    decisions: Sequence[Decisions | None] | None = None,
 ) -> BatchScores:
     """``score_keyword`` for many keywords: ``keywords[i]`` is what ``score_keyword``
-    takes as ``snapshot_grades`` for keyword i. Same checks and EngineErrors, except
-    that grades are checked by value (1.0 passes for 1).
+    takes as ``snapshot_grades`` for keyword i, and ``decisions[i]`` (when given) what
+    it takes as ``decisions``. Same checks and EngineErrors, except that grades are
+    checked by value (1.0 passes for 1).
     """
     native = get_scale(scale)
     check_profile(profile)
@@ -81,6 +84,15 @@ def score_keywords_batch(
         get_metric(metric)
         check_cutoff(k)
     resolved_rules = resolve_rules(scale, rules)
+    if decisions is not None:
+        if len(decisions) != len(keywords):
+            raise EngineError(
+                f"decisions: expected one entry per keyword ({len(keywords)}), got {len(decisions)}"
+            )
+        keywords = [
+            with_decisions(snapshots, decided, native)
+            for snapshots, decided in zip(keywords, decisions, strict=True)
+        ]
     grades, snapshot_counts = _grade_array(keywords)
     _check_grades(grades, native)
 

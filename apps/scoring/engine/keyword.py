@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .aggregate import binary_vote, mean_grade
+from .decisions import Decisions, with_decisions
 from .formulas import metric_value
 from .metrics import check_cutoff, check_profile, get_metric
 from .scales import check_grades, get_scale
@@ -35,6 +36,7 @@ def score_keyword(
     metrics: Sequence[MetricRequest],
     profile: str = "searchtweak",
     rules: Mapping[str, Mapping[int, int]] | None = None,
+    decisions: Decisions | None = None,
 ) -> KeywordScore:
     """Score one keyword from the raw grades of its snapshots.
 
@@ -44,8 +46,11 @@ def score_keyword(
     aggregated (stage 1), then the metric is computed (stage 2). Stage 1 runs once per
     scale, however many metrics share it.
 
-    Raises EngineError for an unknown scale/metric/profile, k < 1, a grade that is not
-    on ``scale`` or invalid rules.
+    ``decisions``: a lead's grade per snapshot (None = not decided) that replaces the
+    snapshot's slot grades in stage 1 (see decisions.py).
+
+    Raises EngineError for an unknown scale/metric/profile, k < 1, a grade or decision
+    that is not on ``scale`` or invalid rules.
     """
     native = get_scale(scale)
     check_profile(profile)
@@ -54,6 +59,7 @@ def score_keyword(
         check_cutoff(k)
     for slots in snapshot_grades:
         check_grades(slots, native)
+    snapshot_grades = with_decisions(snapshot_grades, decisions, native)
     resolved_rules = resolve_rules(scale, rules)
 
     values_by_scale: dict[str, list[float | None]] = {}
