@@ -190,6 +190,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "apps.scoring.tasks.recompute_marked",
         "schedule": crontab(minute="*"),
     },
+    "resume-stalled-keyword-runs": {
+        "task": "apps.evaluations.tasks.resume_stalled_fetches",
+        "schedule": crontab(minute="*"),
+    },
 }
 
 # --- Product settings -----------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from collections.abc import Sequence
 from itertools import count
+from typing import TYPE_CHECKING
 
 from django.test import Client
 
@@ -15,6 +16,9 @@ from apps.evaluations.services import (
     keywords_add,
     snapshots_add,
 )
+
+if TYPE_CHECKING:
+    from apps.endpoints.models import SearchModel
 
 _sequence = count(1)
 
@@ -91,3 +95,36 @@ def client_for(user: User | None, **options: object) -> Client:
     if user is not None:
         client.force_login(user)
     return client
+
+
+def make_search_model(
+    team: Team,
+    base_url: str,
+    *,
+    path: str = "/search",
+    name: str | None = None,
+    method: str = "GET",
+    timeout_seconds: float = 5.0,
+    default_keywords: str = "",
+) -> "SearchModel":
+    """An endpoint on the test search server (tests/search_server.py) and a model that
+    sends the keyword as `q`."""
+    from apps.endpoints.models import SearchEndpoint, SearchModel
+    from tests.search_server import MAPPER
+
+    number = next(_sequence)
+    endpoint = SearchEndpoint.objects.create(
+        team=team,
+        name=f"Endpoint {number}",
+        method=method,
+        url=base_url + path,
+        timeout_seconds=timeout_seconds,
+        mapper=MAPPER,
+    )
+    return SearchModel.objects.create(
+        team=team,
+        endpoint=endpoint,
+        name=name or f"Model {number}",
+        params=[["q", "#query#"]],
+        default_keywords=default_keywords,
+    )

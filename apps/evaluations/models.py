@@ -245,6 +245,9 @@ class FeedbackSlot(models.Model):
     reason = models.TextField(blank=True)
     assigned_at = models.DateTimeField(null=True, blank=True)
     graded_at = models.DateTimeField(null=True, blank=True)
+    # Copied from an earlier evaluation by the reuse strategy, not graded here (so it is
+    # not counted again on the leaderboard).
+    reused = models.BooleanField(default=False)
 
     # Copies that let the queue walk one index in its order of preference: snapshots
     # that already have a grade first (finish what is started), then keyword order,

@@ -4,12 +4,15 @@ Evaluations that call a live search system (start runs every keyword against the
 endpoint) build on these; this module covers evaluations whose results are given.
 """
 
+import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from apps.accounts.models import Tag, Team
@@ -27,6 +30,9 @@ from .models import (
     Snapshot,
     Status,
 )
+from .reuse import reuse_apply
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,7 @@ def _validate_settings(
     metrics: Sequence[tuple[str, int]],
     transformers: Mapping[str, Any] | None,
     tags: Sequence[Tag],
+    search_model: Any = None,
 ) -> list[str]:
     """Every problem with the settings of a new evaluation, each with its location."""
     problems: list[str] = []
@@ -87,6 +94,8 @@ def _validate_settings(
         problems.extend(engine.validate_rules(scale, transformers or None))
     if any(tag.team_id != team.id for tag in tags):
         problems.append("tags: every tag must belong to the evaluation's team")
+    if search_model is not None and search_model.team_id != team.id:
+        problems.append("model: not a search model of this team")
     return problems
 
 
@@ -107,7 +116,10 @@ def evaluation_create(
     auto_restart: bool = False,
     tags: Iterable[Tag] = (),
     created_by: Any = None,
+    search_model: Any = None,
 ) -> Evaluation:
+    """A pending evaluation; `search_model` (a SearchModel) when its results will come
+    from the team's search system."""
     tags = list(tags)
     problems = _validate_settings(
         team=team,
@@ -119,6 +131,7 @@ def evaluation_create(
         metrics=metrics,
         transformers=transformers,
         tags=tags,
+        search_model=search_model,
     )
     if problems:
         raise InvalidInput(problems)
@@ -135,6 +148,7 @@ def evaluation_create(
         reuse=reuse,
         auto_restart=auto_restart,
         created_by=created_by,
+        search_model=search_model,
     )
     EvaluationMetric.objects.bulk_create(
         EvaluationMetric(evaluation=evaluation, metric=metric, k=k, position=index)
@@ -190,31 +204,95 @@ def snapshots_add(*, keyword: Keyword, documents: Sequence[Document]) -> list[Sn
         for snapshot in snapshots
         for index in range(evaluation.strategy)
     )
-    added = len(snapshots) * evaluation.strategy
-    with transaction.atomic():
-        locked = Evaluation.objects.select_for_update().only("graded_slots", "total_slots")
-        current = locked.get(id=evaluation.id)
-        total = current.total_slots + added
-        Evaluation.objects.filter(id=evaluation.id).update(
-            total_slots=total, progress=engine.progress(current.graded_slots, total)
-        )
+    add_to_total_slots(evaluation_id=evaluation.id, added=len(snapshots) * evaluation.strategy)
     evaluation.refresh_from_db(fields=["total_slots", "progress"])
     return snapshots
 
 
+@transaction.atomic
+def add_to_total_slots(*, evaluation_id: int, added: int) -> None:
+    """Count new slots into the evaluation's total and progress (under its row lock, as
+    the pipeline moves the graded count under the same lock)."""
+    if not added:
+        return
+    locked = Evaluation.objects.select_for_update().only("graded_slots", "total_slots")
+    current = locked.get(id=evaluation_id)
+    total = current.total_slots + added
+    Evaluation.objects.filter(id=evaluation_id).update(
+        total_slots=total, progress=engine.progress(current.graded_slots, total)
+    )
+
+
 def evaluation_start(*, evaluation: Evaluation) -> Evaluation:
-    """Open a pending evaluation for grading."""
-    with transaction.atomic():
-        changed = Evaluation.objects.filter(id=evaluation.id, status=Status.PENDING).update(
-            status=Status.ACTIVE, started_at=timezone.now()
-        )
-        if not changed:
-            current = Evaluation.objects.filter(id=evaluation.id).values_list("status", flat=True)
-            raise InvalidState(
-                f"only a pending evaluation can start; this one is {current.first() or 'deleted'}"
-            )
+    """Start (or resume) a pending evaluation.
+
+    With a search model and keywords not yet run, the keywords run first on a worker
+    (apps.evaluations.fetching), which then opens the evaluation; otherwise it opens now.
+    """
+    from .fetching import keywords_to_run
+
+    if evaluation.search_model_id is not None and keywords_to_run(evaluation.id):
+        with transaction.atomic():
+            changed = Evaluation.objects.filter(
+                id=evaluation.id, status=Status.PENDING, fetching=False
+            ).update(fetching=True)
+            if not changed:
+                _refuse_start(evaluation.id)
+            transaction.on_commit(lambda: queue_fetch(evaluation_id=evaluation.id))
+    elif not evaluation_open(evaluation=evaluation):
+        _refuse_start(evaluation.id)
     evaluation.refresh_from_db()
     return evaluation
+
+
+def _refuse_start(evaluation_id: int) -> None:
+    current = Evaluation.objects.filter(id=evaluation_id).values("status", "fetching").first()
+    if current is None:
+        raise InvalidState("the evaluation no longer exists")
+    if current["fetching"]:
+        raise InvalidState("the evaluation is already starting: its keywords are running")
+    raise InvalidState(f"only a pending evaluation can start; this one is {current['status']}")
+
+
+def queue_fetch(*, evaluation_id: int) -> None:
+    """Queue the keyword run; with the broker down the sweep starts it later."""
+    from .tasks import fetch_evaluation
+
+    try:
+        fetch_evaluation.delay(evaluation_id)
+    except Exception:  # kombu, redis and socket errors share no base class
+        logger.warning(
+            "could not queue fetch_evaluation(%s); the sweep will start it",
+            evaluation_id,
+            exc_info=True,
+        )
+
+
+def evaluation_open(*, evaluation: Evaluation, after_fetch: bool = False) -> bool:
+    """Apply the reuse strategy and open a pending evaluation for grading.
+
+    `after_fetch`: only if it is still fetching (a lead may have paused it meanwhile).
+    Returns False when the evaluation was not in a state to open.
+    """
+    from apps.scoring.tasks import recompute_evaluation
+
+    with transaction.atomic():
+        ready = Evaluation.objects.select_for_update().filter(
+            id=evaluation.id, status=Status.PENDING, fetching=after_fetch
+        )
+        current = ready.first()
+        if current is None:
+            return False
+        reused = reuse_apply(evaluation=current)
+        Evaluation.objects.filter(id=evaluation.id).update(
+            status=Status.ACTIVE,
+            fetching=False,
+            fetch_lease_until=None,
+            started_at=Coalesce(F("started_at"), Value(timezone.now())),
+        )
+        if reused:
+            transaction.on_commit(lambda: recompute_evaluation.delay(evaluation.id))
+    return True
 
 
 def evaluation_finish(*, evaluation_id: int) -> bool:
@@ -253,7 +331,11 @@ def next_name(name: str) -> str:
 
 @transaction.atomic
 def evaluation_clone(*, evaluation: Evaluation, name: str | None = None) -> Evaluation:
-    """A pending copy with the same settings, keywords and results, and no grades."""
+    """A pending copy with the same settings and keywords, and no grades.
+
+    With a search model the copy's keywords will run again when it starts (fresh
+    results); without one, the results are copied.
+    """
     copy = evaluation_create(
         team=evaluation.team,
         name=name or next_name(evaluation.name),
@@ -269,7 +351,14 @@ def evaluation_clone(*, evaluation: Evaluation, name: str | None = None) -> Eval
         auto_restart=evaluation.auto_restart,
         tags=evaluation.tags.all(),
         created_by=evaluation.created_by,
+        search_model=evaluation.search_model,
     )
+    if evaluation.search_model_id is not None:
+        keywords_add(
+            evaluation=copy,
+            texts=evaluation.keywords.order_by("position").values_list("text", flat=True),
+        )
+        return copy
     for keyword in evaluation.keywords.prefetch_related("snapshots"):
         [new_keyword] = keywords_add(evaluation=copy, texts=[keyword.text])
         snapshots_add(
@@ -289,12 +378,18 @@ def evaluation_restart(*, evaluation_id: int) -> Evaluation:
 
 
 def evaluation_stop(*, evaluation: Evaluation) -> Evaluation:
-    """Pause grading: an active evaluation goes back to pending; grades are kept."""
-    changed = Evaluation.objects.filter(id=evaluation.id, status=Status.ACTIVE).update(
-        status=Status.PENDING
+    """Pause: an active evaluation goes back to pending (grades are kept); one whose
+    keywords are running stops running them (those already run are kept)."""
+    active = Q(status=Status.ACTIVE)
+    starting = Q(status=Status.PENDING, fetching=True)
+    changed = Evaluation.objects.filter(active | starting, id=evaluation.id).update(
+        status=Status.PENDING, fetching=False
     )
     if not changed:
-        raise InvalidState(f"only an active evaluation can stop; this one is {evaluation.status}")
+        evaluation.refresh_from_db()
+        raise InvalidState(
+            f"only an active or starting evaluation can pause; this one is {evaluation.status}"
+        )
     evaluation.refresh_from_db()
     return evaluation
 
@@ -310,9 +405,47 @@ def evaluation_finish_now(*, evaluation: Evaluation) -> Evaluation:
 
 def evaluation_delete(*, evaluation: Evaluation) -> None:
     """Delete an evaluation and everything in it; refused while graders are at work."""
-    if Evaluation.objects.filter(id=evaluation.id, status=Status.ACTIVE).exists():
-        raise InvalidState("stop the evaluation before deleting it: it is active")
+    running = (
+        Evaluation.objects.filter(Q(status=Status.ACTIVE) | Q(fetching=True), id=evaluation.id)
+        .values_list("status", flat=True)
+        .first()
+    )
+    if running is not None:
+        raise InvalidState(
+            "pause the evaluation before deleting it: it is "
+            + ("active" if running == Status.ACTIVE else "running its keywords")
+        )
+    # A team whose baseline this was keeps no baseline (the foreign key sets null).
     evaluation.delete()
+
+
+def evaluation_archive(*, evaluation: Evaluation, archived: bool = True) -> Evaluation:
+    """Archive (hide from lists and the work pool) or bring back; not while active."""
+    if archived and (evaluation.status == Status.ACTIVE or evaluation.fetching):
+        raise InvalidState("pause or finish the evaluation before archiving it")
+    Evaluation.objects.filter(id=evaluation.id).update(archived=archived)
+    evaluation.refresh_from_db(fields=["archived"])
+    return evaluation
+
+
+def evaluation_pin(*, evaluation: Evaluation, pinned: bool = True) -> Evaluation:
+    """Pin to (or unpin from) the team's dashboard."""
+    Evaluation.objects.filter(id=evaluation.id).update(pinned=pinned)
+    evaluation.refresh_from_db(fields=["pinned"])
+    return evaluation
+
+
+def team_set_baseline(*, team: Team, evaluation: Evaluation | None) -> None:
+    """The evaluation others are compared against: a finished one of the team, or none."""
+    if evaluation is not None:
+        if evaluation.team_id != team.id:
+            raise InvalidInput(["evaluation: not an evaluation of this team"])
+        if evaluation.status != Status.FINISHED:
+            raise InvalidState(
+                f"only a finished evaluation can be the baseline; this one is {evaluation.status}"
+            )
+    Team.objects.filter(id=team.id).update(baseline_evaluation=evaluation)
+    team.baseline_evaluation = evaluation
 
 
 @transaction.atomic

@@ -459,7 +459,7 @@ def test_create_writes_nothing_when_the_service_refuses_after_tags_were_named(ap
 # Measured on SQLite and PostgreSQL: the token, the evaluation, the active check, then
 # Django's cascade (the ids of metrics, keywords and snapshots, then one DELETE per
 # table). The same for 1 and 12 keywords.
-DELETE_QUERIES = 19
+DELETE_QUERIES = 21
 
 
 def test_delete_removes_a_pending_evaluation_and_everything_in_it(api, team_a):
@@ -572,8 +572,8 @@ def test_finish_ends_an_active_evaluation_whatever_its_progress(api, team_a):
     [
         ("active", "start", "only a pending evaluation can start; this one is active"),
         ("finished", "start", "only a pending evaluation can start; this one is finished"),
-        ("pending", "stop", "only an active evaluation can stop; this one is pending"),
-        ("finished", "stop", "only an active evaluation can stop; this one is finished"),
+        ("pending", "stop", "only an active or starting evaluation can pause; this one is pending"),
+        ("finished", "stop", "only an active or starting evaluation can pause; this one is finished"),
         ("pending", "finish", "only an active evaluation can finish; this one is pending"),
         ("finished", "finish", "only an active evaluation can finish; this one is finished"),
     ],
@@ -610,7 +610,7 @@ def test_a_transition_of_another_teams_evaluation_is_404_and_changes_nothing(act
 # Measured on SQLite and PostgreSQL, the same for 1 and 12 keywords: the token, the
 # evaluation, the change, and the answer (evaluation, metrics, tags). Finishing also
 # makes the means exact and records a history point: one read per metric (2 here).
-TRANSITION_QUERIES = {"start": 9, "stop": 7, "finish": 19}
+TRANSITION_QUERIES = {"start": 12, "stop": 7, "finish": 19}
 
 
 @pytest.mark.parametrize("action", ["start", "stop", "finish"])

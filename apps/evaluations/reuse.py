@@ -1,0 +1,155 @@
+"""Reuse strategies: fill a new evaluation's slots with earlier grades of the same team.
+
+When an evaluation opens, each of its snapshots that nobody has touched yet looks for
+grades given to the same keyword text and document (and, for the stricter strategy, at
+the same position) in finished evaluations of the same team on the same scale. Those
+grades are copied into its slots, most recent first, one per grader: a grader never
+holds two slots of one snapshot, here as in the queue.
+
+Copied slots are flagged `reused` (they are not new work for the leaderboard), keep the
+original grade time and reason, and their keywords are marked for scoring in the same
+transaction, so the metrics follow through the normal pipeline.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import F
+
+from apps.core.bulk import bulk_set
+
+from .models import Evaluation, FeedbackSlot, Keyword, Reuse, Snapshot, Status
+
+
+@dataclass(frozen=True)
+class EarlierGrade:
+    grader_id: int | None
+    external_grader: str
+    grade: int
+    reason: str
+    graded_at: datetime | None
+
+    @property
+    def who(self) -> tuple[int | None, str]:
+        return (self.grader_id, self.external_grader)
+
+
+def _match_key(reuse: str, text: str, doc_id: str, position: int) -> tuple[object, ...]:
+    if reuse == Reuse.KEYWORD_DOC_POSITION:
+        return (text, doc_id, position)
+    return (text, doc_id)
+
+
+def _untouched_snapshots(evaluation: Evaluation) -> dict[int, list[int]]:
+    """Snapshot id -> its slot ids in index order, for snapshots with no grader or grade."""
+    slots: dict[int, list[int]] = defaultdict(list)
+    touched: set[int] = set()
+    rows = (
+        FeedbackSlot.objects.filter(evaluation=evaluation)
+        .order_by("snapshot_id", "index")
+        .values_list("id", "snapshot_id", "grader_id", "external_grader", "grade")
+    )
+    for slot_id, snapshot_id, grader_id, external, grade in rows:
+        slots[snapshot_id].append(slot_id)
+        if grader_id is not None or external or grade is not None:
+            touched.add(snapshot_id)
+    return {snapshot: ids for snapshot, ids in slots.items() if snapshot not in touched}
+
+
+def _earlier_grades(
+    evaluation: Evaluation, texts: set[str]
+) -> dict[tuple[object, ...], list[EarlierGrade]]:
+    """Earlier grades by match key, most recent first."""
+    found: dict[tuple[object, ...], list[EarlierGrade]] = defaultdict(list)
+    rows = (
+        FeedbackSlot.objects.filter(
+            evaluation__team_id=evaluation.team_id,
+            evaluation__status=Status.FINISHED,
+            evaluation__scale=evaluation.scale,
+            grade__isnull=False,
+            keyword__text__in=texts,
+        )
+        .exclude(evaluation_id=evaluation.id)
+        .order_by(F("graded_at").desc(nulls_last=True), "-id")
+        .values_list(
+            "keyword__text",
+            "snapshot__doc_id",
+            "snapshot__position",
+            "grader_id",
+            "external_grader",
+            "grade",
+            "reason",
+            "graded_at",
+        )
+        .iterator(chunk_size=5000)
+    )
+    for text, doc_id, position, grader_id, external, grade, reason, graded_at in rows:
+        key = _match_key(evaluation.reuse, text, doc_id, position)
+        found[key].append(EarlierGrade(grader_id, external, int(grade or 0), reason, graded_at))
+    return found
+
+
+def _one_per_grader(grades: list[EarlierGrade], limit: int) -> list[EarlierGrade]:
+    """The most recent grade of each grader, up to `limit` graders."""
+    chosen: list[EarlierGrade] = []
+    seen: set[tuple[int | None, str]] = set()
+    for grade in grades:
+        if grade.who in seen:
+            continue
+        seen.add(grade.who)
+        chosen.append(grade)
+        if len(chosen) == limit:
+            break
+    return chosen
+
+
+@transaction.atomic
+def reuse_apply(*, evaluation: Evaluation) -> int:
+    """Copy earlier grades into untouched snapshots; returns the number of slots filled.
+
+    Call inside the transaction that opens the evaluation; the caller queues the
+    recomputation of the marked keywords after commit.
+    """
+    if evaluation.reuse == Reuse.NONE:
+        return 0
+    untouched = _untouched_snapshots(evaluation)
+    if not untouched:
+        return 0
+    snapshots = list(
+        Snapshot.objects.filter(id__in=list(untouched)).values_list(
+            "id", "keyword_id", "keyword__text", "doc_id", "position"
+        )
+    )
+    earlier = _earlier_grades(evaluation, {text for _, _, text, _, _ in snapshots})
+    slot_ids: list[int] = []
+    columns: dict[str, list[object]] = {
+        name: [] for name in ("grader_id", "external_grader", "grade", "reason", "graded_at")
+    }
+    keywords: set[int] = set()
+    started: list[int] = []
+    for snapshot_id, keyword_id, text, doc_id, position in snapshots:
+        grades = earlier.get(_match_key(evaluation.reuse, text, doc_id, position), [])
+        chosen = _one_per_grader(grades, evaluation.strategy)
+        if not chosen:
+            continue
+        keywords.add(keyword_id)
+        started.append(snapshot_id)
+        for slot_id, grade in zip(untouched[snapshot_id], chosen, strict=False):
+            slot_ids.append(slot_id)
+            columns["grader_id"].append(grade.grader_id)
+            columns["external_grader"].append(grade.external_grader)
+            columns["grade"].append(grade.grade)
+            columns["reason"].append(grade.reason)
+            columns["graded_at"].append(grade.graded_at)
+    if not slot_ids:
+        return 0
+    bulk_set(FeedbackSlot, slot_ids, {**columns, "reused": [True] * len(slot_ids)})
+    FeedbackSlot.objects.filter(snapshot_id__in=started).update(snapshot_started=True)
+    Keyword.objects.filter(id__in=keywords).update(
+        needs_scoring=True, grade_version=F("grade_version") + 1
+    )
+    return len(slot_ids)

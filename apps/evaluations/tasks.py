@@ -1,0 +1,25 @@
+"""Celery tasks of evaluations. They take ids and call a service; nothing else."""
+
+from celery import shared_task
+
+from . import fetching, services
+
+# When another evaluation is calling the same endpoint, look again after this long.
+ENDPOINT_BUSY_RETRY_SECONDS = 5
+
+
+@shared_task(name="apps.evaluations.tasks.fetch_evaluation", bind=True)
+def fetch_evaluation(self, evaluation_id: int) -> str:  # type: ignore[no-untyped-def]
+    outcome = fetching.evaluation_fetch(evaluation_id=evaluation_id)
+    if outcome == "endpoint busy" and not self.request.is_eager:
+        self.apply_async((evaluation_id,), countdown=ENDPOINT_BUSY_RETRY_SECONDS)
+    return outcome
+
+
+@shared_task(name="apps.evaluations.tasks.resume_stalled_fetches")
+def resume_stalled_fetches() -> int:
+    """Beat: start a runner for every evaluation whose keyword run has none."""
+    stalled = fetching.stalled_fetches()
+    for evaluation_id in stalled:
+        services.queue_fetch(evaluation_id=evaluation_id)
+    return len(stalled)
