@@ -52,7 +52,7 @@ def _is_whole_number(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _validate_settings(
+def settings_problems(
     *,
     team: Team,
     name: str,
@@ -121,7 +121,7 @@ def evaluation_create(
     """A pending evaluation; `search_model` (a SearchModel) when its results will come
     from the team's search system."""
     tags = list(tags)
-    problems = _validate_settings(
+    problems = settings_problems(
         team=team,
         name=name,
         scale=scale,

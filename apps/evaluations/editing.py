@@ -1,0 +1,141 @@
+"""Editing an evaluation's settings while it is pending.
+
+Once an evaluation has started (its first start, not a resume), the settings that shape
+its grades and their meaning lock: scale, strategy, profile, transformers, reuse and the
+search model. Changing them later would mix grades given under different rules. Names,
+descriptions, guidelines, tags, metrics and the position flag stay editable while it is
+pending; a change that alters metric values queues a full recomputation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count
+
+from apps.accounts.models import Tag
+from apps.core.errors import InvalidInput, InvalidState
+
+from .models import Evaluation, EvaluationMetric, FeedbackSlot, Status
+from .services import add_to_total_slots, settings_problems
+
+LOCKED_ONCE_STARTED = ("scale", "strategy", "profile", "transformers", "reuse", "search_model")
+FREE_WHILE_PENDING = ("name", "description", "show_position", "scoring_guidelines", "auto_restart")
+RESCORING = ("profile", "transformers")
+
+
+def _changed(evaluation: Evaluation, field: str, value: Any) -> bool:
+    if field == "search_model":
+        return (value.id if value is not None else None) != evaluation.search_model_id
+    return value != getattr(evaluation, field)
+
+
+@transaction.atomic
+def evaluation_update(
+    *,
+    evaluation: Evaluation,
+    metrics: Sequence[tuple[str, int]] | None = None,
+    tags: Iterable[Tag] | None = None,
+    **changes: Any,
+) -> Evaluation:
+    """Apply `changes` (field name -> value), `metrics` and `tags`; all or nothing."""
+    unknown = sorted(set(changes) - set(LOCKED_ONCE_STARTED) - set(FREE_WHILE_PENDING))
+    if unknown:
+        raise InvalidInput([f"{name}: not a setting that can be edited" for name in unknown])
+    current = Evaluation.objects.select_for_update().get(id=evaluation.id)
+    if current.status != Status.PENDING or current.fetching:
+        state = "starting" if current.fetching else current.status
+        raise InvalidState(f"only a pending evaluation can be edited; this one is {state}")
+    changes = {k: v for k, v in changes.items() if _changed(current, k, v)}
+    problems = [
+        f"{field}: locked once the evaluation has started"
+        for field in LOCKED_ONCE_STARTED
+        if field in changes and current.started_at is not None
+    ]
+    graded = FeedbackSlot.objects.filter(evaluation=current, grade__isnull=False).exists()
+    for field in ("scale", "strategy"):
+        if field in changes and graded:
+            problems.append(f"{field}: cannot change while results have grades")
+    tag_list = list(tags) if tags is not None else list(current.tags.all())
+    metric_list = (
+        list(metrics) if metrics is not None else list(current.metrics.values_list("metric", "k"))
+    )
+    merged = {
+        name: changes.get(name, getattr(current, name))
+        for name in ("name", "scale", "strategy", "profile", "reuse", "transformers")
+    }
+    problems += settings_problems(
+        team=current.team,
+        metrics=metric_list,
+        tags=tag_list,
+        search_model=changes.get("search_model"),
+        **merged,
+    )
+    if problems:
+        raise InvalidInput(problems)
+
+    if "name" in changes:
+        changes["name"] = changes["name"].strip()
+    for field, value in changes.items():
+        setattr(current, field, value)
+    current.save(update_fields=list(changes) or None)
+    if "strategy" in changes:
+        _resize_slots(current)
+    if tags is not None:
+        current.tags.set(tag_list)
+    metrics_changed = metrics is not None and _replace_metrics(current, metric_list)
+    if graded and (metrics_changed or any(field in changes for field in RESCORING)):
+        from apps.scoring.tasks import recompute_evaluation
+
+        transaction.on_commit(lambda: recompute_evaluation.delay(current.id))
+    current.refresh_from_db()
+    return current
+
+
+def _replace_metrics(evaluation: Evaluation, metrics: Sequence[tuple[str, int]]) -> bool:
+    """Keep rows (and their history) of metrics still listed; returns whether any changed."""
+    existing = {(m.metric, m.k): m for m in evaluation.metrics.all()}
+    wanted = {(metric, k): position for position, (metric, k) in enumerate(metrics)}
+    gone = [m.id for key, m in existing.items() if key not in wanted]
+    EvaluationMetric.objects.filter(id__in=gone).delete()
+    added = [key for key in wanted if key not in existing]
+    EvaluationMetric.objects.bulk_create(
+        EvaluationMetric(evaluation=evaluation, metric=metric, k=k, position=wanted[(metric, k)])
+        for metric, k in added
+    )
+    for key, row in existing.items():
+        if key in wanted and row.position != wanted[key]:
+            EvaluationMetric.objects.filter(id=row.id).update(position=wanted[key])
+    return bool(gone or added)
+
+
+def _resize_slots(evaluation: Evaluation) -> None:
+    """Give every snapshot `strategy` slots (none is graded: checked by the caller)."""
+    slots = FeedbackSlot.objects.filter(evaluation=evaluation)
+    removed, _ = slots.filter(index__gte=evaluation.strategy).delete()
+    have = {row[0]: row[1:] for row in _slot_counts(evaluation)}
+    new = [
+        FeedbackSlot(
+            evaluation=evaluation,
+            keyword_id=keyword_id,
+            snapshot_id=snapshot_id,
+            index=index,
+            keyword_position=keyword_position,
+            snapshot_position=snapshot_position,
+        )
+        for snapshot_id, (keyword_id, keyword_position, snapshot_position, count) in have.items()
+        for index in range(count, evaluation.strategy)
+    ]
+    FeedbackSlot.objects.bulk_create(new, batch_size=2000)
+    add_to_total_slots(evaluation_id=evaluation.id, added=len(new) - removed)
+
+
+def _slot_counts(evaluation: Evaluation) -> Iterable[tuple[int, int, int, int, int]]:
+    return (
+        FeedbackSlot.objects.filter(evaluation=evaluation)
+        .values("snapshot_id")
+        .annotate(n=Count("id"))
+        .values_list("snapshot_id", "keyword_id", "keyword_position", "snapshot_position", "n")
+    )
