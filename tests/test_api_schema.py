@@ -18,6 +18,7 @@ from schemathesis.checks import not_a_server_error
 
 from apps.accounts.tokens import api_token_create
 from apps.api.urls import v1
+from apps.endpoints.tests.factories import make_model
 from apps.evaluations.services import evaluation_finish_now
 from apps.judging.services import slot_record_grade
 from apps.scoring.services import keywords_recompute_marked
@@ -63,13 +64,21 @@ def test_the_schema_lists_every_v1_operation_and_nothing_else():
         "/api/v1/evaluations/": ["get", "post"],
         "/api/v1/evaluations/import": ["post"],
         "/api/v1/evaluations/import-trec": ["post"],
-        "/api/v1/evaluations/{evaluation_id}/": ["delete", "get"],
+        "/api/v1/evaluations/{evaluation_id}/": ["delete", "get", "patch"],
+        "/api/v1/evaluations/{evaluation_id}/clone": ["post"],
+        "/api/v1/evaluations/{evaluation_id}/archive": ["delete", "post"],
+        "/api/v1/evaluations/{evaluation_id}/pin": ["delete", "post"],
+        "/api/v1/evaluations/{evaluation_id}/baseline": ["delete", "post"],
         "/api/v1/evaluations/{evaluation_id}/start": ["post"],
         "/api/v1/evaluations/{evaluation_id}/stop": ["post"],
         "/api/v1/evaluations/{evaluation_id}/finish": ["post"],
         "/api/v1/evaluations/{evaluation_id}/export": ["get"],
         "/api/v1/evaluations/{evaluation_id}/keywords/": ["get"],
         "/api/v1/evaluations/{evaluation_id}/judgements/": ["get"],
+        "/api/v1/evaluations/{evaluation_id}/agreement/": ["get"],
+        "/api/v1/models/": ["get"],
+        "/api/v1/models/{model_id}/": ["get"],
+        "/api/v1/comparisons/": ["get"],
     }
 
 
@@ -194,10 +203,13 @@ def team_data() -> dict:
     slot_record_grade(slot_id=slots_of(finished)[0].id, grade=1, grader_name="vendor-1")
     keywords_recompute_marked()
     evaluation_finish_now(evaluation=finished)
-    theirs = make_evaluation(team=make_team("Other team"), start=False)
+    other_team = make_team("Other team")
+    theirs = make_evaluation(team=other_team, start=False)
+    our_model, their_model = make_model(team), make_model(other_team)
     return {
         "headers": {"Authorization": f"Bearer {text}"},
         "evaluation_ids": [pending.id, active.id, finished.id, theirs.id],
+        "model_ids": [our_model.id, their_model.id],
     }
 
 
@@ -208,10 +220,18 @@ def test_no_generated_request_gets_a_server_error(case, team_data):
     if case.operation.path.endswith(("/import", "/export")):
         pytest.importorskip("apps.evaluations.interchange", reason="the importer is not there")
     parameters = case.path_parameters or {}
-    generated = parameters.get("evaluation_id")
-    if isinstance(generated, int) and not isinstance(generated, bool) and generated % 5:
-        # Mostly an evaluation that exists (one of ours in each state, or another team's);
-        # the rest keep the generated id, so odd ids are tried too.
+    for name in ("evaluation_id", "model_id"):
+        generated = parameters.get(name)
+        if isinstance(generated, int) and not isinstance(generated, bool) and generated % 5:
+            # Mostly an object that exists (evaluations of ours in each state, a model of
+            # ours, or another team's); the rest keep the generated id, so odd ids are
+            # tried too.
+            ids = team_data[name + "s"]
+            parameters[name] = ids[generated % len(ids)]
+    listed = (case.query or {}).get("evaluations")
+    if isinstance(listed, str) and len(listed) % 4:
+        # A comparison: mostly two evaluations that exist (ours in each state, or another
+        # team's); the rest keep the generated text.
         ids = team_data["evaluation_ids"]
-        parameters["evaluation_id"] = ids[generated % len(ids)]
+        case.query["evaluations"] = f"{ids[len(listed) % 3]},{ids[(len(listed) + 1) % 4]}"
     case.call_and_validate(headers=team_data["headers"], checks=[not_a_server_error])

@@ -1,10 +1,24 @@
-"""/api/v1/evaluations: list, get, create, delete, start, stop, finish, import, export."""
+"""/api/v1/evaluations: list, get, create, delete, start, stop, finish, import, export.
+
+Editing and the other lifecycle actions (clone, archive, pin, baseline) are in
+lifecycle.py.
+"""
 
 import io
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import (
+    BooleanField,
+    Case,
+    Count,
+    F,
+    Prefetch,
+    Q,
+    QuerySet,
+    Value,
+    When,
+)
 from django.http import FileResponse, HttpRequest
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -18,6 +32,7 @@ from rest_framework.views import APIView
 from apps.accounts.models import Tag
 from apps.accounts.services import tags_get_or_create
 from apps.core.errors import InvalidInput
+from apps.endpoints.models import SearchModel
 from apps.evaluations import services
 from apps.evaluations.downloads import EXPORT_FORMAT_NAMES, export_download
 from apps.evaluations.metric_list import parse_metric_list
@@ -56,6 +71,13 @@ class EvaluationOut(serializers.Serializer):
     progress = serializers.FloatField()
     graded_slots = serializers.IntegerField()
     total_slots = serializers.IntegerField()
+    model = serializers.IntegerField(
+        source="search_model_id", allow_null=True, help_text="search model id; null if imported"
+    )
+    fetching = serializers.BooleanField(help_text="true while a start runs the keywords")
+    keywords_run = serializers.IntegerField(source="keywords_run_count")
+    keywords_failed = serializers.IntegerField(source="keywords_failed_count")
+    is_baseline = serializers.BooleanField(help_text="the team's baseline evaluation")
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
@@ -99,6 +121,9 @@ class EvaluationIn(serializers.Serializer):
         child=serializers.DictField(child=serializers.IntegerField()), required=False, default=dict
     )
     tags = serializers.ListField(child=serializers.CharField(max_length=60), default=list)
+    model = serializers.IntegerField(
+        required=False, allow_null=True, default=None, help_text="search model id"
+    )
     metrics = MetricIn(many=True, allow_empty=False)
     keywords = serializers.ListField(
         child=serializers.CharField(max_length=500, allow_blank=True),
@@ -111,13 +136,34 @@ def team_evaluations(request: Request) -> QuerySet[Evaluation]:
     """The caller's team's evaluations, with what EvaluationOut reads, in few queries."""
     return (
         Evaluation.objects.filter(team_id=request.user.team_id)
-        .annotate(keyword_count=Count("keywords", distinct=True))
+        .annotate(
+            keyword_count=Count("keywords", distinct=True),
+            keywords_run_count=Count(
+                "keywords", filter=Q(keywords__executed_at__isnull=False), distinct=True
+            ),
+            keywords_failed_count=Count("keywords", filter=Q(keywords__failed=True), distinct=True),
+            is_baseline=Case(
+                When(team__baseline_evaluation_id=F("id"), then=Value(True)),
+                default=Value(False),
+                output_field=BooleanField(),
+            ),
+        )
         .prefetch_related(
             Prefetch("metrics", queryset=EvaluationMetric.objects.order_by("position", "id")),
             Prefetch("tags", queryset=Tag.objects.order_by("name")),
         )
         .order_by("-created_at", "-id")
     )
+
+
+def team_search_model(team: Any, model_id: int | None) -> SearchModel | None:
+    """The team's search model with this id; another team's is "no such model" (400)."""
+    if model_id is None:
+        return None
+    model = SearchModel.objects.filter(team=team, id=model_id).first()
+    if model is None:
+        raise InvalidInput([f"model: no search model {model_id} in this team"])
+    return model
 
 
 def evaluation_of(request: Request, evaluation_id: int) -> Evaluation:
@@ -193,6 +239,7 @@ class EvaluationListCreate(generics.ListAPIView):
                 metrics=[(m["metric"], m["k"]) for m in fields.pop("metrics")],
                 keywords=fields.pop("keywords"),
                 tags=tags_get_or_create(team=team, names=fields.pop("tags")),
+                search_model=team_search_model(team, fields.pop("model")),
                 **fields,
             )
         return answer(request, evaluation.id, status.HTTP_201_CREATED)
@@ -204,7 +251,7 @@ class EvaluationDetail(APIView):
         return answer(request, evaluation_id)
 
     @extend_schema(
-        summary="Delete an evaluation (refused while it is active)", responses={204: None}
+        summary="Delete an evaluation (refused while active or starting)", responses={204: None}
     )
     def delete(self, request: Request, evaluation_id: int) -> Response:
         services.evaluation_delete(evaluation=evaluation_of(request, evaluation_id))
@@ -213,7 +260,12 @@ class EvaluationDetail(APIView):
 
 class EvaluationStart(APIView):
     @extend_schema(
-        summary="Open a pending evaluation for grading", request=None, responses=EvaluationOut
+        summary="Start or resume a pending evaluation",
+        description="With a search model, its keywords not yet run run first on a worker "
+        "(`fetching` is true meanwhile) and the evaluation opens when they are done; "
+        "without one it opens at once.",
+        request=None,
+        responses=EvaluationOut,
     )
     def post(self, request: Request, evaluation_id: int) -> Response:
         services.evaluation_start(evaluation=evaluation_of(request, evaluation_id))
@@ -221,7 +273,11 @@ class EvaluationStart(APIView):
 
 
 class EvaluationStop(APIView):
-    @extend_schema(summary="Pause an active evaluation", request=None, responses=EvaluationOut)
+    @extend_schema(
+        summary="Pause an active evaluation, or a start whose keywords run",
+        request=None,
+        responses=EvaluationOut,
+    )
     def post(self, request: Request, evaluation_id: int) -> Response:
         services.evaluation_stop(evaluation=evaluation_of(request, evaluation_id))
         return answer(request, evaluation_id)

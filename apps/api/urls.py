@@ -1,20 +1,28 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from . import evaluations, keywords
+from . import agreement, comparisons, evaluations, keywords, lifecycle, search_models
 from .authentication import PageVisitor
 
 v1 = [
     path("evaluations/", evaluations.EvaluationListCreate.as_view()),
     path("evaluations/import", evaluations.EvaluationImport.as_view()),
     path("evaluations/import-trec", evaluations.EvaluationImportTrec.as_view()),
-    path("evaluations/<int:evaluation_id>/", evaluations.EvaluationDetail.as_view()),
+    path("evaluations/<int:evaluation_id>/", lifecycle.EvaluationEdit.as_view()),
     path("evaluations/<int:evaluation_id>/start", evaluations.EvaluationStart.as_view()),
     path("evaluations/<int:evaluation_id>/stop", evaluations.EvaluationStop.as_view()),
     path("evaluations/<int:evaluation_id>/finish", evaluations.EvaluationFinish.as_view()),
+    path("evaluations/<int:evaluation_id>/clone", lifecycle.EvaluationClone.as_view()),
+    path("evaluations/<int:evaluation_id>/archive", lifecycle.EvaluationArchive.as_view()),
+    path("evaluations/<int:evaluation_id>/pin", lifecycle.EvaluationPin.as_view()),
+    path("evaluations/<int:evaluation_id>/baseline", lifecycle.EvaluationBaseline.as_view()),
     path("evaluations/<int:evaluation_id>/export", evaluations.EvaluationExport.as_view()),
     path("evaluations/<int:evaluation_id>/keywords/", keywords.KeywordList.as_view()),
     path("evaluations/<int:evaluation_id>/judgements/", keywords.JudgementList.as_view()),
+    path("evaluations/<int:evaluation_id>/agreement/", agreement.EvaluationAgreement.as_view()),
+    path("models/", search_models.SearchModelList.as_view()),
+    path("models/<int:model_id>/", search_models.SearchModelDetail.as_view()),
+    path("comparisons/", comparisons.ComparisonView.as_view()),
 ]
 
 urlpatterns = [

@@ -572,8 +572,16 @@ def test_finish_ends_an_active_evaluation_whatever_its_progress(api, team_a):
     [
         ("active", "start", "only a pending evaluation can start; this one is active"),
         ("finished", "start", "only a pending evaluation can start; this one is finished"),
-        ("pending", "stop", "only an active or starting evaluation can pause; this one is pending"),
-        ("finished", "stop", "only an active or starting evaluation can pause; this one is finished"),
+        (
+            "pending",
+            "stop",
+            "only an active or starting evaluation can pause; this one is pending",
+        ),
+        (
+            "finished",
+            "stop",
+            "only an active or starting evaluation can pause; this one is finished",
+        ),
         ("pending", "finish", "only an active evaluation can finish; this one is pending"),
         ("finished", "finish", "only an active evaluation can finish; this one is finished"),
     ],
