@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import agreement_views, views
 
 urlpatterns = [
     path("evaluations/", views.evaluation_list, name="evaluation_list"),
@@ -15,5 +15,29 @@ urlpatterns = [
         "evaluations/<int:evaluation_id>/keywords/<int:keyword_id>/",
         views.keyword_detail,
         name="keyword_detail",
+    ),
+]
+
+# Agreement between graders and the lead's disagreement queue.
+urlpatterns += [
+    path(
+        "evaluations/<int:evaluation_id>/agreement/",
+        agreement_views.evaluation_agreement,
+        name="evaluation_agreement",
+    ),
+    path(
+        "evaluations/<int:evaluation_id>/disagreements/",
+        agreement_views.disagreement_queue,
+        name="disagreement_queue",
+    ),
+    path(
+        "evaluations/<int:evaluation_id>/disagreements/<int:snapshot_id>/decide/",
+        agreement_views.disagreement_decide,
+        name="disagreement_decide",
+    ),
+    path(
+        "evaluations/<int:evaluation_id>/disagreements/<int:snapshot_id>/clear/",
+        agreement_views.disagreement_clear,
+        name="disagreement_clear",
     ),
 ]

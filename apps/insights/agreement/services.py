@@ -1,0 +1,103 @@
+"""A lead settles a snapshot: their final grade overrides stage 1 in the metrics.
+
+The decision is written in one transaction with the keyword's scoring mark, exactly as
+a grade is, so the keyword's metrics are recomputed through the normal pipeline after
+the commit, and a recompute already running sees a newer grade version and goes round
+again.
+"""
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.accounts.models import Membership
+from apps.accounts.selectors import is_lead
+from apps.core.errors import InvalidInput, NotAllowed
+from apps.evaluations.models import Snapshot
+from apps.insights.models import SnapshotDecision
+from apps.scoring import engine
+from apps.scoring.services import keyword_mark_for_scoring
+
+REASON_MAX_LENGTH = 2000
+
+
+def _check_lead(membership: Membership) -> None:
+    if not is_lead(membership):
+        raise NotAllowed("Only the team's owner and admins can settle a disagreement.")
+
+
+def _team_snapshot(membership: Membership, snapshot_id: int, evaluation_id: int | None) -> Snapshot:
+    """The snapshot with its keyword and evaluation. Another team's snapshot, or one not of
+    ``evaluation_id`` when it is given, raises Snapshot.DoesNotExist, as if there were none."""
+    found = Snapshot.objects.select_related("keyword__evaluation").filter(
+        id=snapshot_id, keyword__evaluation__team_id=membership.team_id
+    )
+    if evaluation_id is not None:
+        found = found.filter(keyword__evaluation_id=evaluation_id)
+    snapshot = found.first()
+    if snapshot is None:
+        raise Snapshot.DoesNotExist("No such result in this team.")
+    return snapshot
+
+
+def _checked_grade(grade: Any, scale_name: str) -> int:
+    scale = engine.get_scale(scale_name)
+    if not scale.is_grade(grade):
+        raise InvalidInput(
+            {"grade": f"{grade!r} is not a {scale.name} grade {scale.describe_grades()}"},
+            field="grade",
+        )
+    return int(grade)
+
+
+def snapshot_decide(
+    *,
+    membership: Membership,
+    snapshot_id: int,
+    grade: Any,
+    reason: str = "",
+    evaluation_id: int | None = None,
+) -> SnapshotDecision:
+    """Set (or change) the lead's final grade of a snapshot, on the evaluation's scale.
+    ``evaluation_id``: the evaluation the snapshot must belong to, when the caller knows."""
+    _check_lead(membership)
+    reason = (reason or "").strip()
+    if len(reason) > REASON_MAX_LENGTH:
+        raise InvalidInput(
+            {"reason": f"at most {REASON_MAX_LENGTH} characters ({len(reason)} given)"},
+            field="reason",
+        )
+    snapshot = _team_snapshot(membership, snapshot_id, evaluation_id)
+    evaluation = snapshot.keyword.evaluation
+    checked = _checked_grade(grade, evaluation.scale)
+    with transaction.atomic():
+        # Marking updates the keyword's row first. Its lock makes two leads deciding on
+        # one keyword take turns, and it is the order in which the pipeline's store locks
+        # (keyword, then its snapshots), so a decision and a recompute never deadlock.
+        keyword_mark_for_scoring(keyword_id=snapshot.keyword_id)
+        decision, _created = SnapshotDecision.objects.update_or_create(
+            snapshot=snapshot,
+            defaults={
+                "evaluation": evaluation,
+                "grade": checked,
+                "reason": reason,
+                "decided_by": membership.user,
+                "decided_at": timezone.now(),
+            },
+        )
+    return decision
+
+
+def snapshot_decision_clear(
+    *, membership: Membership, snapshot_id: int, evaluation_id: int | None = None
+) -> bool:
+    """Remove the lead's decision: stage 1 is the graders' again. False if there was none."""
+    _check_lead(membership)
+    snapshot = _team_snapshot(membership, snapshot_id, evaluation_id)
+    if not SnapshotDecision.objects.filter(snapshot=snapshot).exists():
+        return False
+    with transaction.atomic():
+        keyword_mark_for_scoring(keyword_id=snapshot.keyword_id)  # first, as in snapshot_decide
+        deleted, _ = SnapshotDecision.objects.filter(snapshot=snapshot).delete()
+    return bool(deleted)

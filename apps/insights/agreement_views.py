@@ -1,0 +1,150 @@
+"""The lead's agreement page and disagreement queue of one evaluation.
+
+Deciding and clearing answer the queue row as a fragment for htmx (with the metric means
+swapped out of band, so the lead sees the decision move them) and redirect back to the
+queue without htmx.
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from apps.accounts.decorators import lead_required
+from apps.accounts.models import Membership
+from apps.core.errors import DomainError
+from apps.evaluations.models import Evaluation, Snapshot
+from apps.scoring import engine
+
+from .agreement import readings, selectors, services
+
+
+def _team_evaluation(request: HttpRequest, evaluation_id: int) -> Evaluation:
+    team_id = request.membership.team_id  # type: ignore[attr-defined]
+    return get_object_or_404(Evaluation, id=evaluation_id, team_id=team_id)
+
+
+@lead_required
+def evaluation_agreement(request: HttpRequest, evaluation_id: int) -> HttpResponse:
+    evaluation = _team_evaluation(request, evaluation_id)
+    agreement = selectors.evaluation_agreement(evaluation)
+    report = agreement.report
+    return render(
+        request,
+        "insights/agreement.html",
+        {
+            "evaluation": evaluation,
+            "agreement": agreement,
+            "report": report,
+            "kappa_band": readings.landis_koch_band(report.kappa.value),
+            "alpha_band": readings.landis_koch_band(report.alpha.value),
+            "alpha_reading": readings.krippendorff_reading(report.alpha.value),
+            "landis_koch_source": readings.LANDIS_KOCH_SOURCE,
+            "krippendorff_source": readings.KRIPPENDORFF_SOURCE,
+        },
+    )
+
+
+def _queue_context(evaluation: Evaluation) -> dict[str, Any]:
+    scale = engine.get_scale(evaluation.scale)
+    return {
+        "evaluation": evaluation,
+        "buttons": list(zip(scale.grades, scale.labels, strict=True)),
+        "metrics": selectors.metric_summary(evaluation),
+    }
+
+
+@lead_required
+def disagreement_queue(request: HttpRequest, evaluation_id: int) -> HttpResponse:
+    evaluation = _team_evaluation(request, evaluation_id)
+    show = request.GET.get("show", "open")
+    if show not in selectors.SHOW_CHOICES:
+        show = "open"
+    page, rows = selectors.disagreement_page(
+        evaluation, show=show, page_number=request.GET.get("page", 1)
+    )
+    context = _queue_context(evaluation)
+    context.update(
+        show=show,
+        page=page,
+        rows=rows,
+        open_count=page.paginator.count if show == "open" else None,
+    )
+    return render(request, "insights/disagreement_queue.html", context)
+
+
+def _after_change(
+    request: HttpRequest, evaluation: Evaluation, snapshot_id: int, *, error: str = ""
+) -> HttpResponseBase:
+    if not request.htmx:  # type: ignore[attr-defined]
+        if error:
+            messages.error(request, error)
+        queue = reverse("disagreement_queue", args=[evaluation.id])
+        return redirect(f"{queue}?show={request.POST.get('show', 'open')}")
+    [row] = selectors.queue_rows(evaluation, [snapshot_id])
+    context = _queue_context(evaluation)
+    context.update(row=row, error=error, swap_metrics=True, show=request.POST.get("show", "open"))
+    return render(request, "insights/disagreement_row.html", context, status=400 if error else 200)
+
+
+def _settle(
+    request: HttpRequest,
+    evaluation_id: int,
+    snapshot_id: int,
+    change: Callable[[Membership], object],
+) -> HttpResponseBase:
+    """Apply a lead's change (given the lead's membership) to one snapshot of the
+    evaluation and answer with its row. A snapshot that is not this (team's)
+    evaluation's answers 404."""
+    evaluation = _team_evaluation(request, evaluation_id)
+    try:
+        change(request.membership)  # type: ignore[attr-defined]
+    except Snapshot.DoesNotExist:
+        raise Http404("No such result in this evaluation.") from None
+    except DomainError as error:
+        return _after_change(request, evaluation, snapshot_id, error=error.message)
+    return _after_change(request, evaluation, snapshot_id)
+
+
+@require_POST
+@lead_required
+def disagreement_decide(
+    request: HttpRequest, evaluation_id: int, snapshot_id: int
+) -> HttpResponseBase:
+    raw = request.POST.get("grade", "")
+    try:
+        grade: Any = int(raw)
+    except ValueError:
+        grade = raw  # refused by the service, which names the field
+    return _settle(
+        request,
+        evaluation_id,
+        snapshot_id,
+        lambda membership: services.snapshot_decide(
+            membership=membership,
+            snapshot_id=snapshot_id,
+            grade=grade,
+            reason=request.POST.get("reason", ""),
+            evaluation_id=evaluation_id,
+        ),
+    )
+
+
+@require_POST
+@lead_required
+def disagreement_clear(
+    request: HttpRequest, evaluation_id: int, snapshot_id: int
+) -> HttpResponseBase:
+    return _settle(
+        request,
+        evaluation_id,
+        snapshot_id,
+        lambda membership: services.snapshot_decision_clear(
+            membership=membership, snapshot_id=snapshot_id, evaluation_id=evaluation_id
+        ),
+    )
