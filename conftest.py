@@ -177,3 +177,14 @@ def search_server(settings):
     server = SearchServer().start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def celery_worker_process(postgres, real_broker):
+    """A real `celery worker` subprocess on Redis, reading and writing the test database."""
+    from tests.worker import start_worker, stop_worker
+
+    broker_url, queue = real_broker
+    worker = start_worker(broker_url, queue)
+    yield worker
+    stop_worker(worker)

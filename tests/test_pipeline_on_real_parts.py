@@ -1,72 +1,15 @@
 """The pipeline with real parts: a Celery worker process on Redis, and a broker that is down."""
 
-import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from apps.evaluations.models import EvaluationMetric, Keyword
 from apps.judging.services import slot_record_grade
 from apps.scoring import services as scoring_services
 from apps.scoring.tasks import recompute_marked
 from tests.factories import make_evaluation, slots_of
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def database_url_of_test_database() -> str:
-    s = connection.settings_dict
-    return f"postgres://{s['USER']}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
-
-
-def wait_for(predicate, *, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
-
-
-@pytest.fixture
-def celery_worker_process(postgres, real_broker):
-    """A real `celery worker` subprocess on Redis, reading and writing the test database."""
-    broker_url, queue = real_broker
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url_of_test_database(),
-        "CELERY_BROKER_URL": broker_url,
-    }
-    worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "--pool=solo",
-            f"--queues={queue}",
-            "--loglevel=WARNING",
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    yield worker
-    worker.terminate()
-    try:
-        worker.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        worker.kill()
+from tests.worker import stop_worker, wait_for
 
 
 @pytest.mark.django_db(transaction=True)
@@ -81,8 +24,7 @@ def test_a_real_worker_turns_a_grade_into_new_metrics_within_seconds(celery_work
 
     updated = wait_for(metric_is_updated, seconds=30)
     if not updated:
-        celery_worker_process.terminate()
-        output = celery_worker_process.communicate(timeout=10)[0].decode(errors="replace")
+        output = stop_worker(celery_worker_process)
         pytest.fail(f"the worker did not update the metric in 30 s; its output:\n{output}")
     assert not Keyword.objects.get(text="red shoes").needs_scoring
 
