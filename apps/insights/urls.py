@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import agreement_views, views
+from . import agreement_views, compare_views, views
 
 urlpatterns = [
     path("evaluations/", views.evaluation_list, name="evaluation_list"),
@@ -16,23 +16,6 @@ urlpatterns = [
         views.keyword_detail,
         name="keyword_detail",
     ),
-    path(
-        "evaluations/<int:evaluation_id>/progress/",
-        views.evaluation_progress,
-        name="evaluation_progress",
-    ),
-    path(
-        "evaluations/<int:evaluation_id>/metrics/<int:metric_id>/pin/",
-        views.metric_pin,
-        name="metric_pin",
-    ),
-    path(
-        "evaluations/<int:evaluation_id>/slots/<int:slot_id>/reset/",
-        views.slot_reset,
-        name="slot_reset",
-    ),
-    path("leaderboard/", views.leaderboard, name="leaderboard"),
-    path("models/<int:model_id>/history/", views.model_history, name="model_history"),
 ]
 
 # Agreement between graders and the lead's disagreement queue.
@@ -56,5 +39,19 @@ urlpatterns += [
         "evaluations/<int:evaluation_id>/disagreements/<int:snapshot_id>/clear/",
         agreement_views.disagreement_clear,
         name="disagreement_clear",
+    ),
+]
+
+# Comparison of evaluations over their common keywords.
+urlpatterns += [
+    path(
+        "evaluations/compare/",
+        compare_views.evaluation_comparison,
+        name="evaluation_comparison",
+    ),
+    path(
+        "evaluations/compare/export/",
+        compare_views.evaluation_comparison_export,
+        name="evaluation_comparison_export",
     ),
 ]

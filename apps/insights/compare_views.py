@@ -1,0 +1,127 @@
+"""The lead's comparison of evaluations: the page and its CSV downloads.
+
+GET ?e=1&e=2[&e=3...]: the first evaluation is the baseline, every other is compared with
+it. The page also takes vs (which evaluation the per-keyword table shows), sort and page.
+"""
+
+import io
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from apps.accounts.decorators import lead_required
+from apps.core.errors import InvalidInput
+
+from .comparison.selectors import (
+    Comparison,
+    PairComparison,
+    comparison_build,
+    parse_evaluation_ids,
+)
+from .comparison.table import (
+    keyword_page,
+    parse_sort,
+    sort_choices,
+    write_keywords_csv,
+    write_summary_csv,
+)
+
+CSV_PARTS = {"keywords": write_keywords_csv, "summary": write_summary_csv}
+
+
+def _refused(request: HttpRequest, error: InvalidInput) -> HttpResponse:
+    return render(
+        request, "insights/comparison_error.html", {"problems": error.problems}, status=400
+    )
+
+
+def _chosen_pair(comparison: Comparison, text: str) -> PairComparison:
+    """The pair the per-keyword table shows: ?vs=<evaluation id>, else the first."""
+    if not text.strip():
+        return comparison.pairs[0]
+    pair = comparison.pair_with(int(text)) if text.strip().isdigit() else None
+    if pair is None:
+        ids = ", ".join(str(p.candidate.id) for p in comparison.pairs)
+        raise InvalidInput([f"vs: {text[:40]!r} is not one of the compared evaluations ({ids})"])
+    return pair
+
+
+def _query(ids: list[int], **more: object) -> str:
+    return "?" + urlencode([("e", i) for i in ids] + [(k, v) for k, v in more.items() if v])
+
+
+@dataclass(frozen=True)
+class SortLink:
+    query: str  # what a click on the column asks for: this order, or reversed
+    state: str  # "ascending", "descending" or "" (the table is not sorted by it)
+
+
+def _sort_links(ids: list[int], pair: PairComparison, sort: str, vs: int | None) -> dict:
+    links = {}
+    for choice in sort_choices(pair):
+        state = "ascending" if sort == choice else "descending" if sort == f"-{choice}" else ""
+        next_sort = f"-{choice}" if state == "ascending" else choice
+        links[choice] = SortLink(_query(ids, vs=vs, sort=next_sort), state)
+    return links
+
+
+@lead_required
+def evaluation_comparison(request: HttpRequest) -> HttpResponse:
+    team_id = request.membership.team_id  # type: ignore[attr-defined]
+    try:
+        ids = parse_evaluation_ids(request.GET.getlist("e"), field="e")
+        comparison = comparison_build(team_id=team_id, evaluation_ids=ids)
+        pair = _chosen_pair(comparison, request.GET.get("vs", ""))
+        sort = parse_sort(request.GET.get("sort", ""), pair)
+    except InvalidInput as error:
+        return _refused(request, error)
+    page, rows = keyword_page(comparison, pair, sort=sort, page_number=request.GET.get("page", 1))
+    vs = pair.candidate.id if len(comparison.pairs) > 1 else None
+    sort_links = _sort_links(ids, pair, sort, vs)
+    baseline_links = [
+        (e, _query([e.id, *[i for i in ids if i != e.id]])) for e in comparison.evaluations[1:]
+    ]
+    return render(
+        request,
+        "insights/comparison.html",
+        {
+            "comparison": comparison,
+            "pair": pair,
+            "page": page,
+            "rows": rows,
+            "sort": sort,
+            "sort_links": sort_links,
+            "metric_sort_links": [(m, sort_links[m.key]) for m in pair.metrics],
+            "column_count": 3 * len(pair.metrics) + 4,
+            "page_query": _query(ids, vs=vs, sort=sort),
+            "pair_links": [
+                (p, _query(ids, vs=p.candidate.id, sort=sort)) for p in comparison.pairs
+            ],
+            "baseline_links": baseline_links,
+            "export_query": _query(ids),
+        },
+    )
+
+
+@lead_required
+def evaluation_comparison_export(request: HttpRequest) -> HttpResponse:
+    """?part=keywords (default): a row per common keyword; ?part=summary: per metric."""
+    team_id = request.membership.team_id  # type: ignore[attr-defined]
+    part = request.GET.get("part", "keywords")
+    try:
+        if part not in CSV_PARTS:
+            raise InvalidInput([f"part: {part[:40]!r} is not one of {', '.join(CSV_PARTS)}"])
+        ids = parse_evaluation_ids(request.GET.getlist("e"), field="e")
+        comparison = comparison_build(team_id=team_id, evaluation_ids=ids)
+    except InvalidInput as error:
+        return _refused(request, error)
+    out = io.StringIO()
+    CSV_PARTS[part](comparison, out)
+    name = "comparison-" + "-".join(str(i) for i in ids) + f"-{part}.csv"
+    return HttpResponse(
+        out.getvalue(),
+        content_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )

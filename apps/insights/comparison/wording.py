@@ -1,0 +1,25 @@
+"""What a lead reads about one metric's comparison: p-values and a plain sentence."""
+
+from .stats import SIGNIFICANCE, PairedResult
+
+
+def p_text(p_value: float | None) -> str:
+    """'p = 0.003', or 'p < 0.001' below what three decimals can show; '' without one."""
+    if p_value is None:
+        return ""
+    if p_value < 0.001:
+        return "p < 0.001"
+    return f"p = {p_value:.3f}"
+
+
+def verdict(*, baseline: str, candidate: str, label: str, result: PairedResult) -> str:
+    """'B is better than A on nDCG@10 (p = 0.003)', or that no difference was found."""
+    if result.compared == 0:
+        return f"No keyword has a {label} value in both {candidate} and {baseline}."
+    if result.significant and result.difference is not None and result.difference != 0:
+        direction = "better" if result.difference > 0 else "worse"
+        return f"{candidate} is {direction} than {baseline} on {label} ({p_text(result.p_value)})"
+    return (
+        f"No significant difference between {candidate} and {baseline} on {label} "
+        f"({p_text(result.p_value)}, significance at p < {SIGNIFICANCE})"
+    )
