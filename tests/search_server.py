@@ -10,7 +10,9 @@ It answers like a small Elasticsearch-style API:
 - ``/error500``, ``/malformed``, ``/empty``, ``/html``: the failures their names say;
 - ``/flaky?q=``: a 500 for the first ``fail_first`` calls of each keyword, then results;
 - ``/slow``: results after ``slow_seconds``;
-- every answer waits ``delay_seconds`` first (a benchmark sets it to 0.05).
+- every answer waits ``delay_seconds`` first (a benchmark sets it to 0.05);
+- ``/stats``: requests so far and the most in flight at once (for a server run in
+  another process).
 
 It counts requests and the most requests it had in flight at once, so tests can check
 retries and bounded concurrency.
@@ -111,41 +113,51 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if self.server.delay_seconds:
                 time.sleep(self.server.delay_seconds)
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                self._route(parts.path, keyword, call)
+            status, payload, content_type = self._route(parts.path, keyword, call)
         finally:
+            # Counted out before the answer is written: once the client has it, it may
+            # send its next request before this thread would get round to it.
             self.server.leave()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
 
-    def _route(self, path: str, keyword: str, call: int) -> None:
-        results = {"hits": {"total": self.server.results, "hits": []}}
-        results["hits"]["hits"] = documents_for(keyword, self.server.results)  # type: ignore[index]
+    def _route(self, path: str, keyword: str, call: int) -> tuple[int, bytes, str]:
+        found = json.dumps(
+            {
+                "hits": {
+                    "total": self.server.results,
+                    "hits": documents_for(keyword, self.server.results),
+                }
+            }
+        ).encode()
         if path == "/search":
-            self._send(200, json.dumps(results).encode())
-        elif path == "/flaky":
-            if call <= self.server.fail_first:
-                self._send(500, b'{"error": "try again"}')
-            else:
-                self._send(200, json.dumps(results).encode())
-        elif path == "/slow":
+            return 200, found, JSON
+        if path == "/flaky":
+            failing = call <= self.server.fail_first
+            return (500, b'{"error": "try again"}', JSON) if failing else (200, found, JSON)
+        if path == "/slow":
             time.sleep(self.server.slow_seconds)
-            self._send(200, json.dumps(results).encode())
-        elif path == "/error500":
-            self._send(500, b'{"error": "index unavailable"}')
-        elif path == "/malformed":
-            self._send(200, b'{"hits": {"hits": [{"_id": 1,, }]}}')
-        elif path == "/empty":
-            self._send(200, b'{"hits": {"total": 0, "hits": []}}')
-        elif path == "/html":
-            self._send(200, b"<html>down for maintenance</html>", "text/html")
-        else:
-            self._send(404, b"no such page", "text/plain")
+            return 200, found, JSON
+        if path == "/stats":
+            stats = {
+                "requests": sum(self.server.calls.values()),
+                "most_in_flight": self.server.most_in_flight,
+            }
+            return 200, json.dumps(stats).encode(), JSON
+        return FIXED_ANSWERS.get(path, (404, b"no such page", "text/plain"))
 
-    def _send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+
+JSON = "application/json"
+FIXED_ANSWERS = {
+    "/error500": (500, b'{"error": "index unavailable"}', JSON),
+    "/malformed": (200, b'{"hits": {"hits": [{"_id": 1,, }]}}', JSON),
+    "/empty": (200, b'{"hits": {"total": 0, "hits": []}}', JSON),
+    "/html": (200, b"<html>down for maintenance</html>", "text/html"),
+}
 
 
 def _keyword(query: str, body: bytes, content_type: str) -> str:

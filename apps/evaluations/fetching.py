@@ -38,7 +38,8 @@ from django.utils import timezone
 from apps.core.bulk import bulk_set
 from apps.search import Document, KeywordRun
 
-from .models import Evaluation, FeedbackSlot, Keyword, Snapshot, Status
+from .models import Evaluation, Keyword, Snapshot, Status
+from .result_rows import ResultRow, insert_results
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +49,8 @@ CHECK_EVERY_SECONDS = 1.0
 # Results are written in batches: fewer transactions, still visible progress.
 STORE_EVERY_KEYWORDS = 50
 STORE_EVERY_SECONDS = 0.5
+# Keywords queued per thread: enough that calls go on while a batch is stored.
+LOOKAHEAD_ROUNDS = 4
 # The first key of the endpoint's advisory lock on PostgreSQL (the second is its id).
 ENDPOINT_LOCK_SPACE = 7_310_002
 
@@ -187,7 +190,7 @@ def store_outcomes(*, evaluation: Evaluation, outcomes: list[KeywordOutcome]) ->
         if not outcomes:
             return 0
         positions = dict(Keyword.objects.filter(id__in=fresh).values_list("id", "position"))
-        snapshots: list[Snapshot] = []
+        results: list[ResultRow] = []
         columns: dict[str, list[object]] = {
             "http_status": [],
             "execution_message": [],
@@ -198,14 +201,15 @@ def store_outcomes(*, evaluation: Evaluation, outcomes: list[KeywordOutcome]) ->
         }
         for outcome in outcomes:
             rows, message, failed = _status_of(outcome)
-            snapshots += [
-                Snapshot(
-                    keyword_id=outcome.keyword_id,
-                    position=rank,
-                    doc_id=doc_id,
-                    name=name,
-                    image=image,
-                    attributes=attributes,
+            results += [
+                ResultRow(
+                    outcome.keyword_id,
+                    positions[outcome.keyword_id],
+                    rank,
+                    doc_id,
+                    name,
+                    image,
+                    attributes,
                 )
                 for rank, (doc_id, name, image, attributes) in enumerate(rows, start=1)
             ]
@@ -216,23 +220,10 @@ def store_outcomes(*, evaluation: Evaluation, outcomes: list[KeywordOutcome]) ->
             columns["execution_ms"].append(outcome.run.result.elapsed_ms)
             columns["attempts"].append(outcome.attempts)
         bulk_set(Keyword, [outcome.keyword_id for outcome in outcomes], columns)
-        stored = Snapshot.objects.bulk_create(snapshots, batch_size=2000)
-        FeedbackSlot.objects.bulk_create(
-            (
-                FeedbackSlot(
-                    evaluation_id=evaluation.id,
-                    keyword_id=snapshot.keyword_id,
-                    snapshot=snapshot,
-                    index=index,
-                    keyword_position=positions[snapshot.keyword_id],
-                    snapshot_position=snapshot.position,
-                )
-                for snapshot in stored
-                for index in range(evaluation.strategy)
-            ),
-            batch_size=2000,
+        added = insert_results(
+            evaluation_id=evaluation.id, strategy=evaluation.strategy, rows=results
         )
-        add_to_total_slots(evaluation_id=evaluation.id, added=len(stored) * evaluation.strategy)
+        add_to_total_slots(evaluation_id=evaluation.id, added=added)
     return len(outcomes)
 
 
@@ -250,6 +241,7 @@ class _Runner:
         self.call = model_call(evaluation.search_model)
         self.pending = deque(keywords)
         self.concurrency = settings.SEARCH_CONCURRENCY_PER_ENDPOINT
+        self.lookahead = self.concurrency * LOOKAHEAD_ROUNDS
         self.paused = False
 
     def _one(self, keyword_id: int, text: str) -> KeywordOutcome:
@@ -268,13 +260,14 @@ class _Runner:
         last_store = last_check = time.monotonic()
         with ThreadPoolExecutor(self.concurrency, thread_name_prefix="search") as pool:
             while in_flight or (self.pending and not self.paused):
-                # Keep the pool busy without queueing the whole list: a pause then
-                # waits only for the calls already started.
-                while self.pending and not self.paused and len(in_flight) < self.concurrency:
+                # Queue a few rounds ahead so the threads keep calling while this thread
+                # stores a batch, but not the whole list: on a pause the calls not yet
+                # started are cancelled and only those under way are waited for.
+                while self.pending and not self.paused and len(in_flight) < self.lookahead:
                     keyword_id, text = self.pending.popleft()
                     in_flight.add(pool.submit(self._one, keyword_id, text))
                 done, in_flight = wait(in_flight, timeout=0.25, return_when=FIRST_COMPLETED)
-                ready += [future.result() for future in done]
+                ready += [future.result() for future in done if not future.cancelled()]
                 now = time.monotonic()
                 if ready and (
                     len(ready) >= STORE_EVERY_KEYWORDS
@@ -285,7 +278,10 @@ class _Runner:
                     ready, last_store = [], now
                 if now - last_check >= CHECK_EVERY_SECONDS:
                     last_check = now
-                    self.paused = self.paused or not _renew_lease(self.evaluation.id)
+                    if not self.paused and not _renew_lease(self.evaluation.id):
+                        self.paused = True
+                        for future in in_flight:
+                            future.cancel()  # only those not yet started
         if ready:
             store_outcomes(evaluation=self.evaluation, outcomes=ready)
         return not self.paused and not self.pending
