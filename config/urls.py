@@ -11,4 +11,5 @@ urlpatterns = [
     path("", include("apps.accounts.urls")),
     path("", include("apps.judging.urls")),
     path("", include("apps.insights.urls")),
+    path("", include("apps.endpoints.urls")),
 ]

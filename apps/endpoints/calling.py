@@ -13,7 +13,7 @@ from django.conf import settings
 
 from apps.search import KeywordRun, Mapper, SearchTemplate, run_keyword
 
-from .models import SearchModel
+from .models import SearchEndpoint, SearchModel
 
 
 @dataclass(frozen=True)
@@ -45,11 +45,10 @@ def merged_headers(
     return kept + [(name, value) for name, value in model_headers]
 
 
-def model_call(model: SearchModel) -> ModelCall:
-    """Raises apps.search.InvalidMapper when the endpoint's stored mapper is broken
-    (forms check it on save, so that means the database was edited by hand)."""
-    endpoint = model.endpoint
-    template = SearchTemplate(
+def model_template(endpoint: SearchEndpoint, model: SearchModel) -> SearchTemplate:
+    """The request template of `model` on `endpoint` (which may be an unsaved candidate:
+    the services check a changed endpoint against the models that use it)."""
+    return SearchTemplate(
         method=endpoint.method,
         url=endpoint.url,
         params=[(name, value) for name, value in model.params],
@@ -57,4 +56,11 @@ def model_call(model: SearchModel) -> ModelCall:
         body_template=model.body or None,
         body_type=model.body_type,
     )
+
+
+def model_call(model: SearchModel) -> ModelCall:
+    """Raises apps.search.InvalidMapper when the endpoint's stored mapper is broken
+    (forms check it on save, so that means the database was edited by hand)."""
+    endpoint = model.endpoint
+    template = model_template(endpoint, model)
     return ModelCall(template, Mapper.compile(endpoint.mapper), endpoint.timeout_seconds)

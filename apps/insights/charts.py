@@ -35,10 +35,8 @@ def chart(
     series: Sequence[tuple[str, Sequence[float | None]]],
     *,
     axis: str = "",
-    compact: bool = False,
 ) -> dict[str, Any]:
-    """The JSON a chart canvas is drawn from (see static/js/charts.js). A compact chart
-    (a card's sparkline) leaves out the labels along its axis: they show on hover."""
+    """The JSON a chart canvas is drawn from (see static/js/charts.js)."""
     if kind not in ("line", "bar"):
         raise ValueError(f"unknown chart kind {kind!r}")
     for name, values in series:
@@ -49,5 +47,4 @@ def chart(
         "labels": list(labels),
         "series": [{"name": name, "values": list(values)} for name, values in series],
         "axis": axis,
-        "compact": compact,
     }

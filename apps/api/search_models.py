@@ -1,0 +1,77 @@
+"""/api/v1/models: the team's search models, list and get.
+
+Headers, query parameters and the body template are left out on purpose: they often
+carry the search system's own credentials (an API key header, a token parameter), and
+an integration that reads models needs what to call them by, not how to call the search
+system. The endpoint is summarised the same way (no headers, no mapper).
+"""
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema, extend_schema_field
+from rest_framework import generics, serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.endpoints import selectors
+from apps.endpoints.lines import keyword_lines
+from apps.endpoints.models import BodyType, HttpMethod, SearchModel
+
+from .pagination import Pages
+
+
+class EndpointSummaryOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    method = serializers.ChoiceField(choices=HttpMethod.choices)
+    url = serializers.CharField(help_text="may hold #query#, where each keyword goes")
+    timeout_seconds = serializers.FloatField()
+
+
+class SearchModelOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    description = serializers.CharField()
+    endpoint = EndpointSummaryOut()
+    body_type = serializers.ChoiceField(choices=BodyType.choices)
+    tags = serializers.SerializerMethodField()
+    default_keywords = serializers.SerializerMethodField()
+    evaluations = serializers.IntegerField(
+        source="evaluation_count", help_text="evaluations created from this model"
+    )
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_tags(self, model: SearchModel) -> list[str]:
+        return [tag.name for tag in model.tags.all()]
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_default_keywords(self, model: SearchModel) -> list[str]:
+        return keyword_lines(model.default_keywords)
+
+
+def team_models(request: Request) -> QuerySet[SearchModel]:
+    return selectors.team_models(team_id=request.user.team_id)
+
+
+class SearchModelList(generics.ListAPIView):
+    serializer_class = SearchModelOut
+    pagination_class = Pages
+
+    def get_queryset(self) -> QuerySet[SearchModel]:
+        return team_models(self.request)  # type: ignore[arg-type]
+
+    @extend_schema(summary="List the team's search models")
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+
+class SearchModelDetail(APIView):
+    @extend_schema(summary="One search model", responses=SearchModelOut)
+    def get(self, request: Request, model_id: int) -> Response:
+        model = get_object_or_404(team_models(request), id=model_id)
+        return Response(SearchModelOut(model).data)
