@@ -2,6 +2,8 @@
 the lead sees for results, errors, slow answers, broken JSON, no results, a mapper that
 does not fit, and a loopback address when private addresses are not allowed."""
 
+import socket
+
 import pytest
 
 from apps.core.errors import InvalidInput
@@ -115,6 +117,20 @@ def test_a_results_path_that_finds_nothing_lists_the_keys_that_are_there(team_a,
 
     assert outcome.error_path == "data.items[*]"
     assert "'data' is missing (top-level keys: hits)" in outcome.error
+
+
+def test_a_port_where_nothing_listens_is_a_transport_failure(team_a, search_server):
+    with socket.socket() as probe:  # a port that was free a moment ago
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    model = make_model(team_a, make_endpoint(team_a, url=f"http://127.0.0.1:{port}/search"))
+
+    outcome = model_test(model=model, keyword="shoes")
+
+    assert (outcome.status, outcome.error_kind) == (None, "transport")
+    assert outcome.error.startswith("could not connect:")
+    assert outcome.error_title == "The call failed"
+    assert (outcome.raw, outcome.documents) == ("", [])
 
 
 def test_loopback_is_refused_when_private_addresses_are_not_allowed(
