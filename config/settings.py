@@ -211,6 +211,9 @@ SEARCH_CONCURRENCY_PER_ENDPOINT = env_int("SEARCH_CONCURRENCY_PER_ENDPOINT", 8, 
 # Tries per keyword on a transport error or a 5xx answer, with doubling back-off.
 SEARCH_ATTEMPTS = env_int("SEARCH_ATTEMPTS", 3, minimum=1)
 SEARCH_RETRY_BACKOFF_SECONDS = env_float("SEARCH_RETRY_BACKOFF_SECONDS", 0.5, minimum=0.0)
+# The demo search API (/demo/search) that the demo's search model calls.
+DEMO_SEARCH_API = env_bool("DEMO_SEARCH_API", DEBUG)
+DEMO_SEARCH_URL = env_str("DEMO_SEARCH_URL", "http://127.0.0.1:8000/demo/search")
 
 LOGGING = {
     "version": 1,

@@ -15,6 +15,7 @@ from apps.evaluations.models import Evaluation, FeedbackSlot
 from apps.evaluations.services import (
     Document,
     evaluation_create,
+    evaluation_create_with_keywords,
     evaluation_start,
     keywords_add,
     snapshots_add,
@@ -90,6 +91,16 @@ def on_scale(grade: int, scale: str, rng: random.Random) -> int:
     return noisy
 
 
+DEMO_SEED = 20261121
+
+
+def demo_search(query: str, size: int) -> list[Product]:
+    """The demo's search engine, for the demo search API: the same catalogue as the
+    seeded evaluations, the same imperfect ranking, the same answer for a query."""
+    products = catalogue(random.Random(DEMO_SEED))
+    return results_for(query, products, random.Random(f"{DEMO_SEED}:{query}"), n=size)
+
+
 QUERIES = [
     "red running shoes",
     "blue rain jacket",
@@ -130,7 +141,7 @@ def seed_demo() -> tuple[Team, bool]:
     existing = Team.objects.filter(name=TEAM_NAME).first()
     if existing is not None:
         return existing, False
-    rng = random.Random(20261121)
+    rng = random.Random(DEMO_SEED)
     team = team_create(name=TEAM_NAME, owner_email=OWNER, owner_password=PASSWORD)
     owner = user_get_or_create(email=OWNER)
     owner.is_staff = owner.is_superuser = True  # the demo owner can use the admin
@@ -157,7 +168,59 @@ def seed_demo() -> tuple[Team, bool]:
         _add_results(evaluation, products, rng)
         evaluation_start(evaluation=evaluation)
         _grade_some(evaluation, products, people, share, rng)
+    _add_live_search(team, owner)
     return team, True
+
+
+def _add_live_search(team: Team, owner: object) -> None:
+    """An endpoint and model on the demo search API, and a pending evaluation of it that a
+    lead can start (the app answers the calls itself: see demo_api.py)."""
+    from django.conf import settings
+
+    from apps.endpoints.services import endpoint_create, model_create
+
+    endpoint = endpoint_create(
+        team=team,
+        name="Demo catalogue",
+        method="GET",
+        url=settings.DEMO_SEARCH_URL,
+        headers="Accept: application/json",
+        timeout_seconds=5,
+        created_by=owner,
+        mapper={
+            "results": "hits.hits[*]",
+            "id": "_id",
+            "name": "_source.title",
+            "attributes": {
+                "brand": "_source.brand",
+                "colour": "_source.colour",
+                "price": "_source.price",
+            },
+        },
+    )
+    model = model_create(
+        team=team,
+        endpoint=endpoint,
+        name="Demo catalogue, default ranking",
+        params="q=#query#\nsize=8",
+        headers="",
+        body="",
+        body_type="json",
+        default_keywords="\n".join(QUERIES),
+        tags=[],
+        created_by=owner,
+    )
+    evaluation_create_with_keywords(
+        team=team,
+        name="Live catalogue search 1",
+        scale="graded",
+        metrics=[("ndcg", 10), ("precision", 5)],
+        keywords=QUERIES,
+        search_model=model,
+        reuse="keyword_doc",
+        scoring_guidelines=GUIDELINES,
+        created_by=owner,
+    )
 
 
 def _add_results(evaluation: Evaluation, products: list[Product], rng: random.Random) -> None:

@@ -17,6 +17,7 @@ from apps.evaluations.models import (
     Snapshot,
     Status,
 )
+from apps.evaluations.services import evaluation_start
 
 LOGINS = [demo.OWNER, demo.LEAD, *demo.GRADERS]
 
@@ -45,7 +46,7 @@ def counts() -> dict[str, int]:
 
 
 def demo_evaluation(scale: str) -> Evaluation:
-    return Evaluation.objects.get(team__name=demo.TEAM_NAME, scale=scale)
+    return Evaluation.objects.get(team__name=demo.TEAM_NAME, scale=scale, search_model=None)
 
 
 @pytest.mark.django_db
@@ -53,7 +54,7 @@ def test_seed_demo_prints_the_four_logins_and_the_password():
     printed = seed()
 
     assert printed.splitlines() == [
-        "Loaded demo team 'Acme Outdoor Shop' with 3 evaluations.",
+        "Loaded demo team 'Acme Outdoor Shop' with 4 evaluations.",
         "Demo logins (password: relevo-demo):",
         "  owner   owner@relevo.test",
         "  lead    lead@relevo.test",
@@ -101,7 +102,7 @@ def test_the_demo_owner_can_use_the_admin_and_no_one_else_can():
 def test_seed_demo_grades_all_of_the_binary_evaluation_and_part_of_the_others():
     seed()
 
-    evaluations = Evaluation.objects.filter(team__name=demo.TEAM_NAME)
+    evaluations = Evaluation.objects.filter(team__name=demo.TEAM_NAME, search_model=None)
     assert sorted(evaluations.values_list("scale", "strategy")) == [
         ("binary", 1),
         ("detail", 1),
@@ -134,7 +135,7 @@ def test_seed_demo_grades_all_of_the_binary_evaluation_and_part_of_the_others():
 def test_seed_demo_leaves_every_evaluation_with_computed_metric_values():
     seed()
 
-    for evaluation in Evaluation.objects.filter(team__name=demo.TEAM_NAME):
+    for evaluation in Evaluation.objects.filter(team__name=demo.TEAM_NAME, search_model=None):
         metrics = list(evaluation.metrics.values_list("metric", "k", "value"))
         expected = next(spec[3] for spec in demo.EVALUATIONS if spec[0] == evaluation.name)
         assert [(metric, k) for metric, k, _ in metrics] == expected
@@ -155,7 +156,7 @@ def test_running_seed_demo_again_changes_nothing_and_says_it_was_already_loaded(
     assert sorted(FeedbackSlot.objects.values_list("id", "grade")) == grades_before
     assert sorted(EvaluationMetric.objects.values_list("id", "value")) == values_before
     assert printed.splitlines()[0] == (
-        "Already loaded: demo team 'Acme Outdoor Shop' with 3 evaluations."
+        "Already loaded: demo team 'Acme Outdoor Shop' with 4 evaluations."
     )
     assert "Demo logins (password: relevo-demo):" in printed
 
@@ -170,4 +171,54 @@ def test_a_run_interrupted_part_way_is_completed_by_the_next_run():
 
     printed = seed()
 
-    assert Evaluation.objects.filter(team__name=demo.TEAM_NAME).count() == 3, printed
+    assert Evaluation.objects.filter(team__name=demo.TEAM_NAME).count() == 4, printed
+
+
+@pytest.mark.django_db
+def test_the_demo_has_a_search_model_and_a_pending_evaluation_of_it_to_start():
+    seed()
+
+    live = Evaluation.objects.get(team__name=demo.TEAM_NAME, search_model__isnull=False)
+
+    assert (live.status, live.reuse) == (Status.PENDING, "keyword_doc")
+    assert list(live.keywords.values_list("text", flat=True)) == demo.QUERIES
+    assert live.search_model.default_keywords.splitlines() == demo.QUERIES
+
+
+@pytest.mark.django_db
+def test_the_demo_search_api_answers_like_a_search_engine(client, settings):
+    settings.DEMO_SEARCH_API = True
+
+    answer = client.get("/demo/search", {"q": "red running shoes", "size": 3}).json()
+
+    hits = answer["hits"]["hits"]
+    assert len(hits) == 3 and answer["hits"]["total"] == 3
+    assert all(hit["_id"].startswith("sku-") for hit in hits)
+    assert client.get("/demo/search", {"q": "red running shoes", "size": 3}).json() == answer
+    assert client.get("/demo/search", {"q": "x", "size": "many"}).status_code == 400
+
+
+@pytest.mark.django_db
+def test_the_demo_search_api_is_off_unless_the_setting_is_on(client, settings):
+    settings.DEMO_SEARCH_API = False
+
+    assert client.get("/demo/search", {"q": "red"}).status_code == 404
+
+
+@pytest.mark.django_db
+def test_starting_the_demo_evaluation_calls_the_demo_search_api_and_opens_it(
+    live_server, settings, django_capture_on_commit_callbacks
+):
+    settings.DEMO_SEARCH_API = True
+    settings.SEARCH_ALLOW_PRIVATE_ADDRESSES = True
+    settings.DEMO_SEARCH_URL = f"{live_server.url}/demo/search"
+    seed()
+    live = Evaluation.objects.get(team__name=demo.TEAM_NAME, search_model__isnull=False)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        evaluation_start(evaluation=live)
+
+    live.refresh_from_db()
+    assert live.status == Status.ACTIVE
+    assert not live.keywords.filter(failed=True).exists()
+    assert Snapshot.objects.filter(keyword__evaluation=live).count() == len(demo.QUERIES) * 8
