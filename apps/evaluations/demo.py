@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from apps.accounts.models import Team
+from apps.accounts.models import Team, User
 from apps.accounts.services import member_add, team_create, user_get_or_create
 from apps.evaluations.models import Evaluation, FeedbackSlot
 from apps.evaluations.services import (
@@ -172,7 +172,7 @@ def seed_demo() -> tuple[Team, bool]:
     return team, True
 
 
-def _add_live_search(team: Team, owner: object) -> None:
+def _add_live_search(team: Team, owner: User) -> None:
     """An endpoint and model on the demo search API, and a pending evaluation of it that a
     lead can start (the app answers the calls itself: see demo_api.py)."""
     from django.conf import settings
