@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 # A spread of this many grades or more is a disagreement on the graded and detail scales.
 MIN_SPREAD = 2
 
@@ -33,3 +35,21 @@ def disagreement_kind(grades: Sequence[int | None], scale: str) -> str | None:
         ones = sum(given)
         return TIE if 2 * ones == len(given) else None
     return SPREAD if max(given) - min(given) >= MIN_SPREAD else None
+
+
+def disagreeing_items(items: np.ndarray, grades: np.ndarray, *, binary: bool) -> np.ndarray:
+    """``disagreement_kind(...) is not None`` for every item at once, from parallel arrays
+    of item codes (0 .. n-1) and grades, one entry per graded slot."""
+    item_codes = np.asarray(items, dtype=np.int64)
+    given = np.asarray(grades, dtype=np.int64)
+    count = int(item_codes.max()) + 1 if item_codes.size else 0
+    graded = np.bincount(item_codes, minlength=count)
+    enough = graded >= 2
+    if binary:
+        ones = np.bincount(item_codes, weights=given, minlength=count)
+        return enough & (2 * ones == graded)
+    highest = np.full(count, np.iinfo(np.int64).min)
+    lowest = np.full(count, np.iinfo(np.int64).max)
+    np.maximum.at(highest, item_codes, given)
+    np.minimum.at(lowest, item_codes, given)
+    return enough & (highest - lowest >= MIN_SPREAD)

@@ -76,7 +76,7 @@ def fleiss_kappa(counts: IntArray, ratings_per_item: int) -> Statistic:
 
 
 ONE_VALUE_REASON = (
-    "every grade is the same, so agreement expected by chance is already complete "
+    "all the grades it uses are the same, so agreement expected by chance is already complete "
     "and the statistic is undefined (0/0)"
 )
 

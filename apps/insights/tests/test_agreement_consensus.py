@@ -6,7 +6,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from apps.insights.agreement.consensus import grader_agreement
-from apps.insights.agreement.disagreement import SPREAD, TIE, disagreement_kind
+from apps.insights.agreement.disagreement import (
+    SPREAD,
+    TIE,
+    disagreeing_items,
+    disagreement_kind,
+)
 from apps.insights.agreement.readings import krippendorff_reading, landis_koch_band
 from apps.insights.agreement.report import Ratings, agreement_report
 from apps.scoring.engine import SCALES, snapshot_value
@@ -156,3 +161,19 @@ def test_krippendorffs_own_guideline():
     assert krippendorff_reading(0.8) == "reliable enough to draw conclusions"
     assert krippendorff_reading(0.7) == "good enough for tentative conclusions only"
     assert krippendorff_reading(0.5) == "not reliable enough to draw conclusions"
+
+
+@settings(max_examples=300)
+@given(case=evaluations())
+def test_the_vectorised_queue_rule_names_the_same_snapshots_as_the_written_one(case):
+    scale, triples = case
+    ratings = Ratings.of(triples)
+    grades_of: dict[int, list[int]] = {}
+    for item, _who, grade in triples:
+        grades_of.setdefault(item, []).append(grade)
+
+    flagged = disagreeing_items(ratings.items, ratings.grades, binary=scale == "binary")
+
+    # Ratings.of numbers items in order of first appearance, as grades_of's keys are.
+    expected = [disagreement_kind(grades, scale) is not None for grades in grades_of.values()]
+    assert flagged.tolist() == expected

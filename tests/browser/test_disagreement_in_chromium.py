@@ -1,0 +1,96 @@
+"""A lead reads the graders' agreement, settles a tie in the disagreement queue, and sees
+the evaluation's metric change, in Chromium."""
+
+import pytest
+
+from apps.accounts.services import member_add, team_create
+from apps.evaluations.services import (
+    Document,
+    evaluation_create,
+    evaluation_start,
+    keywords_add,
+    snapshots_add,
+)
+from apps.judging.services import slot_record_grade
+from tests.factories import slots_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+PASSWORD = "a-long-test-password"
+
+
+@pytest.fixture
+def evaluation():
+    """Binary, three slots: the first shoe is a tie (1 vs 0, third slot open), the second
+    is relevant for all three graders. P@2 counts only the second: 1."""
+    team = team_create(name="Shop", owner_email="lead@shop.test", owner_password=PASSWORD)
+    graders = [
+        member_add(team=team, email=f"g{n}@shop.test", role="evaluator").user for n in range(3)
+    ]
+    evaluation = evaluation_create(
+        team=team, name="Shoes 1", scale="binary", strategy=3, metrics=[("precision", 2)]
+    )
+    [keyword] = keywords_add(evaluation=evaluation, texts=["red running shoes"])
+    snapshots_add(
+        keyword=keyword,
+        documents=[Document("sku-1", "Blue sandal"), Document("sku-2", "Red runner")],
+    )
+    evaluation = evaluation_start(evaluation=evaluation)
+    grades = [1, 0, None, 1, 1, 1]
+    reasons = ["close enough", "it is blue", "", "red", "red", "red"]
+    for slot, grade, reason, grader in zip(
+        slots_of(evaluation), grades, reasons, graders * 2, strict=True
+    ):
+        if grade is not None:
+            slot_record_grade(slot_id=slot.id, grade=grade, grader=grader, reason=reason)
+    return evaluation
+
+
+def log_in(page, base_url, email):
+    page.goto(f"{base_url}/accounts/login/")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+
+
+def metric_card(page):
+    return page.locator("[data-metric='precision@2'] .metric-value")
+
+
+def test_a_lead_settles_a_tie_and_sees_the_metric_change(live_server, page, evaluation, screenshot):
+    log_in(page, live_server.url, "lead@shop.test")
+    page.goto(f"{live_server.url}/evaluations/{evaluation.id}/")
+    assert metric_card(page).inner_text() == "1.0000"
+
+    page.goto(f"{live_server.url}/evaluations/{evaluation.id}/agreement/")
+    assert page.get_by_test_id("open-disagreements").inner_text() == "1"
+    assert page.get_by_text("Landis & Koch (1977)").count() == 1
+    screenshot("agreement")
+
+    page.get_by_role("link", name="open, to settle").click()
+    row = page.locator("tr[data-snapshot]")
+    assert row.count() == 1
+    assert "Blue sandal" in row.inner_text()
+    assert "it is blue" in row.inner_text() and "close enough" in row.inner_text()
+    assert "1 slot still open" in row.inner_text()
+    screenshot("queue")
+
+    page.get_by_label("Why (optional)").fill("the query asks for red")
+    page.get_by_role("button", name="Final grade 0 (Irrelevant)").click()
+    page.get_by_test_id("final-grade").wait_for()
+    assert page.get_by_test_id("final-grade").inner_text() == "0"
+    assert "by lead@shop.test" in page.locator("tr[data-snapshot]").inner_text()
+    # The means above the queue were swapped in with the answer: P@2 is now 1 of 2.
+    means = page.get_by_test_id("disagreement-metrics")
+    assert means.locator("[data-metric='precision@2'] dd").inner_text() == "0.5000"
+    screenshot("settled")
+
+    page.goto(f"{live_server.url}/evaluations/{evaluation.id}/")
+    assert metric_card(page).inner_text() == "0.5000"
+    screenshot("evaluation-after")
+
+    # Changing its mind: the lead clears the decision and the tie counts for nothing again.
+    page.goto(f"{live_server.url}/evaluations/{evaluation.id}/disagreements/?show=settled")
+    page.get_by_role("button", name="Clear the decision").click()
+    page.get_by_test_id("final-grade").wait_for(state="detached")
+    page.goto(f"{live_server.url}/evaluations/{evaluation.id}/")
+    assert metric_card(page).inner_text() == "1.0000"
