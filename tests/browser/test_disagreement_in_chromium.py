@@ -12,10 +12,10 @@ from apps.evaluations.services import (
     snapshots_add,
 )
 from apps.judging.services import slot_record_grade
+from tests.browser.test_grading_journey import PASSWORD, log_in
 from tests.factories import slots_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
-PASSWORD = "a-long-test-password"
 
 
 @pytest.fixture
@@ -43,13 +43,6 @@ def evaluation():
         if grade is not None:
             slot_record_grade(slot_id=slot.id, grade=grade, grader=grader, reason=reason)
     return evaluation
-
-
-def log_in(page, base_url, email):
-    page.goto(f"{base_url}/accounts/login/")
-    page.get_by_label("Email").fill(email)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
 
 
 def metric_card(page):
