@@ -35,8 +35,10 @@ def chart(
     series: Sequence[tuple[str, Sequence[float | None]]],
     *,
     axis: str = "",
+    compact: bool = False,
 ) -> dict[str, Any]:
-    """The JSON a chart canvas is drawn from (see static/js/charts.js)."""
+    """The JSON a chart canvas is drawn from (see static/js/charts.js). A compact chart
+    (a card's sparkline) leaves out the labels along its axis: they show on hover."""
     if kind not in ("line", "bar"):
         raise ValueError(f"unknown chart kind {kind!r}")
     for name, values in series:
@@ -47,4 +49,5 @@ def chart(
         "labels": list(labels),
         "series": [{"name": name, "values": list(values)} for name, values in series],
         "axis": axis,
+        "compact": compact,
     }

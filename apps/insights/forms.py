@@ -1,7 +1,13 @@
+from datetime import timedelta
+from typing import Any
+
 from django import forms
+from django.utils import timezone
 
 from apps.evaluations.metric_list import parse_metric_list
 from apps.evaluations.models import Profile, Scale
+
+from .selectors import KEYWORD_FILTERS, KEYWORDS_PER_PAGE, PAGE_SIZES, PLAIN_SORTS
 
 KIND_CHOICES = [("json", "Evaluation document (JSON)"), ("trec", "TREC run and qrels")]
 
@@ -36,4 +42,75 @@ class ImportForm(forms.Form):
                 data["metric_list"] = parse_metric_list(data.get("metrics", ""))
             except ValueError as error:
                 self.add_error("metrics", str(error))
+        return data
+
+
+def form_problems(form: forms.Form) -> list[str]:
+    """Every error of a form as "field: reason", the way the API names them."""
+    return [
+        f"{name}: {message}" if name != "__all__" else str(message)
+        for name, messages in form.errors.items()
+        for message in messages
+    ]
+
+
+class KeywordTableForm(forms.Form):
+    """The keyword table's query string: search, sort, filter, page and page size."""
+
+    q = forms.CharField(required=False, max_length=500)
+    sort = forms.CharField(required=False, max_length=40)
+    only = forms.ChoiceField(
+        required=False, choices=[("", "all keywords"), *KEYWORD_FILTERS.items()]
+    )
+    page = forms.IntegerField(required=False, min_value=1)
+    size = forms.TypedChoiceField(
+        required=False,
+        coerce=int,
+        empty_value=None,
+        choices=[(size, str(size)) for size in PAGE_SIZES],
+    )
+
+    def __init__(self, data: Any, *, sort_keys: list[str]) -> None:
+        super().__init__(data)
+        self.sort_keys = [*PLAIN_SORTS, *sort_keys]
+
+    def clean_sort(self) -> str:
+        sort = self.cleaned_data.get("sort") or "position"
+        if sort.removeprefix("-") not in self.sort_keys:
+            raise forms.ValidationError(
+                f"cannot sort by {sort!r}; sort by one of {', '.join(self.sort_keys)} "
+                "(with a leading - for descending)"
+            )
+        return sort
+
+    def clean_page(self) -> int:
+        return self.cleaned_data.get("page") or 1
+
+    def clean_size(self) -> int:
+        return self.cleaned_data.get("size") or KEYWORDS_PER_PAGE
+
+
+class LeaderboardForm(forms.Form):
+    """The leaderboard's date range (from, to: inclusive days) and member tag."""
+
+    DEFAULT_DAYS = 30
+
+    def __init__(self, data: Any, *, tags: Any) -> None:
+        super().__init__(data)
+        self.fields["from"] = forms.DateField(required=False, input_formats=["%Y-%m-%d"])
+        self.fields["to"] = forms.DateField(required=False, input_formats=["%Y-%m-%d"])
+        self.fields["tag"] = forms.ModelChoiceField(
+            required=False, queryset=tags, empty_label="every member"
+        )
+
+    def clean(self) -> dict:
+        data = super().clean() or {}
+        if self.errors:
+            return data
+        today = timezone.localdate()
+        end = data.get("to") or today
+        start = data.get("from") or end - timedelta(days=self.DEFAULT_DAYS - 1)
+        if start > end:
+            self.add_error("from", f"must be on or before to ({end:%Y-%m-%d})")
+        data["from"], data["to"] = start, end
         return data

@@ -5,12 +5,15 @@ of keywords, metrics or rows shown."""
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta
 from typing import Any
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
-from django.utils.timezone import localtime
+from django.db.models.functions import TruncDate
+from django.utils.timezone import get_current_timezone, localtime
 
+from apps.accounts.models import Membership
 from apps.evaluations.models import (
     Evaluation,
     EvaluationMetric,
@@ -143,11 +146,16 @@ class MetricCard:
     def key(self) -> str:
         return metric_key_text(self.metric, self.k)
 
+    @property
+    def chart_id(self) -> str:
+        return f"history-{self.id}"
+
     def chart(self) -> dict[str, Any]:
         return charts.chart(
             "line",
             [point.label for point in self.history],
             [(self.label, [point.value for point in self.history])],
+            compact=True,
         )
 
 
@@ -211,6 +219,15 @@ def metric_cards(
     histories = metric_histories(evaluation) if with_history else None
     return MetricCards(
         _cards(metrics, many_keywords=many, reference=reference, histories=histories), reference
+    )
+
+
+def metric_values(evaluation: Evaluation) -> list[tuple[int, float | None]]:
+    """(id, value) of each of the evaluation's metrics, for the page's live update."""
+    return list(
+        EvaluationMetric.objects.filter(evaluation=evaluation)
+        .order_by("position", "id")
+        .values_list("id", "value")
     )
 
 
@@ -314,6 +331,32 @@ class KeywordTable:
     columns: list[Column]
 
 
+@dataclass(frozen=True)
+class Header:
+    label: str
+    key: str = ""
+    sort: str = ""  # the sort its link asks for; empty when it cannot sort
+    state: str = ""  # "ascending" or "descending" when the table is sorted by it
+
+
+def table_headers(columns: Sequence[Column], sort: str) -> list[Header]:
+    """The keyword table's headings; a click sorts by one, a second click reverses."""
+
+    def sortable(label: str, key: str) -> Header:
+        if sort == key:
+            return Header(label, key, f"-{key}", "ascending")
+        if sort == f"-{key}":
+            return Header(label, key, key, "descending")
+        return Header(label, key, key)
+
+    return [
+        sortable("#", "position"),
+        sortable("Keyword", "keyword"),
+        Header("Grades"),
+        *(sortable(column.label, column.key) for column in columns),
+    ]
+
+
 def _sorted(keywords: QuerySet[Keyword], sort: str, columns: Sequence[Column]) -> QuerySet:
     name = sort.lstrip("-")
     descending = sort.startswith("-")
@@ -412,9 +455,156 @@ def keyword_snapshots(keyword: Keyword, *, snapshot_id: int | None = None) -> li
     return list(rows.values())
 
 
+def keyword_values(keyword: Keyword) -> list[tuple[Column, float | None]]:
+    """The keyword's value of each of its evaluation's metrics, in two queries."""
+    values = dict(
+        ((metric, k), value)
+        for metric, k, value in KeywordMetric.objects.filter(keyword=keyword).values_list(
+            "metric", "k", "value"
+        )
+    )
+    return [
+        (column, values.get((column.metric, column.k)))
+        for column in keyword_columns(keyword.evaluation)
+    ]
+
+
 def slot_in_team(*, slot_id: int, evaluation_id: int, team_id: int) -> FeedbackSlot | None:
     return (
         FeedbackSlot.objects.select_related("evaluation", "keyword")
         .filter(id=slot_id, evaluation_id=evaluation_id, evaluation__team_id=team_id)
         .first()
     )
+
+
+# --- The leaderboard ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LeaderboardRow:
+    user_id: int
+    email: str
+    role: str
+    graded: int
+    share: float | None  # of every grade the listed members gave in the range
+    active_days: int  # days (local time) with at least one grade
+
+
+def leaderboard(
+    *, team_id: int, start: date, end: date, tag_id: int | None = None
+) -> list[LeaderboardRow]:
+    """The team's members (holding the tag, if one is given) with the slots they graded
+    in the team's evaluations from `start` to `end`, both days included, in local time.
+
+    Two queries. A slot counts once, on the day of its latest grade; a reset slot no
+    longer counts. Most grades first; members with none are listed too.
+    """
+    members = Membership.objects.filter(team_id=team_id)
+    if tag_id is not None:
+        members = members.filter(tags=tag_id)
+    people = list(members.values_list("user_id", "user__email", "role").order_by("user__email"))
+    zone = get_current_timezone()
+    graded = (
+        FeedbackSlot.objects.filter(
+            grader_id__in=[user_id for user_id, _email, _role in people],
+            evaluation__team_id=team_id,
+            graded_at__gte=datetime.combine(start, time.min, tzinfo=zone),
+            graded_at__lt=datetime.combine(end + timedelta(days=1), time.min, tzinfo=zone),
+        )
+        .values_list("grader_id")
+        .annotate(
+            graded=Count("id"),
+            days=Count(TruncDate("graded_at", tzinfo=zone), distinct=True),
+        )
+        .order_by()
+        .values_list("grader_id", "graded", "days")
+    )
+    counts = {grader_id: (count, days) for grader_id, count, days in graded}
+    total = sum(count for count, _days in counts.values())
+    rows = [
+        LeaderboardRow(
+            user_id=user_id,
+            email=email,
+            role=role,
+            graded=counts.get(user_id, (0, 0))[0],
+            share=counts.get(user_id, (0, 0))[0] / total if total else None,
+            active_days=counts.get(user_id, (0, 0))[1],
+        )
+        for user_id, email, role in people
+    ]
+    rows.sort(key=lambda row: (-row.graded, -row.active_days))  # stable: by email within
+    return rows
+
+
+def leaderboard_chart(rows: Sequence[LeaderboardRow], *, limit: int = 25) -> dict[str, Any]:
+    """A bar per grader with grades (the first `limit`; the table lists everyone)."""
+    shown = [row for row in rows if row.graded][:limit]
+    return charts.chart(
+        "bar",
+        [row.email for row in shown],
+        [("graded slots", [row.graded for row in shown])],
+        axis="graded slots",
+    )
+
+
+# --- Model history -----------------------------------------------------------------------
+
+# The most finished evaluations a model history shows (the latest ones).
+MODEL_HISTORY_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    evaluation: Evaluation
+    values: list[float | None]
+
+
+@dataclass(frozen=True)
+class ModelHistory:
+    columns: list[Column]
+    rows: list[HistoryRow]  # oldest to newest
+    more: bool  # older finished evaluations were left out
+
+    def charts(self) -> list[tuple[Column, str, dict[str, Any]]]:
+        """(column, element id, chart) of each metric: its value per evaluation."""
+        labels = [row.evaluation.name for row in self.rows]
+        return [
+            (
+                column,
+                f"model-history-{index}",
+                charts.chart(
+                    "line", labels, [(column.label, [row.values[index] for row in self.rows])]
+                ),
+            )
+            for index, column in enumerate(self.columns)
+        ]
+
+
+def model_history(*, search_model_id: int) -> ModelHistory:
+    """Every metric across the model's finished evaluations, oldest to newest, in three
+    queries. A metric appears in the order of first use; an evaluation without it has no
+    value there."""
+    latest = list(
+        Evaluation.objects.filter(search_model_id=search_model_id, status=Status.FINISHED).order_by(
+            "-finished_at", "-id"
+        )[: MODEL_HISTORY_LIMIT + 1]
+    )
+    more = len(latest) > MODEL_HISTORY_LIMIT
+    evaluations = list(reversed(latest[:MODEL_HISTORY_LIMIT]))
+    ids = [e.id for e in evaluations]
+    values: dict[int, dict[MetricKey, float | None]] = defaultdict(dict)
+    order: dict[MetricKey, tuple[int, int]] = {}
+    rank = {evaluation_id: index for index, evaluation_id in enumerate(ids)}
+    for evaluation_id, metric, k, value, position in EvaluationMetric.objects.filter(
+        evaluation_id__in=ids
+    ).values_list("evaluation_id", "metric", "k", "value", "position"):
+        values[evaluation_id][(metric, k)] = value
+        first_use = (rank[evaluation_id], position)
+        order[(metric, k)] = min(order.get((metric, k), first_use), first_use)
+    many = any(count > 1 for count in keyword_counts(ids).values())
+    keys = sorted(order, key=order.__getitem__)
+    columns = [
+        Column(metric, k, engine.metric_label(metric, k, many_keywords=many)) for metric, k in keys
+    ]
+    rows = [HistoryRow(e, [values[e.id].get(key) for key in keys]) for e in evaluations]
+    return ModelHistory(columns, rows, more)

@@ -16,6 +16,23 @@ urlpatterns = [
         views.keyword_detail,
         name="keyword_detail",
     ),
+    path(
+        "evaluations/<int:evaluation_id>/progress/",
+        views.evaluation_progress,
+        name="evaluation_progress",
+    ),
+    path(
+        "evaluations/<int:evaluation_id>/metrics/<int:metric_id>/pin/",
+        views.metric_pin,
+        name="metric_pin",
+    ),
+    path(
+        "evaluations/<int:evaluation_id>/slots/<int:slot_id>/reset/",
+        views.slot_reset,
+        name="slot_reset",
+    ),
+    path("leaderboard/", views.leaderboard, name="leaderboard"),
+    path("models/<int:model_id>/history/", views.model_history, name="model_history"),
 ]
 
 # Agreement between graders and the lead's disagreement queue.

@@ -1,17 +1,24 @@
-"""The lead's pages about evaluations: the list, and one evaluation's metrics and keywords."""
+"""The lead's pages about evaluations (the list, one evaluation's metrics and keywords, a
+keyword's grades, a model's history) and the team's leaderboard."""
+
+from typing import Any
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
 
-from apps.accounts.decorators import lead_required
-from apps.core.errors import InvalidInput
+from apps.accounts.decorators import lead_required, team_member_required
+from apps.accounts.models import Tag
+from apps.core.errors import DomainError, InvalidInput
+from apps.endpoints.models import SearchModel
 from apps.evaluations.downloads import export_download
-from apps.evaluations.models import Evaluation, Keyword
+from apps.evaluations.models import Evaluation, Keyword, Status
 
-from . import selectors
-from .forms import ImportForm
+from . import selectors, services
+from .forms import ImportForm, KeywordTableForm, LeaderboardForm, form_problems
+from .selectors import KEYWORDS_PER_PAGE
 
 
 @lead_required
@@ -23,28 +30,111 @@ def evaluation_list(request: HttpRequest) -> HttpResponse:
     return render(request, "insights/evaluation_list.html", {"evaluations": evaluations})
 
 
+# How often the evaluation page asks for fresh progress while graders work.
+PROGRESS_POLL_SECONDS = 3
+
+
+def _team_evaluation(request: HttpRequest, evaluation_id: int) -> Evaluation:
+    team_id = request.membership.team_id  # type: ignore[attr-defined]
+    return get_object_or_404(Evaluation, id=evaluation_id, team_id=team_id)
+
+
+def _baseline_id(request: HttpRequest) -> int | None:
+    return request.membership.team.baseline_evaluation_id  # type: ignore[attr-defined]
+
+
+def _problems(request: HttpRequest, problems: list[str]) -> HttpResponse:
+    """400 with every problem named by its field."""
+    return render(request, "insights/_problems.html", {"problems": problems}, status=400)
+
+
 @lead_required
 def evaluation_detail(request: HttpRequest, evaluation_id: int) -> HttpResponse:
-    team_id = request.membership.team_id  # type: ignore[attr-defined]
-    evaluation = get_object_or_404(Evaluation, id=evaluation_id, team_id=team_id)
-    search = request.GET.get("q", "").strip()
+    evaluation = _team_evaluation(request, evaluation_id)
     columns = selectors.keyword_columns(evaluation)
+    form = KeywordTableForm(request.GET, sort_keys=[column.key for column in columns])
+    valid = form.is_valid()
+    # Bad input is named above the table, which then shows its first page unfiltered.
+    query: dict[str, Any] = {
+        "q": "",
+        "sort": "position",
+        "only": "",
+        "page": 1,
+        "size": KEYWORDS_PER_PAGE,
+    }
+    if valid:
+        query.update(form.cleaned_data)
     table = selectors.keyword_table(
-        evaluation, columns=columns, page_number=request.GET.get("page", 1), search=search
+        evaluation,
+        columns=columns,
+        search=query["q"],
+        sort=query["sort"],
+        only=query["only"],
+        page_number=query["page"],
+        per_page=query["size"],
     )
-    baseline_id = request.membership.team.baseline_evaluation_id  # type: ignore[attr-defined]
+    metrics = selectors.metric_cards(evaluation, baseline_id=_baseline_id(request))
     return render(
         request,
         "insights/evaluation_detail.html",
         {
             "evaluation": evaluation,
-            "cards": selectors.metric_cards(evaluation, baseline_id=baseline_id).cards,
-            "page": table.page,
-            "rows": table.rows,
-            "columns": [(column.label, column.metric) for column in columns],
-            "search": search,
+            "cards": metrics.cards,
+            "reference": metrics.reference,
+            "table": table,
+            "headers": selectors.table_headers(columns, query["sort"]),
+            "query": query,
+            "problems": [] if valid else form_problems(form),
+            "filters": selectors.KEYWORD_FILTERS,
+            "page_sizes": selectors.PAGE_SIZES,
+            "poll_seconds": PROGRESS_POLL_SECONDS,
+        },
+        status=200 if valid else 400,
+    )
+
+
+@lead_required
+def evaluation_progress(request: HttpRequest, evaluation_id: int) -> HttpResponse:
+    """The progress card and the metric values, polled by the page while graders work.
+
+    Once the evaluation is no longer active (finished, or paused) the page reloads,
+    which shows its final state and stops the polling.
+    """
+    evaluation = _team_evaluation(request, evaluation_id)
+    response = render(
+        request,
+        "insights/_live_progress.html",
+        {
+            "evaluation": evaluation,
+            "values": selectors.metric_values(evaluation),
+            "poll_seconds": PROGRESS_POLL_SECONDS,
+            "oob": True,
         },
     )
+    if evaluation.status != Status.ACTIVE:
+        response["HX-Refresh"] = "true"
+    return response
+
+
+@require_POST
+@lead_required
+def metric_pin(request: HttpRequest, evaluation_id: int, metric_id: int) -> HttpResponse:
+    """Pin a metric to the lead's dashboard (pinned=1) or unpin it (pinned=0)."""
+    team_id = request.membership.team_id  # type: ignore[attr-defined]
+    metric = selectors.evaluation_metric_in_team(
+        metric_id=metric_id, evaluation_id=evaluation_id, team_id=team_id
+    )
+    if metric is None:
+        raise Http404("No such metric.")
+    pinned = request.POST.get("pinned")
+    if pinned not in ("0", "1"):
+        return _problems(request, ["pinned: must be 1 (pin) or 0 (unpin)"])
+    services.metric_pin(evaluation_metric=metric, pinned=pinned == "1")
+    if request.htmx:  # type: ignore[attr-defined]
+        return render(
+            request, "insights/_pin_button.html", {"card": metric, "evaluation": metric.evaluation}
+        )
+    return redirect("evaluation_detail", evaluation_id)
 
 
 @lead_required
@@ -63,7 +153,86 @@ def keyword_detail(request: HttpRequest, evaluation_id: int, keyword_id: int) ->
             "keyword": keyword,
             "evaluation": keyword.evaluation,
             "snapshots": selectors.keyword_snapshots(keyword),
+            "values": selectors.keyword_values(keyword),
         },
+    )
+
+
+@require_POST
+@lead_required
+def slot_reset(request: HttpRequest, evaluation_id: int, slot_id: int) -> HttpResponse:
+    """A lead clears one grade; with htmx the result's row comes back redrawn."""
+    team_id = request.membership.team_id  # type: ignore[attr-defined]
+    slot = selectors.slot_in_team(slot_id=slot_id, evaluation_id=evaluation_id, team_id=team_id)
+    if slot is None:
+        raise Http404("No such grade.")
+    error = ""
+    try:
+        services.slot_reset_by_lead(slot=slot)
+    except DomainError as problem:
+        error = problem.message
+    if not request.htmx:  # type: ignore[attr-defined]
+        if error:
+            messages.error(request, error)
+        else:
+            messages.success(request, "The grade is reset; the result is back in the queue.")
+        return redirect("keyword_detail", evaluation_id, slot.keyword_id)
+    [row] = selectors.keyword_snapshots(slot.keyword, snapshot_id=slot.snapshot_id)
+    return render(
+        request,
+        "insights/_snapshot_row.html",
+        {
+            "snapshot": row,
+            "evaluation": slot.evaluation,
+            "error": error,
+            "reset_slot": slot.id,
+            "fresh_values": [] if error else selectors.keyword_values(slot.keyword),
+        },
+        status=400 if error else 200,
+    )
+
+
+@team_member_required
+def leaderboard(request: HttpRequest) -> HttpResponse:
+    """Graded slots per member over a date range, for everyone in the team."""
+    team_id = request.membership.team_id  # type: ignore[attr-defined]
+    form = LeaderboardForm(request.GET, tags=Tag.objects.filter(team_id=team_id))
+    if not form.is_valid():
+        return render(
+            request,
+            "insights/leaderboard.html",
+            {"form": form, "problems": form_problems(form)},
+            status=400,
+        )
+    query = form.cleaned_data
+    tag = query.get("tag")
+    rows = selectors.leaderboard(
+        team_id=team_id, start=query["from"], end=query["to"], tag_id=tag.id if tag else None
+    )
+    return render(
+        request,
+        "insights/leaderboard.html",
+        {
+            "form": form,
+            "rows": rows,
+            "total": sum(row.graded for row in rows),
+            "chart": selectors.leaderboard_chart(rows),
+            "start": query["from"],
+            "end": query["to"],
+            "tag": tag,
+        },
+    )
+
+
+@lead_required
+def model_history(request: HttpRequest, model_id: int) -> HttpResponse:
+    """Each metric across a search model's finished evaluations, oldest to newest."""
+    team_id = request.membership.team_id  # type: ignore[attr-defined]
+    model = get_object_or_404(SearchModel, id=model_id, team_id=team_id)
+    return render(
+        request,
+        "insights/model_history.html",
+        {"model": model, "history": selectors.model_history(search_model_id=model.id)},
     )
 
 

@@ -18,7 +18,7 @@ def signed(value: float | None, digits: int = 4) -> str:
 
 @register.filter
 def share(value: float | None) -> str:
-    """0.256 -> '25.6 %'."""
+    """0.256 -> '25.6%'."""
     if value is None:
         return "–"
-    return f"{value * 100:.1f} %"
+    return f"{value * 100:.1f}%"

@@ -1,0 +1,32 @@
+"""Writes of the lead's pages: pinning a metric to the dashboard, resetting a grade."""
+
+from django.db import transaction
+
+from apps.core.errors import InvalidState
+from apps.evaluations.models import Evaluation, EvaluationMetric, FeedbackSlot, Status
+from apps.judging.services import slot_reset
+
+
+def metric_pin(*, evaluation_metric: EvaluationMetric, pinned: bool) -> EvaluationMetric:
+    """Show (or stop showing) one metric of an evaluation on the lead's dashboard."""
+    with transaction.atomic():
+        EvaluationMetric.objects.filter(id=evaluation_metric.id).update(pinned=pinned)
+    evaluation_metric.pinned = pinned
+    return evaluation_metric
+
+
+def slot_reset_by_lead(*, slot: FeedbackSlot) -> None:
+    """A lead clears a slot's grade and grader so the queue offers it again; its keyword's
+    metrics are recomputed. A finished evaluation's grades are final: nobody could grade
+    the slot again, and its numbers are what other evaluations are compared against."""
+    with transaction.atomic():
+        # Locked, so the evaluation cannot finish between the check and the reset.
+        status = (
+            Evaluation.objects.select_for_update()
+            .filter(id=slot.evaluation_id)
+            .values_list("status", flat=True)
+            .first()
+        )
+        if status == Status.FINISHED:
+            raise InvalidState("the evaluation is finished: its grades can no longer be reset")
+        slot_reset(slot_id=slot.id)

@@ -1,0 +1,282 @@
+"""The lead's evaluation page: metric cards with their change and history, the live
+progress, the keyword table, and pinning a metric to the dashboard."""
+
+import json
+import re
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.utils import timezone
+
+from apps.evaluations.models import (
+    Evaluation,
+    EvaluationMetric,
+    EvaluationMetricPoint,
+    Status,
+)
+from apps.insights import selectors
+from tests.factories import client_for, make_evaluation
+
+from .lead_pages import HTMX, finish, grade_slots, make_model, set_metric_values, text
+
+pytestmark = pytest.mark.django_db
+
+
+def day(number: int) -> datetime:
+    return datetime(2026, 3, number, 9, 30, tzinfo=UTC)
+
+
+@pytest.fixture
+def evaluation(team_a):
+    """Team A's active evaluation of three keywords with 2, 2 and 1 results."""
+    return make_evaluation(team=team_a, keywords={"red shoes": 2, "blue hat": 2, "boots": 1})
+
+
+def card(response, key: str) -> str:
+    """The HTML of one metric card."""
+    match = re.search(
+        rf'<li class="card metric-card" data-metric="{key}">(.*?)</li>', text(response), re.S
+    )
+    assert match, text(response)
+    return match.group(1)
+
+
+def shown_change(card_html: str) -> str:
+    """The change a card shows, as printed."""
+    match = re.search(r'data-testid="change"[^>]*>([^<]*)</span>', card_html)
+    assert match, card_html
+    return match.group(1)
+
+
+# --- Who may open it ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lead", ["owner", "admin"])
+def test_a_lead_sees_cards_progress_keywords_and_the_lifecycle(lead, request, evaluation):
+    grade_slots(evaluation, {"red shoes": [3, 0]})
+
+    response = client_for(request.getfixturevalue(lead)).get(f"/evaluations/{evaluation.id}/")
+
+    page = text(response)
+    assert response.status_code == 200
+    assert 'data-testid="metric-cards"' in page
+    assert 'data-metric="ndcg@10"' in page and 'data-metric="precision@5"' in page
+    assert "2 of 5 grades" in page
+    assert f"/evaluations/{evaluation.id}/export/?format=json" in page  # the lifecycle partial
+    for keyword in ["red shoes", "blue hat", "boots"]:
+        assert f'data-keyword="{keyword}"' in page
+
+
+def test_an_evaluator_is_refused_the_evaluation_page(evaluation, evaluator):
+    assert client_for(evaluator).get(f"/evaluations/{evaluation.id}/").status_code == 403
+
+
+def test_the_outsider_gets_not_found(evaluation, outsider):
+    assert client_for(outsider).get(f"/evaluations/{evaluation.id}/").status_code == 404
+
+
+def test_someone_not_logged_in_is_sent_to_log_in(evaluation):
+    response = client_for(None).get(f"/evaluations/{evaluation.id}/")
+
+    assert response.status_code == 302 and response.url.startswith("/accounts/login/")
+
+
+# --- Changes against the reference evaluation ---------------------------------------------
+
+
+def test_the_change_is_against_the_models_previous_finished_evaluation(team_a, owner):
+    model = make_model(team_a)
+    older = finish(make_evaluation(team=team_a), day(1), model=model, values={"ndcg@10": 0.3})
+    previous = finish(make_evaluation(team=team_a), day(2), model=model, values={"ndcg@10": 0.5})
+    other_model = finish(
+        make_evaluation(team=team_a),
+        day(3),
+        model=make_model(team_a, "Other"),
+        values={"ndcg@10": 0.9},
+    )
+    baseline = finish(make_evaluation(team=team_a), day(4), values={"ndcg@10": 0.1})
+    team_a.baseline_evaluation = baseline
+    team_a.save()
+    current = make_evaluation(team=team_a)
+    Evaluation.objects.filter(id=current.id).update(search_model=model)
+    set_metric_values(current, {"ndcg@10": 0.75, "precision@5": 0.4})
+
+    response = client_for(owner).get(f"/evaluations/{current.id}/")
+
+    ndcg = card(response, "ndcg@10")
+    assert shown_change(ndcg) == "+0.2500"
+    assert f'<a href="/evaluations/{previous.id}/">{previous.name}</a> (model\'s previous)' in ndcg
+    # The previous evaluation has no precision value: nothing to compare it with.
+    assert f"no value to compare with {previous.name}" in card(response, "precision@5")
+    assert older.name not in ndcg and other_model.name not in ndcg
+
+
+def test_a_finished_evaluation_is_compared_with_the_one_that_finished_before_it(team_a, admin):
+    model = make_model(team_a)
+    first = finish(make_evaluation(team=team_a), day(1), model=model, values={"ndcg@10": 0.6})
+    second = finish(make_evaluation(team=team_a), day(2), model=model, values={"ndcg@10": 0.4})
+    finish(make_evaluation(team=team_a), day(3), model=model, values={"ndcg@10": 0.9})
+
+    cards = selectors.metric_cards(second, baseline_id=None)
+
+    assert cards.reference.evaluation_id == first.id
+    assert cards.cards[0].change == pytest.approx(-0.2)
+    response = client_for(admin).get(f"/evaluations/{second.id}/")
+    assert shown_change(card(response, "ndcg@10")) == "−0.2000"
+
+
+def test_without_a_previous_one_the_change_is_against_the_team_baseline(team_a, owner):
+    baseline = finish(make_evaluation(team=team_a), day(1), values={"ndcg@10": 0.5})
+    team_a.baseline_evaluation = baseline
+    team_a.save()
+    model = make_model(team_a)
+    current = make_evaluation(team=team_a)
+    Evaluation.objects.filter(id=current.id).update(search_model=model)
+    set_metric_values(current, {"ndcg@10": 0.5})
+
+    response = client_for(owner).get(f"/evaluations/{current.id}/")
+
+    assert shown_change(card(response, "ndcg@10")) == "±0.0000"
+    assert "(team baseline)" in card(response, "ndcg@10")
+    assert "the team's baseline" in text(response)
+
+
+def test_with_no_previous_one_and_no_baseline_there_is_no_change(evaluation, owner):
+    set_metric_values(evaluation, {"ndcg@10": 0.5})
+
+    response = client_for(owner).get(f"/evaluations/{evaluation.id}/")
+
+    assert "nothing to compare with" in card(response, "ndcg@10")
+    assert 'data-testid="change"' not in text(response)
+    assert selectors.metric_cards(evaluation, baseline_id=None).reference is None
+
+
+def test_the_baseline_itself_shows_no_change(team_a, owner):
+    baseline = finish(make_evaluation(team=team_a), day(1), values={"ndcg@10": 0.5})
+    team_a.baseline_evaluation = baseline
+    team_a.save()
+
+    cards = selectors.metric_cards(baseline, baseline_id=baseline.id)
+
+    assert cards.reference is None and cards.cards[0].change is None
+
+
+def test_another_teams_evaluations_are_never_a_reference(team_a, team_b):
+    foreign = finish(make_evaluation(team=team_b), day(1), values={"ndcg@10": 0.1})
+    mine = make_evaluation(team=team_a)
+
+    assert selectors.metric_cards(mine, baseline_id=foreign.id).reference is None
+
+
+# --- History --------------------------------------------------------------------------------
+
+
+def test_each_card_draws_its_history_and_lists_the_numbers(evaluation, owner):
+    ndcg = EvaluationMetric.objects.get(evaluation=evaluation, metric="ndcg")
+    start = timezone.now().replace(second=0, microsecond=0) - timedelta(minutes=10)
+    EvaluationMetricPoint.objects.bulk_create(
+        EvaluationMetricPoint(
+            evaluation_metric=ndcg, minute=start + timedelta(minutes=i), value=v, progress=p
+        )
+        for i, (v, p) in enumerate([(0.25, 0.2), (None, 0.4), (0.5, 0.6)])
+    )
+
+    response = client_for(owner).get(f"/evaluations/{evaluation.id}/")
+
+    page = text(response)
+    data = json.loads(
+        re.search(
+            rf'<script id="history-{ndcg.id}" type="application/json">(.*?)</script>', page
+        ).group(1)
+    )
+    assert data["kind"] == "line"
+    assert data["series"] == [{"name": "nDCG@10", "values": [0.25, None, 0.5]}]
+    assert len(data["labels"]) == 3
+    assert f'<canvas data-chart="history-{ndcg.id}"' in page
+    numbers = page.split('data-testid="history-ndcg@10"')[1].split("</table>")[0]
+    assert "0.2500" in numbers and "0.5000" in numbers and "60.0%" in numbers
+    # The precision metric has no history yet: no chart, a note instead.
+    assert "history chart starts with the second minute" in card(response, "precision@5")
+
+
+def test_grading_writes_history_the_page_charts(evaluation, owner):
+    grade_slots(evaluation, {"red shoes": [3, 1]})
+
+    [point] = EvaluationMetricPoint.objects.filter(evaluation_metric__metric="ndcg")
+    cards = selectors.metric_cards(evaluation, baseline_id=None).cards
+
+    assert [p.value for p in cards[0].history] == [point.value]
+
+
+def test_a_long_history_is_thinned_for_the_chart(evaluation):
+    ndcg = EvaluationMetric.objects.get(evaluation=evaluation, metric="ndcg")
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    EvaluationMetricPoint.objects.bulk_create(
+        EvaluationMetricPoint(evaluation_metric=ndcg, minute=start + timedelta(minutes=i), value=i)
+        for i in range(1000)
+    )
+
+    history = selectors.metric_histories(evaluation)[ndcg.id]
+
+    assert len(history) == 120
+    assert history[0].value == 0 and history[-1].value == 999
+
+
+# --- Live progress ----------------------------------------------------------------------------
+
+
+def test_an_active_evaluations_page_polls_its_progress(evaluation, owner):
+    page = text(client_for(owner).get(f"/evaluations/{evaluation.id}/"))
+
+    assert f'hx-get="/evaluations/{evaluation.id}/progress/"' in page
+    assert 'hx-trigger="every 3s"' in page
+
+
+def test_a_finished_evaluations_page_does_not_poll(evaluation, owner):
+    finish(evaluation, day(1))
+
+    page = text(client_for(owner).get(f"/evaluations/{evaluation.id}/"))
+
+    assert "/progress/" not in page and "hx-trigger" not in page
+
+
+def test_the_progress_fragment_shows_fresh_progress_and_metric_values(evaluation, owner):
+    client = client_for(owner)
+    grade_slots(evaluation, {"red shoes": [3, 3]})
+    ndcg = EvaluationMetric.objects.get(evaluation=evaluation, metric="ndcg")
+
+    response = client.get(f"/evaluations/{evaluation.id}/progress/", headers=HTMX)
+
+    fragment = text(response)
+    assert response.status_code == 200 and "HX-Refresh" not in response
+    assert "2 of 5 grades" in fragment
+    assert 'hx-trigger="every 3s"' in fragment
+    assert f'id="metric-value-{ndcg.id}" hx-swap-oob="true"' in fragment
+    assert f">{ndcg.value:.4f}</p>" in fragment
+    assert "<html" not in fragment
+
+
+def test_the_progress_fragment_reloads_the_page_once_grading_stops(evaluation, owner):
+    Evaluation.objects.filter(id=evaluation.id).update(status=Status.FINISHED)
+
+    response = client_for(owner).get(f"/evaluations/{evaluation.id}/progress/", headers=HTMX)
+
+    assert response["HX-Refresh"] == "true"
+    assert "hx-trigger" not in text(response)
+
+
+def test_the_progress_fragment_refuses_evaluators_and_outsiders(evaluation, evaluator, outsider):
+    url = f"/evaluations/{evaluation.id}/progress/"
+
+    assert client_for(evaluator).get(url).status_code == 403
+    assert client_for(outsider).get(url).status_code == 404
+
+
+def test_the_progress_fragment_costs_a_few_queries(
+    evaluation, owner, django_assert_max_num_queries
+):
+    client = client_for(owner)
+    client.get("/")  # the session is warm
+
+    with django_assert_max_num_queries(6):
+        client.get(f"/evaluations/{evaluation.id}/progress/", headers=HTMX)
