@@ -35,27 +35,28 @@ def test_a_comparison_answers_means_difference_interval_p_value_and_counts(api, 
 
     assert response.status_code == 200
     body = response.json()
-    assert body["baseline"] == {"id": first.id, "name": "Ranking A", "keywords": 16}
-    assert body["common_keywords"] == 16
+    assert body["baseline"] == {"id": first.id, "name": "Ranking A", "keywords": 20}
+    assert body["common_keywords"] == 20
     [compared] = body["comparisons"]
-    assert compared["evaluation"] == {"id": second.id, "name": "Ranking B", "keywords": 16}
+    assert compared["evaluation"] == {"id": second.id, "name": "Ranking B", "keywords": 20}
     ndcg, precision = compared["metrics"]
     a = list(KeywordMetric.objects.filter(evaluation=first, metric="ndcg").values_list("value"))
     b = list(KeywordMetric.objects.filter(evaluation=second, metric="ndcg").values_list("value"))
     assert (ndcg["metric"], ndcg["k"], ndcg["label"]) == ("ndcg", 10, "nDCG@10")
-    assert ndcg["baseline_mean"] == pytest.approx(math.fsum(v for (v,) in a) / 16)
-    assert ndcg["mean"] == pytest.approx(math.fsum(v for (v,) in b) / 16)
+    assert ndcg["baseline_mean"] == pytest.approx(math.fsum(v for (v,) in a) / 20)
+    assert ndcg["mean"] == pytest.approx(math.fsum(v for (v,) in b) / 20)
     assert ndcg["difference"] == pytest.approx(ndcg["mean"] - ndcg["baseline_mean"])
     assert ndcg["ci_low"] <= ndcg["difference"] <= ndcg["ci_high"]
     assert ndcg["p_value"] == pytest.approx(1 / (stats.PERMUTATIONS + 1))
     assert (ndcg["p_exact"], ndcg["significant"]) == (False, True)
-    assert (ndcg["wins"], ndcg["ties"], ndcg["losses"]) == (16, 0, 0)
-    assert (ndcg["keywords_compared"], ndcg["keywords_excluded"]) == (16, 0)
+    assert (ndcg["wins"], ndcg["ties"], ndcg["losses"]) == (20, 0, 0)
+    assert (ndcg["keywords_compared"], ndcg["keywords_excluded"]) == (20, 0)
     assert ndcg["summary"] == "Ranking B is better than Ranking A on nDCG@10 (p < 0.001)"
-    assert (precision["baseline_mean"], precision["mean"]) == (pytest.approx(0.6), 0.8)
+    assert precision["baseline_mean"] == pytest.approx(0.6)
+    assert precision["mean"] == pytest.approx(0.9)
     correlation = compared["rank_correlation"]
-    assert correlation["kendall_tau_mean"] == pytest.approx(-1.0)
-    assert (correlation["kendall_tau_keywords"], correlation["rbo_keywords"]) == (16, 16)
+    assert -1 <= correlation["kendall_tau_mean"] < 0
+    assert (correlation["kendall_tau_keywords"], correlation["rbo_keywords"]) == (20, 20)
     assert 0 < correlation["rbo_mean"] < 1
     assert "keywords" not in compared
     assert body["method"] == {

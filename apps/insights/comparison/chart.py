@@ -7,7 +7,7 @@ interval rather than comparing sizes across metrics; the axis end is printed bes
 
 from dataclasses import dataclass
 
-WIDTH = 240.0
+WIDTH = 150.0
 HEIGHT = 26.0
 MARGIN = 8.0
 

@@ -21,6 +21,7 @@ DEFAULT_SORT = "position"
 
 @dataclass(frozen=True)
 class Cell:
+    metric: str  # metric@k
     baseline: float | None
     candidate: float | None
     difference: float | None
@@ -91,7 +92,8 @@ def _row(comparison: Comparison, pair: PairComparison, row: int) -> KeywordRow:
     baseline = pair.baseline_values[row]
     candidate = pair.candidate_values[row]
     cells = [
-        Cell(_value(a), _value(b), _value(b - a)) for a, b in zip(baseline, candidate, strict=True)
+        Cell(metric.key, _value(a), _value(b), _value(b - a))
+        for metric, a, b in zip(pair.metrics, baseline, candidate, strict=True)
     ]
     return KeywordRow(
         row + 1,

@@ -43,29 +43,34 @@ def imported_evaluation(
     return import_document(team=team, source=io.BytesIO(json.dumps(document).encode()))
 
 
-def shop_pair(team: Team, *, keywords: int = 16) -> tuple[Evaluation, Evaluation]:
+def shop_pair(team: Team, *, keywords: int = 20) -> tuple[Evaluation, Evaluation]:
     """ "Ranking A" and a clearly better "Ranking B" on the same keywords.
 
-    A puts each keyword's best document last; B puts it first and drops a poor one for a
-    new good one, so B wins on nDCG@10 and P@5 for every keyword.
+    A shows each keyword's five results in one of three rotations, never best first; B
+    puts them in the ideal order (nDCG@10 = 1) and swaps a poor result for a new good one,
+    and on odd keywords a second one for a fair one. So B wins on nDCG@10 and P@5 (0.6 ->
+    0.8 or 1.0) for every keyword, by amounts that differ from keyword to keyword.
     """
     first: dict[str, Results] = {}
     second: dict[str, Results] = {}
     for number in range(keywords):
         text = f"query {number}"
-        first[text] = [
+        results = [
             (f"q{number}-poor-1", 0),
             (f"q{number}-fair", 1),
             (f"q{number}-poor-2", 0),
             (f"q{number}-good", 2),
             (f"q{number}-best", 3),
         ]
+        turn = number % 3
+        first[text] = results[turn:] + results[:turn]
+        last = (f"q{number}-new-fair", 1) if number % 2 else (f"q{number}-poor-1", 0)
         second[text] = [
             (f"q{number}-best", 3),
             (f"q{number}-good", 2),
             (f"q{number}-new-good", 2),
             (f"q{number}-fair", 1),
-            (f"q{number}-poor-1", 0),
+            last,
         ]
     return imported_evaluation(team, "Ranking A", first), imported_evaluation(
         team, "Ranking B", second

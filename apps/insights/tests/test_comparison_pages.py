@@ -53,21 +53,22 @@ def test_a_lead_reads_that_b_is_significantly_better_with_means_interval_and_cou
     ndcg = next(m for m in each.metrics if m.key == "ndcg@10")
     a, b = stored(first, "ndcg", 10), stored(second, "ndcg", 10)
     differences = [b[text] - a[text] for text in a]
-    assert ndcg.result.compared == 16
-    assert ndcg.result.baseline_mean == pytest.approx(math.fsum(a.values()) / 16)
-    assert ndcg.result.candidate_mean == pytest.approx(math.fsum(b.values()) / 16)
-    assert ndcg.result.difference == pytest.approx(math.fsum(differences) / 16)
+    assert ndcg.result.compared == 20
+    assert ndcg.result.baseline_mean == pytest.approx(math.fsum(a.values()) / 20)
+    assert ndcg.result.candidate_mean == pytest.approx(math.fsum(b.values()) / 20)
+    assert ndcg.result.difference == pytest.approx(math.fsum(differences) / 20)
     assert ndcg.result.ci_low <= ndcg.result.difference <= ndcg.result.ci_high
-    assert (ndcg.result.wins, ndcg.result.ties, ndcg.result.losses) == (16, 0, 0)
-    # Every keyword gains, so only the observed signs are as extreme: p = 1 / 10,001.
+    assert (ndcg.result.wins, ndcg.result.ties, ndcg.result.losses) == (20, 0, 0)
+    # Every keyword gains, so only all signs alike are as extreme (chance 2 in 2^20 per
+    # draw): none of the 10,000 draws is, and p = 1 / 10,001.
     assert ndcg.result.p_value == pytest.approx(1 / (stats.PERMUTATIONS + 1))
     assert "Ranking B is better than Ranking A on nDCG@10 (p &lt; 0.001)" in page
     assert "Ranking B is better than Ranking A on MP@5 (p &lt; 0.001)" in page
     assert 'class="verdict significant better"' in page
-    assert "16 / 0 / 0" in page
+    assert "20 / 0 / 0" in page
     assert "<svg" in page and "difference-bar" in page
     assert f"{ndcg.result.difference:.4f}" in page
-    assert "16</strong> keywords common to all 2 evaluations" in page
+    assert "20</strong> keywords common to all 2 evaluations" in page
 
 
 def test_an_admin_may_compare_too(admin, pair):
@@ -159,7 +160,7 @@ def test_only_metrics_both_report_are_compared(owner, team_a):
 def test_three_evaluations_are_each_compared_with_the_first(owner, team_a, pair):
     first, second = pair
     third = imported_evaluation(
-        team_a, "Ranking C", {f"query {i}": [(f"q{i}-best", 3)] for i in range(16)}
+        team_a, "Ranking C", {f"query {i}": [(f"q{i}-best", 3)] for i in range(20)}
     )
 
     response = client_for(owner).get(URL + query(first, second, third, vs=third.id))
@@ -269,7 +270,7 @@ def test_the_csv_has_a_row_per_common_keyword_with_values_differences_and_rank_c
         "kendall_tau (Ranking B vs Ranking A)",
         "rbo (Ranking B vs Ranking A)",
     ]
-    assert len(rows) == 17
+    assert len(rows) == 21
     a, b = stored(first, "ndcg", 10), stored(second, "ndcg", 10)
     line = rows[1]
     assert line[0] == "query 0"
@@ -289,7 +290,7 @@ def test_the_summary_csv_has_a_row_per_metric(owner, pair):
     for row, metric in zip(rows, comparison.pairs[0].metrics, strict=True):
         assert float(row["p_value"]) == metric.result.p_value
         assert float(row["ci_low"]) == metric.result.ci_low
-        assert (row["significant"], row["wins"], row["losses"]) == ("true", "16", "0")
+        assert (row["significant"], row["wins"], row["losses"]) == ("true", "20", "0")
 
 
 # --- Who may, bad input ---------------------------------------------------------------
@@ -399,5 +400,21 @@ def test_a_keyword_changed_after_import_is_compared_by_text(owner, team_a, pair)
 
     comparison = client_for(owner).get(URL + query(first, second)).context["comparison"]
 
-    assert len(comparison.keywords) == 15
+    assert len(comparison.keywords) == 19
     assert "query 3" not in comparison.keywords
+
+
+def test_doc_ids_with_any_character_are_compared_exactly(owner, team_a):
+    # \x1f is the separator the PostgreSQL read joins doc ids with; such an id is read
+    # again as an array.
+    odd = "a\x1fb"
+    first = imported_evaluation(team_a, "A", {"hat": [(odd, 3), ("c", 1), ("a", 0)]})
+    second = imported_evaluation(team_a, "B", {"hat": [("c", 1), (odd, 3), ("a", 0)]})
+
+    each = client_for(owner).get(URL + query(first, second)).context["comparison"].pairs[0]
+
+    # (odd, c) swapped, (odd, a) and (c, a) kept: (2 - 1) / 3.
+    assert each.kendall_tau[0] == pytest.approx(1 / 3)
+    assert each.rbo[0] == pytest.approx(
+        0.1 / 0.9 * (0 * 0.9 + 2 / 2 * 0.81 + 3 / 3 * 0.729) + 0.729
+    )
