@@ -128,7 +128,10 @@ def run(args: argparse.Namespace) -> None:
     with CaptureQueriesContext(connection) as queries:
         selectors.evaluation_agreement(evaluation)
     print(f"evaluation_agreement: {whole_ms:.0f} ({whole_min:.0f}) ms, {len(queries)} queries")
-    print(f"  read graded slots ({len(ratings)} rows, one query): {read_ms:.0f} ({read_min:.0f})")
+    print(
+        f"  read graded slots ({len(ratings)} rows; names, then slots as integers): "
+        f"{read_ms:.0f} ({read_min:.0f})"
+    )
     print(f"  statistics (kappa, alpha, observed, per grader): {stats_ms:.0f} ({stats_min:.0f})")
     print(
         f"  (not part of it) the queue's GROUP BY over the slots, {open_count} open: "

@@ -302,3 +302,23 @@ def test_the_queue_costs_the_same_queries_whatever_the_number_of_rows(
     # Six of these are the test transaction's savepoints.
     with django_assert_max_num_queries(18):
         client.post(decide_url(wide, row.snapshot), {"grade": "5"}, **HTMX)
+
+
+def test_the_admin_shows_decisions_but_never_changes_them(evaluation, admin):
+    from apps.accounts.models import User
+
+    tie = snapshot(evaluation, "red shoes", 1)
+    client_for(admin).post(decide_url(evaluation, tie), {"grade": "1"})
+    staff = client_for(User.objects.create_superuser(email="root@a.test", password="x" * 12))
+    decision = SnapshotDecision.objects.get()
+
+    listing = staff.get("/admin/insights/snapshotdecision/")
+    assert listing.status_code == 200 and "admin@a.test" in listing.content.decode()
+    assert staff.get("/admin/insights/snapshotdecision/add/").status_code == 403
+    assert (
+        staff.post(
+            f"/admin/insights/snapshotdecision/{decision.id}/delete/", {"post": "yes"}
+        ).status_code
+        == 403
+    )
+    assert SnapshotDecision.objects.filter(id=decision.id).exists()
