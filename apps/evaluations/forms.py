@@ -1,0 +1,218 @@
+"""The lead's forms for a new evaluation and for editing a pending one.
+
+They only type the input (a choice, a number, JSON, the metric@k list); every rule is the
+services', whose located problems ("metrics[1].k: ...") are put back next to their field.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from django import forms
+
+from apps.accounts.models import Tag
+from apps.endpoints.models import SearchModel
+
+from .editing import LOCKED_ONCE_STARTED
+from .metric_list import parse_metric_list
+from .models import Evaluation, Keyword, Profile, Reuse, Scale
+
+# What a new evaluation measures unless the lead says otherwise, per native scale.
+DEFAULT_METRICS = {
+    Scale.BINARY: "precision@10, ap@10, rr@10",
+    Scale.GRADED: "ndcg@10, precision@10",
+    Scale.DETAIL: "ndcg_d@10, precision@10",
+}
+KEYWORD_LIMIT = Keyword._meta.get_field("text").max_length or 500
+# Services name some places differently from the form's fields.
+FIELD_OF_LOCATION = {"model": "search_model"}
+_LOCATION = re.compile(r"^([a-z_]+)")
+
+
+def keyword_list(text: str) -> list[str]:
+    """The keywords typed one per line, trimmed, without blanks and repeats, in order."""
+    return list(dict.fromkeys(line.strip() for line in text.splitlines() if line.strip()))
+
+
+def suggested_name(model_name: str, taken: Iterable[str]) -> str:
+    """ "<model> 1", or the number after the highest one already used with that name."""
+    pattern = re.compile(rf"^{re.escape(model_name)} (\d+)$")
+    used = [int(match.group(1)) for name in taken if (match := pattern.match(name))]
+    return f"{model_name} {max(used, default=0) + 1}"
+
+
+def put_problems(form: forms.Form, problems: list[str]) -> None:
+    """Each "location: reason" next to the field it names (the reason alone when the
+    location is the field itself); any other problem above the form."""
+    for problem in problems:
+        location, _, reason = problem.partition(": ")
+        match = _LOCATION.match(location)
+        name = match.group(1) if match else ""
+        field = FIELD_OF_LOCATION.get(name, name)
+        if field in form.fields:
+            form.add_error(field, reason if location == name else problem)
+        else:
+            form.add_error(None, problem)
+
+
+def _textarea(rows: int, *, code: bool = False, placeholder: str = "") -> forms.Textarea:
+    attrs = {"rows": str(rows)}
+    if code:
+        attrs |= {"class": "code", "spellcheck": "false"}
+    if placeholder:
+        attrs["placeholder"] = placeholder
+    return forms.Textarea(attrs=attrs)
+
+
+class EvaluationForm(forms.Form):
+    search_model = forms.ModelChoiceField(
+        queryset=SearchModel.objects.none(),
+        required=False,
+        label="Search model",
+        empty_label="none — results will be imported",
+    )
+    name = forms.CharField(required=False)
+    description = forms.CharField(required=False, widget=_textarea(2))
+    keywords = forms.CharField(
+        required=False,
+        widget=_textarea(8, placeholder="red shoes\nwinter jacket"),
+        help_text="One per line. Blank lines and repeats are skipped.",
+    )
+    scale = forms.ChoiceField(choices=Scale.choices, initial=Scale.GRADED)
+    strategy = forms.TypedChoiceField(
+        choices=Evaluation.STRATEGY_CHOICES, coerce=int, initial=1, label="Grades per result"
+    )
+    profile = forms.ChoiceField(choices=Profile.choices, initial=Profile.SEARCHTWEAK)
+    metrics = forms.CharField(
+        required=False,
+        initial=DEFAULT_METRICS[Scale.GRADED],
+        help_text="metric@k, separated by commas, e.g. ndcg@10, precision@5.",
+    )
+    transformers = forms.CharField(
+        required=False,
+        label="Transformer rules (JSON)",
+        widget=_textarea(4, code=True, placeholder='{"binary": {"0": 0, "1": 0, "2": 1, "3": 1}}'),
+        help_text="Optional: how grades map to the scale of each metric. Empty means the defaults.",
+    )
+    show_position = forms.BooleanField(required=False, label="Show graders each result's position")
+    scoring_guidelines = forms.CharField(
+        required=False,
+        widget=_textarea(6),
+        help_text="Markdown. Graders see it next to every result.",
+    )
+    reuse = forms.ChoiceField(
+        choices=Reuse.choices,
+        initial=Reuse.NONE,
+        label="Reuse earlier grades",
+        help_text="From finished evaluations of the team on the same scale.",
+    )
+    auto_restart = forms.BooleanField(
+        required=False, label="Start a fresh copy when it finishes (auto-restart)"
+    )
+    tags = forms.ModelMultipleChoiceField(
+        queryset=Tag.objects.none(),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Graders see the evaluation only if they hold every one of its tags.",
+    )
+
+    def __init__(self, *args: Any, team_id: int, **kwargs: Any) -> None:
+        kwargs.setdefault("label_suffix", "")  # labels sit above their fields
+        super().__init__(*args, **kwargs)
+        model_field = self.fields["search_model"]
+        model_field.queryset = SearchModel.objects.filter(team_id=team_id)  # type: ignore[attr-defined]
+        self.fields["tags"].queryset = Tag.objects.filter(team_id=team_id)  # type: ignore[attr-defined]
+
+    def clean_metrics(self) -> list[tuple[str, int]]:
+        try:
+            return parse_metric_list(self.cleaned_data["metrics"])
+        except ValueError as error:
+            raise forms.ValidationError(str(error)) from None
+
+    def clean_transformers(self) -> dict[str, Any]:
+        text = self.cleaned_data["transformers"].strip()
+        if not text:
+            return {}
+        try:
+            rules = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise forms.ValidationError(
+                f"not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
+            ) from None
+        if not isinstance(rules, dict):
+            raise forms.ValidationError('must be a JSON object, e.g. {"binary": {"0": 0}}')
+        return rules
+
+    def clean_keywords(self) -> list[str]:
+        keywords = keyword_list(self.cleaned_data["keywords"])
+        too_long = [
+            number
+            for number, line in enumerate(self.cleaned_data["keywords"].splitlines(), 1)
+            if len(line.strip()) > KEYWORD_LIMIT
+        ]
+        if too_long:
+            raise forms.ValidationError(
+                f"line {too_long[0]} is longer than {KEYWORD_LIMIT} characters"
+            )
+        return keywords
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        needs_keywords = data.get("search_model") and "keywords" in self.fields
+        if needs_keywords and not data.get("keywords") and "keywords" not in self.errors:
+            self.add_error("keywords", "give at least one keyword for the search model to run")
+        return data
+
+
+class EvaluationEditForm(EvaluationForm):
+    """The settings of a pending evaluation. Keywords are not edited here, and the
+    settings that shape grades are shown disabled once it has started."""
+
+    def __init__(self, *args: Any, evaluation: Evaluation, **kwargs: Any) -> None:
+        super().__init__(
+            *args, team_id=evaluation.team_id, initial=initial_of(evaluation), **kwargs
+        )
+        del self.fields["keywords"]
+        self.locked: tuple[str, ...] = ()
+        self.locked_reason = ""
+        if evaluation.started_at is not None:
+            self.locked = LOCKED_ONCE_STARTED
+            self.locked_reason = (
+                "the evaluation has started, and grades given under other rules would mix."
+            )
+        elif evaluation.graded_slots:
+            self.locked = ("scale", "strategy")
+            self.locked_reason = "its results already have grades."
+        for name in self.locked:
+            self.fields[name].disabled = True
+            self.fields[name].help_text = "Locked."
+
+    def changes(self) -> dict[str, Any]:
+        """The settings to hand to evaluation_update, locked ones left out."""
+        data = dict(self.cleaned_data)
+        data.pop("metrics")
+        data.pop("tags")
+        return {name: value for name, value in data.items() if name not in self.locked}
+
+
+def initial_of(evaluation: Evaluation) -> dict[str, Any]:
+    return {
+        "search_model": evaluation.search_model_id,
+        "name": evaluation.name,
+        "description": evaluation.description,
+        "scale": evaluation.scale,
+        "strategy": evaluation.strategy,
+        "profile": evaluation.profile,
+        "metrics": ", ".join(f"{m.metric}@{m.k}" for m in evaluation.metrics.all()),
+        "transformers": json.dumps(evaluation.transformers, indent=2)
+        if evaluation.transformers
+        else "",
+        "show_position": evaluation.show_position,
+        "scoring_guidelines": evaluation.scoring_guidelines,
+        "reuse": evaluation.reuse,
+        "auto_restart": evaluation.auto_restart,
+        "tags": list(evaluation.tags.all()),
+    }
