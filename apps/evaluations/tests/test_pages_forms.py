@@ -100,6 +100,19 @@ def test_coming_from_a_model_prefills_its_next_name_and_default_keywords(owner, 
     assert '<strong id="keyword-count">2</strong>' in page
 
 
+def test_the_evaluation_list_and_a_models_page_link_to_a_new_evaluation(owner, model):
+    client = client_for(owner)
+
+    assert f'href="{NEW}"' in text(client.get("/evaluations/"))
+    assert f'href="{NEW}?model={model.id}"' in text(client.get(f"/models/{model.id}/"))
+
+
+def test_a_team_without_models_is_told_where_to_make_one(owner):
+    page = text(client_for(owner).get(NEW))
+
+    assert 'data-testid="no-models"' in page and 'href="/models/new/"' in page
+
+
 def test_another_teams_model_is_never_offered_or_prefilled(owner, team_b):
     theirs = make_search_model(team_b, "https://b.example", default_keywords="secret")
 
