@@ -322,3 +322,12 @@ def test_the_admin_shows_decisions_but_never_changes_them(evaluation, admin):
         == 403
     )
     assert SnapshotDecision.objects.filter(id=decision.id).exists()
+
+
+def test_the_links_partial_points_the_evaluation_page_to_both_pages(evaluation):
+    from django.template.loader import render_to_string
+
+    html = render_to_string("insights/_agreement_links.html", {"evaluation": evaluation})
+
+    assert f'href="{agreement_url(evaluation)}"' in html
+    assert f'href="{queue_url(evaluation)}"' in html
