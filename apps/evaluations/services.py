@@ -46,6 +46,7 @@ class Document:
 
 
 NAME_LIMIT = Evaluation._meta.get_field("name").max_length or 200
+KEYWORD_LIMIT = Keyword._meta.get_field("text").max_length or 500
 
 
 def _is_whole_number(value: Any) -> bool:
@@ -161,6 +162,14 @@ def evaluation_create(
 @transaction.atomic
 def keywords_add(*, evaluation: Evaluation, texts: Iterable[str]) -> list[Keyword]:
     """Add keywords after the existing ones, trimmed, skipping blanks and duplicates."""
+    texts = list(texts)
+    too_long = [
+        f"keywords[{index}]: at most {KEYWORD_LIMIT} characters (got {len(raw.strip())})"
+        for index, raw in enumerate(texts)
+        if len(raw.strip()) > KEYWORD_LIMIT
+    ]
+    if too_long:
+        raise InvalidInput(too_long)
     existing = set(evaluation.keywords.values_list("text", flat=True))
     last = evaluation.keywords.order_by("-position").values_list("position", flat=True).first()
     position = last or 0
@@ -231,6 +240,8 @@ def evaluation_start(*, evaluation: Evaluation) -> Evaluation:
     """
     from .fetching import keywords_to_run
 
+    if evaluation.search_model_id is not None and not evaluation.keywords.exists():
+        raise InvalidState("add keywords before starting: the search model has none to run")
     if evaluation.search_model_id is not None and keywords_to_run(evaluation.id):
         with transaction.atomic():
             changed = Evaluation.objects.filter(

@@ -297,3 +297,27 @@ def test_finishing_at_full_progress_auto_restarts_a_model_evaluation_with_fresh_
     assert restarted.status == Status.ACTIVE
     assert search_server.keyword_calls["blue hat"] == 2
     assert restarted.total_slots == 10
+
+
+def test_a_keyword_too_long_for_its_column_is_refused_with_its_place():
+    with pytest.raises(InvalidInput) as refused:
+        evaluation_create_with_keywords(
+            team=make_team(), name="k", metrics=[("ndcg", 5)], keywords=["ok", "x" * 501]
+        )
+
+    assert refused.value.problems == ["keywords[1]: at most 500 characters (got 501)"]
+    assert not Evaluation.objects.filter(name="k").exists()
+
+
+def test_a_model_evaluation_without_keywords_does_not_start(search_server):
+    team = make_team()
+    evaluation = evaluation_create_with_keywords(
+        team=team,
+        name="Empty",
+        metrics=[("ndcg", 5)],
+        keywords=[],
+        search_model=make_search_model(team, search_server.base_url),
+    )
+
+    with pytest.raises(InvalidState, match="add keywords before starting"):
+        evaluation_start(evaluation=evaluation)
