@@ -36,7 +36,9 @@ PROGRESS_POLL_SECONDS = 3
 
 def _team_evaluation(request: HttpRequest, evaluation_id: int) -> Evaluation:
     team_id = request.membership.team_id  # type: ignore[attr-defined]
-    return get_object_or_404(Evaluation, id=evaluation_id, team_id=team_id)
+    # The status line names the evaluation's model.
+    evaluations = Evaluation.objects.select_related("search_model")
+    return get_object_or_404(evaluations, id=evaluation_id, team_id=team_id)
 
 
 def _baseline_id(request: HttpRequest) -> int | None:
