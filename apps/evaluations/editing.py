@@ -58,6 +58,9 @@ def evaluation_update(
     for field in ("scale", "strategy"):
         if field in changes and graded:
             problems.append(f"{field}: cannot change while results have grades")
+    if "scale" in changes and not graded and _has_decisions(current):
+        # A lead's final grades are on the old scale.
+        problems.append("scale: cannot change while a lead's decisions exist")
     tag_list = list(tags) if tags is not None else list(current.tags.all())
     metric_list = (
         list(metrics) if metrics is not None else list(current.metrics.values_list("metric", "k"))
@@ -92,6 +95,12 @@ def evaluation_update(
         transaction.on_commit(lambda: recompute_evaluation.delay(current.id))
     current.refresh_from_db()
     return current
+
+
+def _has_decisions(evaluation: Evaluation) -> bool:
+    from apps.insights.models import SnapshotDecision
+
+    return SnapshotDecision.objects.filter(evaluation=evaluation).exists()
 
 
 def _replace_metrics(evaluation: Evaluation, metrics: Sequence[tuple[str, int]]) -> bool:

@@ -321,3 +321,20 @@ def test_a_model_evaluation_without_keywords_does_not_start(search_server):
 
     with pytest.raises(InvalidState, match="add keywords before starting"):
         evaluation_start(evaluation=evaluation)
+
+
+def test_scale_cannot_change_under_a_leads_decision():
+    from django.utils import timezone
+
+    from apps.insights.models import SnapshotDecision
+
+    evaluation = make_evaluation(start=False)
+    snapshot = slots_of(evaluation)[0].snapshot
+    SnapshotDecision.objects.create(
+        snapshot=snapshot, evaluation=evaluation, grade=2, decided_at=timezone.now()
+    )
+
+    with pytest.raises(InvalidInput) as refused:
+        evaluation_update(evaluation=evaluation, scale="binary")
+
+    assert refused.value.problems == ["scale: cannot change while a lead's decisions exist"]
