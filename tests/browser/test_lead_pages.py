@@ -25,9 +25,9 @@ from apps.evaluations.services import (
 )
 from apps.judging.services import slot_record_grade
 from tests.browser.conftest import SCREENSHOTS
+from tests.browser.test_grading_journey import PASSWORD, log_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
-PASSWORD = "a-long-test-password"
 KEYWORDS = ["trail shoes", "rain jacket", "wool socks", "tent"]
 # Grades per keyword, for its three results; "tent" is left for the grader.
 GRADES = {"trail shoes": [3, 2, 0], "rain jacket": [1, 1, 0], "wool socks": [3, 3, 2]}
@@ -88,13 +88,6 @@ def shop():
     Evaluation.objects.filter(id=current.id).update(pinned=True)
     EvaluationMetric.objects.filter(evaluation=current, metric="ndcg").update(pinned=True)
     return {"current": current, "previous": previous, "model": model, "grader": grader.user}
-
-
-def log_in(page, base_url: str, email: str) -> None:
-    page.goto(f"{base_url}/accounts/login/")
-    page.get_by_label("Email").fill(email)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
 
 
 def keyword_order(page) -> list[str]:
