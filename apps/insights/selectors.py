@@ -507,7 +507,7 @@ def leaderboard(
     in the team's evaluations from `start` to `end`, both days included, in local time.
 
     Two queries. A slot counts once, on the day of its latest grade; a reset slot no
-    longer counts. Most grades first; members with none are listed too.
+    longer counts, nor a grade a reuse strategy copied from an earlier evaluation. Most grades first; members with none are listed too.
     """
     members = Membership.objects.filter(team_id=team_id)
     if tag_id is not None:
@@ -518,6 +518,8 @@ def leaderboard(
         FeedbackSlot.objects.filter(
             grader_id__in=[user_id for user_id, _email, _role in people],
             evaluation__team_id=team_id,
+            # Grades copied by a reuse strategy were counted where they were given.
+            reused=False,
             graded_at__gte=datetime.combine(start, time.min, tzinfo=zone),
             graded_at__lt=datetime.combine(end + timedelta(days=1), time.min, tzinfo=zone),
         )

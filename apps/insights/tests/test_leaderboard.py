@@ -109,6 +109,17 @@ def test_a_reset_grade_no_longer_counts(graded, evaluator, today):
     assert [(row.email, row.graded) for row in rows][0] == ("evaluator@a.test", 2)
 
 
+def test_a_grade_copied_by_a_reuse_strategy_counts_only_where_it_was_given(
+    graded, evaluator, today
+):
+    FeedbackSlot.objects.filter(id=slots_of(graded)[0].id).update(reused=True)
+
+    rows = selectors.leaderboard(
+        team_id=graded.team_id, start=today - timedelta(days=29), end=today
+    )
+    assert [(row.email, row.graded) for row in rows][0] == ("evaluator@a.test", 2)
+
+
 def test_grades_in_another_teams_evaluations_do_not_count(graded, team_b, evaluator, today):
     from apps.accounts.services import member_add
 
