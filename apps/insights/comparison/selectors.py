@@ -10,6 +10,7 @@ every other one is compared with it, on each (metric, k) both report.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -173,17 +174,55 @@ def comparison_build(
     keyword_ids, texts, counts = _common_keywords(ids)
     wanted = {(ids.index(e), key) for e in ids for key in reported[e]}
     values = _keyword_values(ids, keyword_ids, wanted)
-    lists = _result_lists(ids, keyword_ids)
-
-    loaded = _Loaded(ids, keyword_ids, values, lists, many_keywords=len(texts) > 1)
-    pairs = []
+    plans = []
     for candidate in evaluations[1:]:
         keys = [
             key
             for key in reported[baseline.id]
             if key in reported[candidate.id] and (metrics is None or key in metrics)
         ]
-        pairs.append(_pair(baseline, candidate, keys, loaded, settings))
+        index = ids.index(candidate.id)
+        plans.append(
+            (
+                candidate,
+                index,
+                keys,
+                _matrix(values, 0, keys, len(texts)),
+                _matrix(values, index, keys, len(texts)),
+            )
+        )
+    # The statistics (numpy, mostly outside the GIL) run in a second thread while this one
+    # waits for the result lists from the database and compares them.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        running = [
+            pool.submit(
+                _metric_comparisons,
+                baseline,
+                candidate,
+                keys,
+                baseline_values,
+                candidate_values,
+                settings=settings,
+                many_keywords=len(texts) > 1,
+            )
+            for candidate, _index, keys, baseline_values, candidate_values in plans
+        ]
+        lists = _result_lists(ids, keyword_ids)
+        baseline_lists = [lists[keyword_id] for keyword_id in keyword_ids[0]]
+        pairs = []
+        for (candidate, index, _keys, baseline_values, candidate_values), future in zip(
+            plans, running, strict=True
+        ):
+            tau, rbo = ranking.rank_agreement(
+                baseline_lists,
+                [lists[keyword_id] for keyword_id in keyword_ids[index]],
+                settings.rbo_persistence,
+            )
+            pairs.append(
+                PairComparison(
+                    candidate, future.result(), baseline_values, candidate_values, tau, rbo
+                )
+            )
     return Comparison(baseline, evaluations, counts, texts, pairs, settings)
 
 
@@ -247,24 +286,37 @@ def _common_keywords(ids: list[int]) -> tuple[list[list[int]], list[str], dict[i
 def _keyword_values(
     ids: list[int], keyword_ids: list[list[int]], wanted: set[tuple[int, MetricKey]]
 ) -> dict[tuple[int, MetricKey], np.ndarray]:
-    """(evaluation index, metric key) -> one value per common keyword, NaN = none."""
+    """(evaluation index, metric key) -> one value per common keyword, NaN = none.
+
+    The rows (one per keyword and metric, 100,000s for large evaluations) are placed with
+    numpy: each row's keyword is found among the common keywords by binary search.
+    """
     size = len(keyword_ids[0]) if keyword_ids else 0
-    row_of = {
-        keyword_id: (index, row)
-        for index, rows in enumerate(keyword_ids)
-        for row, keyword_id in enumerate(rows)
-    }
-    values = {key: np.full(size, np.nan) for key in wanted}
-    for keyword_id, metric, k, value in _fetch(
-        KeywordMetric.objects.filter(evaluation_id__in=ids, value__isnull=False).values_list(
-            "keyword_id", "metric", "k", "value"
-        )
-    ):
-        place = row_of.get(keyword_id)
-        if place is not None:
-            column = values.get((place[0], (metric, k)))
-            if column is not None:
-                column[place[1]] = value
+    keys = sorted({key for _index, key in wanted})
+    table = np.full((len(ids), len(keys), size), np.nan)
+    values = {(index, key): table[index, keys.index(key)] for index, key in wanted}
+    rows = _fetch(
+        KeywordMetric.objects.filter(evaluation_id__in=ids, value__isnull=False)
+        .values_list("keyword_id", "metric", "k", "value")
+        .order_by()  # the model's ordering would join keywords and sort 100,000s of rows
+    )
+    if not rows or not size:
+        return values
+    keyword_column, metric_column, k_column, value_column = zip(*rows, strict=True)
+    common = np.array(keyword_ids, dtype=np.int64)  # evaluations x rows
+    order = np.argsort(common, axis=None)
+    known = common.ravel()[order]
+    found = np.fromiter(keyword_column, dtype=np.int64, count=len(rows))
+    at = np.minimum(np.searchsorted(known, found), len(known) - 1)
+    key_index = {key: number for number, key in enumerate(keys)}
+    metric = np.fromiter(
+        (key_index.get(key, -1) for key in zip(metric_column, k_column, strict=True)),
+        dtype=np.int64,
+        count=len(rows),
+    )
+    keep = (known[at] == found) & (metric >= 0)
+    evaluation, row = np.divmod(order[at[keep]], size)
+    table[evaluation, metric[keep], row] = np.fromiter(value_column, float, len(rows))[keep]
     return values
 
 
@@ -316,34 +368,25 @@ def _result_lists(ids: list[int], keyword_ids: list[list[int]]) -> dict[int, lis
     return lists
 
 
-@dataclass(frozen=True)
-class _Loaded:
-    ids: list[int]
-    keyword_ids: list[list[int]]  # per evaluation, the common keywords' ids in row order
-    values: dict[tuple[int, MetricKey], np.ndarray]
-    lists: dict[int, list[str]]
-    many_keywords: bool
-
-    def matrix(self, index: int, keys: list[MetricKey]) -> np.ndarray:
-        size = len(self.keyword_ids[0])
-        if not keys:
-            return np.empty((size, 0))
-        return np.column_stack([self.values[(index, key)] for key in keys])
-
-    def result_lists(self, index: int) -> list[list[str]]:
-        return [self.lists[keyword_id] for keyword_id in self.keyword_ids[index]]
+def _matrix(
+    values: dict[tuple[int, MetricKey], np.ndarray], index: int, keys: list[MetricKey], size: int
+) -> np.ndarray:
+    """Keywords x metrics of one evaluation (by its index), NaN = no value."""
+    if not keys:
+        return np.empty((size, 0))
+    return np.column_stack([values[(index, key)] for key in keys])
 
 
-def _pair(
+def _metric_comparisons(
     baseline: Evaluation,
     candidate: Evaluation,
     keys: list[MetricKey],
-    loaded: _Loaded,
+    baseline_values: np.ndarray,
+    candidate_values: np.ndarray,
+    *,
     settings: Settings,
-) -> PairComparison:
-    index = loaded.ids.index(candidate.id)
-    baseline_values = loaded.matrix(0, keys)
-    candidate_values = loaded.matrix(index, keys)
+    many_keywords: bool,
+) -> list[MetricComparison]:
     results = stats.compare_paired(
         baseline_values,
         candidate_values,
@@ -354,7 +397,7 @@ def _pair(
     )
     metrics = []
     for (metric, k), result in zip(keys, results, strict=True):
-        label = engine.metric_label(metric, k, many_keywords=loaded.many_keywords)
+        label = engine.metric_label(metric, k, many_keywords=many_keywords)
         bar = None
         if result.difference is not None and result.ci_low is not None:
             bar = difference_bar(result.difference, result.ci_low, result.ci_high or 0.0)
@@ -371,7 +414,4 @@ def _pair(
                 bar=bar,
             )
         )
-    tau, rbo = ranking.rank_agreement(
-        loaded.result_lists(0), loaded.result_lists(index), settings.rbo_persistence
-    )
-    return PairComparison(candidate, metrics, baseline_values, candidate_values, tau, rbo)
+    return metrics

@@ -50,9 +50,8 @@ BLOCK = 2_000_000
 # Null sums within this share of sum(|d|) of the observed sum count as equal to it: they
 # differ by rounding (a matrix product adds in another order), not in substance.
 EQUAL_SHARE = 1e-10
-# Above this many metrics sharing a draw, one count matrix and a matrix product beat
-# gathering each metric's resampled values separately.
-GATHER_UP_TO = 2
+# Bootstrap picks are turned into counts per keyword about this many at a time.
+COUNTS_BLOCK = 65_536
 # Enumerate every sign assignment (an exact p) up to this many keywords, when there are
 # no more assignments than permutations asked for.
 EXACT_UP_TO = 16
@@ -93,25 +92,21 @@ def bootstrap_means(
     """Means of `samples` resamples (with replacement) of each column: samples x columns.
 
     Row r resamples every column with the same keyword picks, the picks scipy's bootstrap
-    would draw from the same generator (integers(0, n, (samples, n)), drawn in blocks of
-    rows, which yields the same stream).
+    would draw from the same generator (integers(0, n, (samples, n)); drawn a few rows at
+    a time, which yields the same stream). Each row's picks become counts per keyword,
+    and one matrix product gives every column's mean.
     """
     size, columns = differences.shape
     means = np.empty((samples, columns))
-    separate = [np.ascontiguousarray(differences[:, column]) for column in range(columns)]
-    rows = max(1, BLOCK // size)
+    # Few rows at a time keep the counts in the processor's cache while they are added up.
+    rows = max(1, COUNTS_BLOCK // size)
+    offsets = np.arange(rows)[:, None] * size
     for start in range(0, samples, rows):
         block = min(rows, samples - start)
         picks = rng.integers(0, size, size=(block, size))
-        if columns <= GATHER_UP_TO:
-            for column, values in enumerate(separate):
-                means[start : start + block, column] = values[picks].mean(axis=1)
-        else:
-            offsets = np.arange(block)[:, None] * size
-            counts = np.bincount((picks + offsets).ravel(), minlength=block * size)
-            means[start : start + block] = (
-                counts.reshape(block, size).astype(np.float64) @ differences
-            ) / size
+        picks += offsets[:block]
+        counts = np.bincount(picks.ravel(), minlength=block * size).reshape(block, size)
+        means[start : start + block] = (counts.astype(np.float64) @ differences) / size
     return means
 
 
@@ -119,6 +114,10 @@ def percentile_interval(means: FloatArray, confidence: float) -> tuple[FloatArra
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [tail, 1.0 - tail], axis=0)
     return low, high
+
+
+# Bit k of byte value v, for v in 0..255 and k in 0..7.
+_BYTE_BITS = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.float64)
 
 
 def sign_flip_p_values(
@@ -132,16 +131,26 @@ def sign_flip_p_values(
         every = (np.arange(2**size)[:, None] >> np.arange(size)) & 1
         null = (2.0 * every - 1.0) @ differences
         return np.asarray((np.abs(null) >= threshold).mean(axis=0), dtype=np.float64), True
+    # One random byte gives the signs of 8 keywords (bit set: positive). For each group of
+    # 8 keywords a table holds, for every byte value, the sum of the differences its set
+    # bits pick; a pattern's sum of positive differences is then one look-up per 8
+    # keywords. sum(s_i d_i) with s_i = +-1 is 2 * (sum of the positive ones) - sum(d_i).
+    groups = -(-size // 8)
+    padded = np.zeros((groups * 8, columns))
+    padded[:size] = differences  # zeros change no sum, whatever their sign
+    tables = np.einsum("vk,gkc->cgv", _BYTE_BITS, padded.reshape(groups, 8, columns))
+    flat_tables = tables.reshape(columns, groups * 256)
+    offsets = np.arange(groups) * 256
     total = differences.sum(axis=0)
     hits = np.zeros(columns, dtype=np.int64)
-    rows = max(1, BLOCK // size)
+    rows = max(1, COUNTS_BLOCK // groups)
     for start in range(0, permutations, rows):
         block = min(rows, permutations - start)
-        raw = np.frombuffer(rng.bytes((block * size + 7) // 8), dtype=np.uint8)
-        positive = np.unpackbits(raw, count=block * size).reshape(block, size)
-        # sum(s_i d_i) with s_i = 2 b_i - 1 is 2 * sum(b_i d_i) - sum(d_i).
-        null = 2.0 * (positive.astype(np.float64) @ differences) - total
-        hits += (np.abs(null) >= threshold).sum(axis=0)
+        signs = np.frombuffer(rng.bytes(block * groups), dtype=np.uint8).reshape(block, groups)
+        where = signs + offsets
+        for column in range(columns):
+            null = 2.0 * flat_tables[column][where].sum(axis=1) - total[column]
+            hits[column] += int((np.abs(null) >= threshold[column]).sum())
     return np.asarray((hits + 1.0) / (permutations + 1.0), dtype=np.float64), False
 
 
