@@ -9,12 +9,14 @@ every other one is compared with it, on each (metric, k) both report.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from django.core.cache import cache
 from django.db import connection
 from django.db.models import Count, QuerySet
 from django.http import Http404
@@ -377,6 +379,35 @@ def _matrix(
     return np.column_stack([values[(index, key)] for key in keys])
 
 
+# Sorting or paging the per-keyword table asks for the same comparison again; the
+# statistics depend only on the values and the settings, so they are kept a while under a
+# digest of both (changed values make another digest).
+CACHE_SECONDS = 3600
+
+
+def _paired_results(
+    baseline_values: np.ndarray, candidate_values: np.ndarray, settings: Settings
+) -> list[stats.PairedResult]:
+    digest = hashlib.blake2b(digest_size=20)
+    for values in (baseline_values, candidate_values):
+        digest.update(repr(values.shape).encode())
+        digest.update(np.ascontiguousarray(values).tobytes())
+    digest.update(repr(settings).encode())
+    key = f"relevo:comparison:{digest.hexdigest()}"
+    results: list[stats.PairedResult] | None = cache.get(key)
+    if results is None:
+        results = stats.compare_paired(
+            baseline_values,
+            candidate_values,
+            samples=settings.samples,
+            permutations=settings.permutations,
+            confidence=settings.confidence,
+            seed=settings.seed,
+        )
+        cache.set(key, results, CACHE_SECONDS)
+    return results
+
+
 def _metric_comparisons(
     baseline: Evaluation,
     candidate: Evaluation,
@@ -387,14 +418,7 @@ def _metric_comparisons(
     settings: Settings,
     many_keywords: bool,
 ) -> list[MetricComparison]:
-    results = stats.compare_paired(
-        baseline_values,
-        candidate_values,
-        samples=settings.samples,
-        permutations=settings.permutations,
-        confidence=settings.confidence,
-        seed=settings.seed,
-    )
+    results = _paired_results(baseline_values, candidate_values, settings)
     metrics = []
     for (metric, k), result in zip(keys, results, strict=True):
         label = engine.metric_label(metric, k, many_keywords=many_keywords)

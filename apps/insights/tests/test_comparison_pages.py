@@ -5,6 +5,7 @@ import io
 import math
 
 import pytest
+from django.core.cache import cache
 
 from apps.evaluations.models import Keyword
 from apps.insights.comparison import stats
@@ -418,3 +419,27 @@ def test_doc_ids_with_any_character_are_compared_exactly(owner, team_a):
     assert each.rbo[0] == pytest.approx(
         0.1 / 0.9 * (0 * 0.9 + 2 / 2 * 0.81 + 3 / 3 * 0.729) + 0.729
     )
+
+
+def test_sorting_and_paging_reuse_the_statistics_and_changed_values_are_compared_afresh(
+    owner, pair, monkeypatch
+):
+    first, second = pair
+    client = client_for(owner)
+    cache.clear()  # another test may have compared the same values
+    computed = []
+    compare = stats.compare_paired
+    monkeypatch.setattr(
+        stats, "compare_paired", lambda *a, **k: computed.append(1) or compare(*a, **k)
+    )
+
+    before = client.get(URL + query(first, second)).context["comparison"].pairs[0].metrics[0]
+    client.get(URL + query(first, second, sort="-ndcg@10", page=1))
+    assert len(computed) == 1
+    row = KeywordMetric.objects.get(evaluation=second, keyword__text="query 0", metric="ndcg")
+    KeywordMetric.objects.filter(id=row.id).update(value=row.value - 0.5)
+    after = client.get(URL + query(first, second)).context["comparison"].pairs[0].metrics[0]
+
+    assert len(computed) == 2
+    assert after.result.difference == pytest.approx(before.result.difference - 0.5 / 20)
+    assert after.result.ci_low < before.result.ci_low
