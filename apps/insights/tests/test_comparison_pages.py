@@ -443,3 +443,25 @@ def test_sorting_and_paging_reuse_the_statistics_and_changed_values_are_compared
     assert len(computed) == 2
     assert after.result.difference == pytest.approx(before.result.difference - 0.5 / 20)
     assert after.result.ci_low < before.result.ci_low
+
+
+def test_evaluations_without_common_keywords_compare_to_nothing_and_say_so(owner, team_a):
+    first = imported_evaluation(team_a, "A", {"hat": [("d", 3)]})
+    second = imported_evaluation(team_a, "B", {"scarf": [("d", 3)]})
+
+    response = client_for(owner).get(URL + query(first, second, sort="-ndcg@10"))
+
+    assert response.status_code == 200
+    [metric, _precision] = response.context["comparison"].pairs[0].metrics
+    assert (metric.result.compared, metric.result.p_value, metric.bar) == (0, None, None)
+    page = response.content.decode()
+    assert "0</strong> keywords common to all 2 evaluations" in page
+    assert "No keyword has a nDCG@10 value in both B and A." in page
+    assert "No keyword is common to these evaluations." in page
+
+
+def test_the_sorted_column_says_so_to_screen_readers(owner, pair):
+    page = client_for(owner).get(URL + query(*pair, sort="-ndcg@10")).content.decode()
+
+    assert page.count('aria-sort="descending"') == 1
+    assert 'aria-sort="ascending"' not in page
