@@ -14,7 +14,7 @@ from .models import (
 class EvaluationMetricInline(admin.TabularInline):
     model = EvaluationMetric
     extra = 0
-    fields = ["metric", "k", "value", "value_count", "previous_value", "means_exact"]
+    fields = ["metric", "k", "value", "value_count", "means_exact"]
     readonly_fields = ["value", "value_count", "means_exact"]
 
 

@@ -111,8 +111,6 @@ class EvaluationMetric(models.Model):
     value_sum = models.FloatField(default=0.0)
     value_count = models.PositiveIntegerField(default=0)
     means_exact = models.BooleanField(default=True)
-    # The same metric's value in the evaluation this one is compared against.
-    previous_value = models.FloatField(null=True, blank=True)
     # Shown on the lead's dashboard.
     pinned = models.BooleanField(default=False)
     position = models.PositiveSmallIntegerField(default=0, help_text="display order")

@@ -507,7 +507,8 @@ def leaderboard(
     in the team's evaluations from `start` to `end`, both days included, in local time.
 
     Two queries. A slot counts once, on the day of its latest grade; a reset slot no
-    longer counts, nor a grade a reuse strategy copied from an earlier evaluation. Most grades first; members with none are listed too.
+    longer counts, nor a grade a reuse strategy copied from an earlier evaluation. Most
+    grades first; members with none are listed too.
     """
     members = Membership.objects.filter(team_id=team_id)
     if tag_id is not None:
