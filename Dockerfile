@@ -8,4 +8,4 @@ RUN pip install --no-cache-dir .
 COPY . .
 RUN DEBUG=1 python manage.py collectstatic --noinput
 EXPOSE 8000
-CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3"]
+CMD ["gunicorn", "--config", "config/gunicorn.conf.py"]

@@ -103,16 +103,24 @@ def build_data(graders: int) -> tuple[int, list[str]]:
 
 @dataclass
 class ServerConfig:
-    worker_class: str
-    workers: int
-    threads: int
+    """What the bench changes of config/gunicorn.conf.py (None: the file's setting)."""
+
+    worker_class: str | None
+    workers: int | None
+    threads: int | None
+    gc_threshold: int | None
 
     def describe(self) -> str:
-        if self.worker_class == "sync":
-            return (
-                f"gunicorn sync, {self.workers} workers (no keep-alive: one connection per request)"
-            )
-        return f"gunicorn gthread, {self.workers} workers x {self.threads} threads, keep-alive"
+        worker_class = self.worker_class or "sync"
+        workers = self.workers or 2 * (os.cpu_count() or 1) + 1
+        text = f"gunicorn -c config/gunicorn.conf.py: {worker_class}, {workers} workers"
+        if worker_class == "gthread":
+            text += f" x {self.threads or 1} threads, keep-alive 5 s"
+        else:
+            text += " (no keep-alive: one connection per request)"
+        if self.gc_threshold:
+            text += f", youngest GC generation every {self.gc_threshold} allocations"
+        return text
 
 
 def free_port() -> int:
@@ -121,7 +129,8 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start_server(config: ServerConfig, port: int, log_path: Path) -> subprocess.Popen:
+def server_environment() -> dict[str, str]:
+    """The web process's (and the worker's) environment: production settings."""
     env = dict(os.environ)
     env.update(
         DATABASE_URL=os.environ["DATABASE_URL"],
@@ -131,25 +140,29 @@ def start_server(config: ServerConfig, port: int, log_path: Path) -> subprocess.
         CELERY_BROKER_URL=BROKER_URL,
         LOG_LEVEL="WARNING",
     )
+    return env
+
+
+def start_server(config: ServerConfig, port: int, log_path: Path) -> subprocess.Popen:
+    env = server_environment()
+    if config.gc_threshold:
+        env["GUNICORN_GC_THRESHOLD"] = str(config.gc_threshold)
     command = [
         str(benchkit.ROOT / ".venv" / "bin" / "gunicorn"),
-        "config.wsgi:application",
+        "--config",
+        "config/gunicorn.conf.py",
         "--bind",
         f"{HOST}:{port}",
-        "--worker-class",
-        config.worker_class,
-        "--workers",
-        str(config.workers),
-        "--backlog",
-        "2048",
         "--keep-alive",
         "5",
-        "--timeout",
-        "60",
         "--log-level",
         "warning",
     ]
-    if config.worker_class == "gthread":
+    if config.worker_class:
+        command += ["--worker-class", config.worker_class]
+    if config.workers:
+        command += ["--workers", str(config.workers)]
+    if config.threads:
         command += ["--threads", str(config.threads)]
     log = log_path.open("wb")
     return subprocess.Popen(
@@ -157,14 +170,35 @@ def start_server(config: ServerConfig, port: int, log_path: Path) -> subprocess.
     )
 
 
-def stop_server(server: subprocess.Popen) -> None:
-    if server.poll() is None:
-        server.send_signal(signal.SIGTERM)
+def start_worker(log_path: Path) -> subprocess.Popen:
+    """A Celery worker as docker-compose.yml runs it (prefork, 2 processes)."""
+    command = [
+        str(benchkit.ROOT / ".venv" / "bin" / "celery"),
+        "-A",
+        "config",
+        "worker",
+        "--concurrency",
+        "2",
+        "--loglevel",
+        "WARNING",
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    ]
+    log = log_path.open("wb")
+    return subprocess.Popen(
+        command, cwd=benchkit.ROOT, env=server_environment(), stdout=log, stderr=subprocess.STDOUT
+    )
+
+
+def stop_process(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
         try:
-            server.wait(20)
+            process.wait(20)
         except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+            process.kill()
+            process.wait()
 
 
 def children_of(pid: int) -> list[int]:
@@ -182,22 +216,37 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU of these processes so far."""
+@dataclass(frozen=True)
+class CpuUse:
+    """CPU seconds spent so far (or between two moments), in user and in kernel mode."""
+
+    user: float = 0.0
+    system: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return self.user + self.system
+
+    def __sub__(self, other: CpuUse) -> CpuUse:
+        return CpuUse(self.user - other.user, self.system - other.system)
+
+
+def cpu_use(pids: list[int]) -> CpuUse:
+    """User and system CPU of these processes so far."""
     tick = os.sysconf("SC_CLK_TCK")
-    total = 0
+    user = system = 0
     for pid in pids:
         try:
             stat = Path(f"/proc/{pid}/stat").read_text()
         except OSError:
             continue
         fields = stat[stat.rindex(")") + 2 :].split()
-        total += int(fields[11]) + int(fields[12])
-    return total / tick
+        user += int(fields[11])
+        system += int(fields[12])
+    return CpuUse(user / tick, system / tick)
 
 
-def postgres_pids() -> list[int]:
-    """PostgreSQL backends serving this bench's database (other databases' work aside)."""
+def pids_whose_command(has: bytes) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -205,9 +254,14 @@ def postgres_pids() -> list[int]:
                 title = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if f" {benchkit.BENCH_DATABASE} ".encode() in title.replace(b"\0", b" "):
+            if has in title.replace(b"\0", b" "):
                 found.append(int(entry.name))
     return found
+
+
+def postgres_pids() -> list[int]:
+    """PostgreSQL backends serving this bench's database (other databases' work aside)."""
+    return pids_whose_command(f" {benchkit.BENCH_DATABASE} ".encode())
 
 
 def machine_busy() -> tuple[int, int]:
@@ -387,22 +441,33 @@ async def grade_until(grader: Grader, stop_at: float, seed: int) -> None:
 
 @dataclass
 class Window:
-    """Where the CPU went between the start and the end of the measurement."""
+    """The measurement's bounds, and where the CPU went between them: CPU use by process
+    group (load generator, web, PostgreSQL, Redis, Celery worker) and the machine's busy
+    and total jiffies."""
 
     start: float = 0.0
     end: float = 0.0
-    loadgen_cpu: float = 0.0
-    server_cpu: float = 0.0
-    postgres_cpu: float = 0.0
+    cpu: dict[str, CpuUse] = field(default_factory=dict)
     busy: tuple[int, int] = (0, 0)
 
 
-def cpu_sample(workers: list[int]) -> tuple[float, float, float, tuple[int, int]]:
-    return time.process_time(), cpu_seconds(workers), cpu_seconds(postgres_pids()), machine_busy()
+def cpu_sample(processes: dict[str, list[int]]) -> tuple[dict[str, CpuUse], tuple[int, int]]:
+    """CPU use so far of the load generator, of each group of processes (a process and its
+    children, found afresh: Celery starts its pool after it answers) and of PostgreSQL."""
+    own = os.times()
+    use = {"load generator": CpuUse(own.user, own.system)}
+    for name, parents in processes.items():
+        use[name] = cpu_use([pid for parent in parents for pid in (parent, *children_of(parent))])
+    use["PostgreSQL"] = cpu_use(postgres_pids())
+    return use, machine_busy()
 
 
 async def run_load(
-    port: int, emails: list[str], warmup_s: float, seconds: float, workers: list[int]
+    port: int,
+    emails: list[str],
+    warmup_s: float,
+    seconds: float,
+    processes: dict[str, list[int]],
 ) -> tuple[list[Grader], Window]:
     graders = [Grader(email=email, client=Client(port)) for email in emails]
     progress_note(f"{len(graders)} graders log in and open Give feedback")
@@ -417,19 +482,17 @@ async def run_load(
         for seed, grader in enumerate(graders)
     ]
     await asyncio.sleep(max(0.0, measure_from - time.perf_counter()))
-    before = cpu_sample(workers)
+    before, busy_before = cpu_sample(processes)
     await asyncio.sleep(max(0.0, measure_to - time.perf_counter()))
-    after = cpu_sample(workers)
+    after, busy_after = cpu_sample(processes)
     await asyncio.gather(*tasks)
     for grader in graders:
         await grader.client.close()
     window = Window(
         start=measure_from,
         end=measure_to,
-        loadgen_cpu=after[0] - before[0],
-        server_cpu=after[1] - before[1],
-        postgres_cpu=after[2] - before[2],
-        busy=(after[3][0] - before[3][0], after[3][1] - before[3][1]),
+        cpu={name: after[name] - before[name] for name in after},
+        busy=(busy_after[0] - busy_before[0], busy_after[1] - busy_before[1]),
     )
     return graders, window
 
@@ -495,21 +558,101 @@ def check_database(evaluation_id: int, graders: list[Grader], since: datetime) -
     return not problems, summary + ("" if not problems else ": " + "; ".join(problems))
 
 
+def touched_keywords(evaluation_id: int, since: datetime) -> list[int]:
+    from apps.evaluations.models import FeedbackSlot
+
+    return list(
+        FeedbackSlot.objects.filter(
+            evaluation_id=evaluation_id, grade__isnull=False, graded_at__gte=since
+        )
+        .order_by()
+        .values_list("keyword_id", flat=True)
+        .distinct()
+    )
+
+
+def keywords_waiting(keyword_ids: list[int]) -> int:
+    """How many of these keywords have a grade the metrics do not include yet."""
+    from apps.evaluations.models import Keyword
+
+    return Keyword.objects.filter(id__in=keyword_ids, needs_scoring=True).count()
+
+
+def wait_for_metrics(keyword_ids: list[int], timeout_s: float) -> tuple[int, float]:
+    """Wait until the worker has scored every keyword graded in the run: (how many were
+    still waiting at the start, seconds it took)."""
+    started = time.monotonic()
+    waiting_at_start = waiting = keywords_waiting(keyword_ids)
+    while waiting and time.monotonic() - started < timeout_s:
+        time.sleep(0.5)
+        waiting = keywords_waiting(keyword_ids)
+    return waiting_at_start, time.monotonic() - started
+
+
+def check_metrics(keyword_ids: list[int]) -> tuple[bool, str]:
+    """Every keyword graded in the run is scored at its latest grade version, after its
+    last grade, with the graded count of exactly the slots graded now."""
+    from django.db.models import Count, Max, Q
+
+    from apps.evaluations.models import Keyword
+    from apps.scoring.models import KeywordMetric
+
+    keywords = Keyword.objects.filter(id__in=keyword_ids).annotate(
+        graded_now=Count("slots", filter=Q(slots__grade__isnull=False)),
+        last_grade=Max("slots__graded_at"),
+    )
+    computed = dict(
+        KeywordMetric.objects.filter(keyword_id__in=keyword_ids)
+        .order_by()
+        .values_list("keyword_id")
+        .annotate(Max("computed_at"))
+    )
+    behind = [k.id for k in keywords if k.needs_scoring or k.scored_version != k.grade_version]
+    miscounted = [k.id for k in keywords if k.graded_slots != k.graded_now]
+    stale = [k.id for k in keywords if computed.get(k.id) is None or computed[k.id] < k.last_grade]
+    problems = []
+    if behind:
+        problems.append(f"{len(behind)} not scored at their latest grade version")
+    if miscounted:
+        problems.append(f"{len(miscounted)} with a graded count that is not the database's")
+    if stale:
+        problems.append(f"{len(stale)} whose metrics were computed before their last grade")
+    summary = f"{len(keyword_ids)} keywords graded in the run"
+    if problems:
+        return False, summary + ": " + "; ".join(problems)
+    return True, summary + ", each scored after its last grade, with every grade counted"
+
+
+def redis_publishes(broker: redis.Redis) -> int:
+    """LPUSH calls the Redis server has answered so far (Celery publishes with LPUSH; any
+    other client of this Redis server counts too)."""
+    stats = broker.info("commandstats")
+    return int(stats.get("cmdstat_lpush", {}).get("calls", 0))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--graders", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--warmup", type=float, default=5.0)
-    parser.add_argument("--worker-class", choices=["sync", "gthread"], default="sync")
-    parser.add_argument("--workers", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=4, help="per worker (gthread only)")
+    parser.add_argument(
+        "--worker",
+        choices=["during", "after"],
+        default="after",
+        help="run the Celery worker during the measurement (as in production) or only "
+        "after it; either way the bench waits for it to score every graded keyword",
+    )
+    parser.add_argument("--worker-class", choices=["sync", "gthread"], default=None)
+    parser.add_argument("--workers", type=int, default=None, help="gunicorn processes")
+    parser.add_argument("--threads", type=int, default=None, help="per process (gthread)")
+    parser.add_argument("--gc-threshold", type=int, default=None)
     parser.add_argument(
         "--reuse-database",
         action="store_true",
         help="keep the database of an earlier run (quicker when profiling; not for figures)",
     )
     args = parser.parse_args()
-    config = ServerConfig(args.worker_class, args.workers, args.threads)
+    config = ServerConfig(args.worker_class, args.workers, args.threads, args.gc_threshold)
 
     load_before = os.getloadavg()
     if args.reuse_database:
@@ -520,6 +663,10 @@ def main() -> int:
 
         evaluation_id = Evaluation.objects.get(team__name="Bench").id
         emails = [f"grader{number:02d}@bench.test" for number in range(args.graders)]
+        progress_note("scoring what earlier runs left marked")
+        from apps.scoring.services import keywords_recompute_marked
+
+        keywords_recompute_marked()
     else:
         progress_note("creating the database")
         benchkit.setup_django()
@@ -538,16 +685,32 @@ def main() -> int:
     broker = redis.Redis.from_url(BROKER_URL)
     broker.flushdb()  # the bench's own Redis database: nothing but this run's tasks
     port = free_port()
-    log_path = Path(tempfile.mkdtemp(prefix="relevo-bench-http-")) / "gunicorn.log"
+    logs = Path(tempfile.mkdtemp(prefix="relevo-bench-http-"))
+    worker = None
+    if args.worker == "during":
+        progress_note("starting a Celery worker")
+        worker = start_worker(logs / "worker.log")
     progress_note(f"starting {config.describe()} on port {port}")
-    server = start_server(config, port, log_path)
+    server = start_server(config, port, logs / "gunicorn.log")
     try:
-        wait_until_up(port, server, log_path)
-        workers = children_of(server.pid)
-        graders, window = asyncio.run(run_load(port, emails, args.warmup, args.seconds, workers))
+        wait_until_up(port, server, logs / "gunicorn.log")
+        processes = {"web": [server.pid], "Redis": pids_whose_command(b"redis-server")}
+        if worker is not None:
+            processes["worker"] = [worker.pid]
+        publishes_before = redis_publishes(broker)
+        graders, window = asyncio.run(run_load(port, emails, args.warmup, args.seconds, processes))
+        publishes = redis_publishes(broker) - publishes_before
+        keyword_ids = touched_keywords(evaluation_id, run_started)
+        waiting_when_stopped = keywords_waiting(keyword_ids)
     finally:
-        stop_server(server)
-        tasks_queued = broker.llen("celery")
+        stop_process(server)
+    try:
+        if worker is None:
+            progress_note("starting a Celery worker to score what the run graded")
+            worker = start_worker(logs / "worker.log")
+        _waiting, drained_s = wait_for_metrics(keyword_ids, timeout_s=600)
+    finally:
+        stop_process(worker)
         broker.flushdb()
     load_after = os.getloadavg()
 
@@ -564,19 +727,29 @@ def main() -> int:
     errors = sum(len(grader.errors) for grader in graders)
     rate = grades / duration
     p99 = percentile(latencies, 0.99) if latencies else float("inf")
-    answered = sum(len(grader.graded) for grader in graders)
     consistent, consistency = check_database(evaluation_id, graders, run_started)
+    scored, scoring = check_metrics(keyword_ids)
 
     print(
         f"pool: 1 active evaluation, {KEYWORDS} keywords x {SNAPSHOTS} results x {STRATEGY} "
         f"slots = {KEYWORDS * SNAPSHOTS * STRATEGY} slots, graded scale"
     )
     print(f"server: {config.describe()}; DEBUG off; PostgreSQL; broker {BROKER_URL}")
+    if args.worker == "during":
+        print(
+            "Celery worker during the measurement: yes (prefork, 2 processes, on the same "
+            "2 cores); it kept scoring while the graders graded"
+        )
+    else:
+        print(
+            "Celery worker during the measurement: no (the tasks waited in Redis; the worker "
+            "started after the window)"
+        )
     print(
-        "Celery worker running during the measurement: no (each grade publishes its "
-        f"recompute task to Redis; {tasks_queued} tasks were waiting after the run, for "
-        f"{answered} grades answered 200; purged). The pipeline catches up afterwards; "
-        "it is measured by pipeline_bench.py."
+        f"recompute tasks published in the window: {publishes} (Redis LPUSH calls) for "
+        f"{sum(1 for _t, _l, _s, ok in measured if ok)} grades; {len(keyword_ids)} keywords "
+        f"graded in the run, {waiting_when_stopped} waiting for their recompute when the load "
+        f"stopped, all scored {drained_s:.1f} s later"
     )
     print(
         f"graders: {args.graders} (asyncio, HTTP/1.1, no pause between grades), warm-up "
@@ -596,21 +769,31 @@ def main() -> int:
             print(f"  {grader.email}: {error}")
     if grades:
         busy, total = window.busy
+        per_grade = {name: use.total * 1000 / grades for name, use in window.cpu.items()}
+        server_side = sum(v for name, v in per_grade.items() if name != "load generator")
+        parts = ", ".join(f"{name} {value:.2f}" for name, value in per_grade.items())
+        web = window.cpu["web"]
         print(
-            f"CPU per grade in the window: web workers {window.server_cpu * 1000 / grades:.2f} "
-            f"ms, PostgreSQL {window.postgres_cpu * 1000 / grades:.2f} ms, load generator "
-            f"{window.loadgen_cpu * 1000 / grades:.2f} ms; machine {busy / max(total, 1):.0%} "
-            "busy (all processes, including any other work on the machine)"
+            f"CPU ms per grade in the window: {parts}; server side (all but the load "
+            f"generator) {server_side:.2f} ms; web user/system "
+            f"{web.user * 1000 / grades:.2f}/{web.system * 1000 / grades:.2f}"
+        )
+        print(
+            f"machine {busy / max(total, 1):.0%} busy in the window, "
+            f"{busy / os.sysconf('SC_CLK_TCK') * 1000 / grades:.2f} ms of CPU per grade "
+            "(all processes, including any other work on the machine)"
         )
     print(
         f"load average before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, "
         f"after {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}"
     )
     print(f"database check: {consistency}   {verdict(consistent)}")
+    print(f"metrics check: {scoring}   {verdict(scored)}")
     passed = rate >= RATE_TARGET and p99 < P99_TARGET_MS and errors == 0 and consistent
+    passed = passed and scored
     print(
         f"verdict (>= {RATE_TARGET:.0f} grades/s, p99 < {P99_TARGET_MS:.0f} ms, 0 errors, "
-        f"database consistent): {verdict(passed)}"
+        f"database consistent, every grade in the metrics): {verdict(passed)}"
     )
     return 0 if passed else 1
 

@@ -128,6 +128,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USING_POSTGRES = _database["ENGINE"].startswith("django.db.backends.postgresql")
 
 AUTH_USER_MODEL = "accounts.User"
+# Django's model backend, reading the person and their teams in one plain SELECT.
+AUTHENTICATION_BACKENDS = ["apps.accounts.sessions.UserBackend"]
 # Django's database sessions, read with one plain SELECT (apps/accounts/sessions.py).
 SESSION_ENGINE = "apps.accounts.sessions"
 AUTH_PASSWORD_VALIDATORS = [

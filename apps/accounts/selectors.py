@@ -81,11 +81,14 @@ def current_membership(request: Any) -> Membership | None:
     """
     memberships = getattr(request, "_relevo_memberships", None)
     if memberships is None:
+        # Read with the person when the session logged them in (accounts.sessions).
+        memberships = getattr(request.user, "loaded_memberships", None)
+    if memberships is None:
         memberships = memberships_of(request.user)
         for membership in memberships:
             # membership.user is the person already loaded, not another query.
             Membership.user.field.set_cached_value(membership, request.user)
-        request._relevo_memberships = memberships
+    request._relevo_memberships = memberships
     chosen = request.session.get(SESSION_TEAM_KEY)
     for membership in memberships:
         if membership.team_id == chosen:

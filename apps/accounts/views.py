@@ -1,5 +1,6 @@
 """Pages for people and teams: switcher, members, invitations, tags."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import authenticate, login
 from django.core.mail import send_mail
@@ -188,7 +189,7 @@ def accept_invitation(request: HttpRequest, token: str) -> HttpResponse:
             except InvalidInput as error:
                 _form_errors(form, error)
             else:
-                login(request, membership.user, backend="django.contrib.auth.backends.ModelBackend")
+                login(request, membership.user, backend=settings.AUTHENTICATION_BACKENDS[0])
                 request.session[SESSION_TEAM_KEY] = membership.team_id
                 messages.success(request, f"Welcome to {membership.team.name}.")
                 return redirect("dashboard")

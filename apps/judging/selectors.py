@@ -18,9 +18,17 @@ from django.utils import timezone
 
 from apps.accounts.models import Membership, Tag
 from apps.accounts.selectors import RowModels
-from apps.evaluations.models import Evaluation, FeedbackSlot, Keyword, Snapshot, Status
+from apps.evaluations.models import (
+    Evaluation,
+    FeedbackSlot,
+    Keyword,
+    Snapshot,
+    SnapshotSkip,
+    Status,
+)
 
 SLOTS = FeedbackSlot._meta.db_table
+SKIPS = SnapshotSkip._meta.db_table
 EVALUATIONS = Evaluation._meta.db_table
 EVALUATION_TAGS = Evaluation.tags.through._meta.db_table
 MEMBERSHIP_TAGS = Membership.tags.through._meta.db_table
@@ -31,11 +39,12 @@ class SlotRows:
     """A slot read in one statement with its snapshot, keyword and evaluation, built into
     the instances select_related would give (aliases s, p, k, e)."""
 
-    JOINS = (
-        f"{SLOTS} s JOIN {Snapshot._meta.db_table} p ON p.id = s.snapshot_id "
+    RELATED_JOINS = (
+        f"JOIN {Snapshot._meta.db_table} p ON p.id = s.snapshot_id "
         f"JOIN {Keyword._meta.db_table} k ON k.id = s.keyword_id "
         f"JOIN {EVALUATIONS} e ON e.id = s.evaluation_id"
     )
+    JOINS = f"{SLOTS} s {RELATED_JOINS}"
     RELATED = ("snapshot", "keyword", "evaluation")
 
     def __init__(self, *related: tuple[type[Model], str]) -> None:
@@ -61,7 +70,7 @@ SLOT_WITH_ALL = SlotRows((Snapshot, "p"), (Keyword, "k"), (Evaluation, "e"))
 SLOT_WITH_EVALUATION = SlotRows((Evaluation, "e"))
 
 
-def _one(sql: str, params: Sequence[Any]) -> tuple | None:
+def _one(sql: str, params: Sequence[Any] | dict[str, Any]) -> tuple | None:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchone()
@@ -92,18 +101,26 @@ def evaluations_open_to(membership: Membership) -> QuerySet[Evaluation]:
     )
 
 
+# The ids of evaluations_open_to(membership), in the same order, as one cheap SELECT with
+# the named parameters team, active and membership (the queue's claim embeds it).
+OPEN_EVALUATIONS_SQL = (
+    f"SELECT e.id FROM {EVALUATIONS} e "
+    "WHERE e.team_id = %(team)s AND e.status = %(active)s AND NOT e.archived "
+    f"AND NOT EXISTS (SELECT 1 FROM {EVALUATION_TAGS} et WHERE et.evaluation_id = e.id "
+    f"AND et.tag_id IN (SELECT t.id FROM {TAGS} t WHERE t.team_id = %(team)s AND t.id NOT IN "
+    f"(SELECT mt.tag_id FROM {MEMBERSHIP_TAGS} mt WHERE mt.membership_id = %(membership)s))) "
+    "ORDER BY e.started_at, e.id"
+)
+
+
+def open_evaluations_parameters(membership: Membership) -> dict[str, Any]:
+    return {"team": membership.team_id, "active": Status.ACTIVE.value, "membership": membership.id}
+
+
 def evaluation_ids_open_to(membership: Membership) -> list[int]:
     """The ids of evaluations_open_to(membership), in the same order, in one cheap read."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT e.id FROM {EVALUATIONS} e "
-            "WHERE e.team_id = %s AND e.status = %s AND NOT e.archived "
-            f"AND NOT EXISTS (SELECT 1 FROM {EVALUATION_TAGS} et WHERE et.evaluation_id = e.id "
-            f"AND et.tag_id IN (SELECT t.id FROM {TAGS} t WHERE t.team_id = %s AND t.id NOT IN "
-            f"(SELECT mt.tag_id FROM {MEMBERSHIP_TAGS} mt WHERE mt.membership_id = %s))) "
-            "ORDER BY e.started_at, e.id",
-            [membership.team_id, Status.ACTIVE.value, membership.team_id, membership.id],
-        )
+        cursor.execute(OPEN_EVALUATIONS_SQL, open_evaluations_parameters(membership))
         return [evaluation_id for (evaluation_id,) in cursor.fetchall()]
 
 
@@ -125,18 +142,6 @@ def slot_in_team(*, slot_id: int, team_id: int) -> FeedbackSlot | None:
     return None if row is None else SLOT_WITH_EVALUATION.slot(row)
 
 
-def held_slot(*, user: Any, evaluation_ids: list[int]) -> FeedbackSlot | None:
-    """The ungraded slot the grader holds in one of these evaluations, most recent first."""
-    if not evaluation_ids:
-        return None
-    marks = ", ".join(["%s"] * len(evaluation_ids))
-    return _slot_with_all(
-        f"s.grader_id = %s AND s.grade IS NULL AND s.evaluation_id IN ({marks})",
-        [user.id, *evaluation_ids],
-        order="ORDER BY s.assigned_at DESC",
-    )
-
-
 def previous_graded_slot(
     *, user: Any, team_id: int, before: datetime | None = None
 ) -> FeedbackSlot | None:
@@ -153,11 +158,19 @@ def previous_graded_slot(
     return slots.select_related("snapshot", "keyword", "evaluation").order_by("-graded_at").first()
 
 
-def grades_today(*, user: Any) -> int:
+def start_of_today() -> Any:
+    """Midnight of today in the site's time zone, as the database compares it."""
     start = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
-    row = _one(
-        f"SELECT COUNT(*) FROM {SLOTS} WHERE grader_id = %s AND graded_at >= %s",
-        [user.id, connection.ops.adapt_datetimefield_value(start)],
-    )
+    return connection.ops.adapt_datetimefield_value(start)
+
+
+# How many grades the grader gave today (named parameters user and today).
+GRADES_TODAY_SQL = (
+    f"SELECT COUNT(*) FROM {SLOTS} WHERE grader_id = %(user)s AND graded_at >= %(today)s"
+)
+
+
+def grades_today(*, user: Any) -> int:
+    row = _one(GRADES_TODAY_SQL, {"user": user.id, "today": start_of_today()})
     assert row is not None
     return row[0]

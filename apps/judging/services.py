@@ -4,6 +4,9 @@ Each change of a grade marks the slot's keyword for recomputation in the same
 transaction; the metrics follow on a worker, and grading never waits for them.
 """
 
+import time
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
@@ -13,29 +16,39 @@ from apps.accounts.models import Membership
 from apps.core.errors import InvalidInput, InvalidState, NotAllowed
 from apps.evaluations.models import Evaluation, FeedbackSlot, SnapshotSkip, Status
 from apps.scoring import engine
-from apps.scoring.services import keyword_mark_for_scoring
+from apps.scoring.services import (
+    KEYWORDS,
+    MARK_SET,
+    UNSCORED_CHANGES,
+    keyword_mark_for_scoring,
+    queue_recompute_after_mark,
+)
 
+from . import queue_sql
 from .selectors import (
+    EVALUATIONS,
+    SLOT_WITH_ALL,
     SLOTS,
     evaluation_ids_open_to,
-    held_slot,
     lock_cutoff,
+    open_evaluations_parameters,
     slot_for_display,
+    start_of_today,
 )
 
 MEMBERSHIPS = Membership._meta.db_table
-SKIPS = SnapshotSkip._meta.db_table
 
 # How often a claim is tried again after losing a race for the chosen slot.
 CLAIM_ATTEMPTS = 5
+# How long a claim keeps looking while every slot left for the grader is locked by others'
+# work in progress (a claim or a grade that has not committed yet).
+CLAIM_PATIENCE_SECONDS = 5.0
 # The first key of the advisory lock a grader's claim takes on PostgreSQL (the second is
 # the membership id): a number of its own, so no other advisory lock shares the key.
 CLAIM_LOCK_SPACE = 7_310_001
-# Slots are offered in the order of the index slot_queue_order: snapshots that have a
-# grade first, then keyword order, then position (see _candidate_sql).
-# How many ungraded slots of started snapshots a claim looks at before fresh snapshots.
+# How many ungraded slots of started snapshots a claim looks at before fresh snapshots
+# (see queue_sql.pick_sql).
 STARTED_WINDOW = 200
-ALL_KEYWORDS = 2**31 - 1  # above any keyword_position
 
 
 def _check_grade(grade: Any, scale: str) -> int:
@@ -63,31 +76,88 @@ def slot_grade(
     if slot is None or slot.id != slot_id:
         slot = FeedbackSlot.objects.select_related("evaluation").filter(id=slot_id).first()
     if slot is None or slot.grader_id != user.id:
-        raise NotAllowed("this result is not yours to grade (its time ran out and it moved on)")
+        raise NotAllowed(NOT_YOURS)
     if slot.evaluation.status != Status.ACTIVE:
         raise InvalidState("the evaluation is not open for grading")
     _check_grade(grade, slot.evaluation.scale)
     now = timezone.now()
-    with transaction.atomic():
-        # The snapshot's slots are locked before our own is written (see
-        # _mark_snapshot_started); the other order deadlocked two graders of one snapshot.
-        # A snapshot never becomes unstarted again, so a slot read as started needs none.
-        if not slot.snapshot_started:
-            _mark_snapshot_started(slot.snapshot_id)
-        # Conditional on the grader: a slot taken over meanwhile is not graded by us.
+    values = [grade, reason, connection.ops.adapt_datetimefield_value(now), slot_id, user.id]
+    if slot.snapshot_started and connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"UPDATE {SLOTS} SET grade = %s, reason = %s, graded_at = %s "
-                "WHERE id = %s AND grader_id = %s",
-                [grade, reason, connection.ops.adapt_datetimefield_value(now), slot_id, user.id],
-            )
-            updated = cursor.rowcount
-        if updated != 1:
-            raise NotAllowed("this result is not yours to grade (its time ran out and it moved on)")
-        keyword_mark_for_scoring(keyword_id=slot.keyword_id)
+            cursor.execute(GRADE_AND_MARK_SQL, values)
+            row = cursor.fetchone()
+        if row is None:
+            raise NotAllowed(NOT_YOURS)
+        queue_recompute_after_mark(keyword_id=slot.keyword_id, unscored_changes=row[1])
+    else:
+        with transaction.atomic():
+            # The snapshot's slots are locked before our own is written (see
+            # _mark_snapshot_started); the other order deadlocked two graders of one
+            # snapshot. A snapshot never becomes unstarted again, so a slot read as
+            # started needs none.
+            if not slot.snapshot_started:
+                _mark_snapshot_started(slot.snapshot_id)
+            _grade_then_mark(values, keyword_id=slot.keyword_id)
     slot.grade, slot.reason, slot.graded_at = grade, reason, now
     slot.snapshot_started = True
     return slot
+
+
+def slot_grade_at_once(
+    *, user: Any, team_id: int, slot_id: int, grade: Any, reason: str = ""
+) -> bool:
+    """slot_grade's everyday case in one statement, on PostgreSQL: the grader's own slot,
+    on a snapshot already started, of an active evaluation of the team, given a grade of
+    the evaluation's scale, each rule checked by the statement itself.
+
+    False when any rule does not hold (nothing is written) or on another database: the
+    caller then reads the slot and takes slot_grade, which says which rule failed.
+    """
+    if connection.vendor != "postgresql" or type(grade) is not int:
+        return False
+    scales = [name for name, scale in engine.SCALES.items() if scale.is_grade(grade)]
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    with connection.cursor() as cursor:
+        cursor.execute(
+            GRADE_CHECKED_AND_MARK_SQL,
+            [grade, reason, now, slot_id, user.id, team_id, Status.ACTIVE.value, scales],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return False
+    keyword_id, unscored = row
+    queue_recompute_after_mark(keyword_id=keyword_id, unscored_changes=unscored)
+    return True
+
+
+NOT_YOURS = "this result is not yours to grade (its time ran out and it moved on)"
+# Conditional on the grader: a slot taken over meanwhile is not graded by us.
+GRADE_SET = "grade = %s, reason = %s, graded_at = %s"
+GRADE_SQL = f"UPDATE {SLOTS} SET {GRADE_SET} WHERE id = %s AND grader_id = %s"
+# PostgreSQL: the grade and its keyword's mark in one statement, which is a transaction of
+# its own: no BEGIN and COMMIT round trips on the path every grade takes.
+MARK_GRADED = (
+    f"UPDATE {KEYWORDS} SET {MARK_SET} FROM graded WHERE {KEYWORDS}.id = graded.keyword_id "
+    f"RETURNING {KEYWORDS}.id, {UNSCORED_CHANGES}"
+)
+GRADE_AND_MARK_SQL = f"WITH graded AS ({GRADE_SQL} RETURNING keyword_id) {MARK_GRADED}"
+GRADE_CHECKED_AND_MARK_SQL = (
+    f"WITH graded AS (UPDATE {SLOTS} s SET {GRADE_SET} FROM {EVALUATIONS} e "
+    "WHERE s.id = %s AND s.grader_id = %s AND s.snapshot_started AND e.id = s.evaluation_id "
+    "AND e.team_id = %s AND e.status = %s AND e.scale = ANY(%s) RETURNING s.keyword_id) "
+    f"{MARK_GRADED}"
+)
+
+
+def _grade_then_mark(values: list[Any], *, keyword_id: int) -> None:
+    """Inside the grade's transaction: grade the slot if it is still the grader's, then
+    mark its keyword."""
+    with connection.cursor() as cursor:
+        cursor.execute(GRADE_SQL, values)
+        updated = cursor.rowcount
+    if updated != 1:
+        raise NotAllowed(NOT_YOURS)
+    keyword_mark_for_scoring(keyword_id=keyword_id)
 
 
 def slot_reset(*, slot_id: int) -> None:
@@ -137,22 +207,35 @@ def _mark_snapshot_started(snapshot_id: int) -> None:
     for each other's in this UPDATE, a deadlock PostgreSQL broke by failing one grade.
     Once the snapshot is started this locks nothing.
     """
-    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT id FROM {SLOTS} WHERE snapshot_id = %s AND NOT snapshot_started "
-            f"ORDER BY id{lock}",
-            [snapshot_id],
-        )
-        if cursor.fetchall():
-            cursor.execute(
-                f"UPDATE {SLOTS} SET snapshot_started = %s "
-                "WHERE snapshot_id = %s AND NOT snapshot_started",
-                [True, snapshot_id],
-            )
+        if connection.vendor == "postgresql":
+            cursor.execute(START_SNAPSHOT_LOCKED_SQL, [snapshot_id])
+        else:  # SQLite: the transaction holds the database's write lock already
+            cursor.execute(START_SNAPSHOT_SQL, [snapshot_id])
+
+
+START_SNAPSHOT_SQL = (
+    f"UPDATE {SLOTS} SET snapshot_started = TRUE WHERE snapshot_id = %s AND NOT snapshot_started"
+)
+# The CTE is materialised before the UPDATE runs, so every row is locked, in id order,
+# before any is written.
+START_SNAPSHOT_LOCKED_SQL = (
+    f"WITH locked AS (SELECT id FROM {SLOTS} WHERE snapshot_id = %s AND NOT snapshot_started "
+    f"ORDER BY id FOR UPDATE) UPDATE {SLOTS} SET snapshot_started = TRUE "
+    "WHERE id IN (SELECT id FROM locked)"
+)
 
 
 # --- The queue --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NextSlot:
+    """What the grader is given next (None: nothing left for them) and how many grades
+    they gave today, when the claim counted them too (PostgreSQL; None elsewhere)."""
+
+    slot: FeedbackSlot | None
+    grades_today: int | None = None
 
 
 def slot_claim_next(
@@ -164,168 +247,114 @@ def slot_claim_next(
     source, oldest first. A lead may name one evaluation of the team (tags aside).
     None means there is nothing left for this grader.
     """
-    user = membership.user
-    if evaluation is not None:
-        if evaluation.team_id != membership.team_id or evaluation.status != Status.ACTIVE:
-            raise InvalidState("this evaluation is not open for grading")
-        evaluation_ids = [evaluation.id]
+    return slot_claim_next_for_card(membership=membership, evaluation=evaluation).slot
+
+
+def slot_claim_next_for_card(
+    *, membership: Membership, evaluation: Evaluation | None = None
+) -> NextSlot:
+    """slot_claim_next, with the count of the grader's grades today that the card shows:
+    on PostgreSQL the claim reads it in the same statement."""
+    if evaluation is not None and (
+        evaluation.team_id != membership.team_id or evaluation.status != Status.ACTIVE
+    ):
+        raise InvalidState("this evaluation is not open for grading")
+    if connection.vendor == "postgresql":
+        claim_once = partial(_claim_in_one_statement, membership, evaluation)
     else:
-        evaluation_ids = evaluation_ids_open_to(membership)
-    if not evaluation_ids:
-        return None
-    for _attempt in range(CLAIM_ATTEMPTS):
+        evaluation_ids = [evaluation.id] if evaluation else evaluation_ids_open_to(membership)
+        if not evaluation_ids:
+            return NextSlot(None)
+        claim_once = partial(_claim_step_by_step, membership.user, evaluation_ids)
+    races, pause, give_up_at = 0, 0.005, time.monotonic() + CLAIM_PATIENCE_SECONDS
+    while races < CLAIM_ATTEMPTS:
         try:
             with transaction.atomic():
-                outcome = _claim_once(membership, user, evaluation_ids)
+                _one_claim_at_a_time(membership)
+                outcome = claim_once()
         except IntegrityError:
             # The grader got another slot of this snapshot at the same moment (a recorded
             # grade): the whole claim is rolled back and tried again, and the next search
             # no longer offers this snapshot.
-            continue
-        if outcome is _LOST_RACE:
-            continue
-        if outcome is None or isinstance(outcome, FeedbackSlot):
+            outcome = _LOST_RACE
+        if isinstance(outcome, NextSlot):
             return outcome
-        return slot_for_display(outcome)
-    return None
+        if outcome is _LOST_RACE:
+            races += 1
+        elif time.monotonic() < give_up_at:  # _ALL_LOCKED: look again in a moment
+            time.sleep(pause)
+            pause = min(2 * pause, 0.1)
+        else:
+            break
+    return NextSlot(None)
 
 
-# _claim_once's answer when it lost a race for the slot it found: try again.
+# A claim attempt's answers when another claim took the slot it picked, and when every
+# slot left for the grader was locked by others' work in progress: try again.
 _LOST_RACE = object()
+_ALL_LOCKED = object()
 
 
-def _claim_once(membership: Membership, user: Any, evaluation_ids: list[int]) -> Any:
-    """One attempt, in its own transaction: the held slot (renewed), the id of a newly
-    claimed slot, None when nothing is left, or _LOST_RACE."""
-    # One claim at a time per grader: a double click used to claim a second slot (the
-    # first claim was not committed when the second looked for a held one), and a storm
-    # of clicks ran out of attempts on the one-slot-per-snapshot constraint and answered
-    # "nothing left" while work remained. On PostgreSQL the lock is an advisory lock held
-    # to the end of the transaction: it writes nothing, where a row lock on the
-    # membership wrote its row on every claim. SQLite's transactions already take the
-    # write lock when they begin.
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
+def _claim_parameters(user: Any) -> dict[str, Any]:
+    now = timezone.now()
+    return {
+        "user": user.id,
+        "now": connection.ops.adapt_datetimefield_value(now),
+        "cutoff": connection.ops.adapt_datetimefield_value(lock_cutoff(now)),
+        "window": STARTED_WINDOW - 1,
+    }
+
+
+def _claim_in_one_statement(membership: Membership, evaluation: Evaluation | None) -> Any:
+    """PostgreSQL: one attempt, one statement (see queue_sql.claim_sql)."""
+    parameters = _claim_parameters(membership.user)
+    parameters.update(open_evaluations_parameters(membership), today=start_of_today())
+    if evaluation is not None:
+        parameters["evaluation"] = evaluation.id
+    with connection.cursor() as cursor:
+        cursor.execute(queue_sql.claim_sql(lead_queue=evaluation is not None), parameters)
+        picked, all_locked, grades_today, *taken = cursor.fetchone()
+    if picked is None:
+        return _ALL_LOCKED if all_locked else NextSlot(None, grades_today)
+    if taken[0] is None:
+        return _LOST_RACE
+    return NextSlot(SLOT_WITH_ALL.slot(taken), grades_today)
+
+
+def _claim_step_by_step(user: Any, evaluation_ids: list[int]) -> Any:
+    """SQLite: one attempt as a pick, a take and a read for the card."""
+    parameters = _claim_parameters(user)
+    parameters.update({f"e{n}": evaluation_id for n, evaluation_id in enumerate(evaluation_ids)})
+    with connection.cursor() as cursor:
+        cursor.execute(queue_sql.pick_sql(len(evaluation_ids)), parameters)
+        picked = cursor.fetchone()[0]
+        if picked is None:
+            return NextSlot(None)
+        cursor.execute(queue_sql.TAKE_SQL, {**parameters, "slot": picked})
+        taken = cursor.rowcount
+    return NextSlot(slot_for_display(picked)) if taken == 1 else _LOST_RACE
+
+
+def _one_claim_at_a_time(membership: Membership) -> None:
+    """Serialise the grader's claims until the claim's transaction ends.
+
+    A double click used to claim a second slot (the first claim was not committed when
+    the second looked for a held one), and a storm of clicks ran out of attempts on the
+    one-slot-per-snapshot constraint and answered "nothing left" while work remained.
+    On PostgreSQL the lock is an advisory lock held to the end of the transaction: it
+    writes nothing, where a row lock on the membership wrote its row on every claim.
+    SQLite's transactions already take the write lock when they begin.
+    """
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
             cursor.execute(
                 "SELECT pg_advisory_xact_lock(%s::integer, %s::integer)",
                 [CLAIM_LOCK_SPACE, membership.id],
             )
-    elif connection.features.has_select_for_update:
-        with connection.cursor() as cursor:
+        elif connection.features.has_select_for_update:
             cursor.execute(
                 f"SELECT id FROM {MEMBERSHIPS} WHERE id = %s FOR UPDATE", [membership.id]
             )
-    held = held_slot(user=user, evaluation_ids=evaluation_ids)
-    now = timezone.now()
-    stamp = connection.ops.adapt_datetimefield_value(now)
-    if held is not None:
-        # Still theirs: nobody took it, even if its lock ran out. Renew the lock, unless
-        # another grader took the expired slot since we read it.
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"UPDATE {SLOTS} SET assigned_at = %s "
-                "WHERE id = %s AND grader_id = %s AND grade IS NULL",
-                [stamp, held.id, user.id],
-            )
-            renewed = cursor.rowcount
-        if renewed == 1:
-            held.assigned_at = now
-            return held
-    cutoff = connection.ops.adapt_datetimefield_value(lock_cutoff(now))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _candidate_sql(len(evaluation_ids)),
-            {
-                "user": user.id,
-                "cutoff": cutoff,
-                "window": STARTED_WINDOW - 1,
-                **{f"e{n}": evaluation_id for n, evaluation_id in enumerate(evaluation_ids)},
-            },
-        )
-        row = cursor.fetchone()
-        candidate = row[0] if row else None
-        if candidate is None:
-            return None
-        # The conditional UPDATE is the claim: it succeeds for one claimer only.
-        cursor.execute(
-            f"UPDATE {SLOTS} SET grader_id = %s, assigned_at = %s "
-            "WHERE id = %s AND grade IS NULL AND (grader_id IS NULL OR assigned_at < %s)",
-            [user.id, stamp, candidate, cutoff],
-        )
-        claimed = cursor.rowcount
-    return candidate if claimed == 1 else _LOST_RACE
-
-
-def _candidate_sql(evaluations: int) -> str:
-    """One statement that finds the first slot the grader may take, locked for the claim.
-
-    For each evaluation in turn (oldest first) it tries three searches, and answers the
-    first slot found; PostgreSQL runs a search only when all before it found nothing, so
-    one statement costs what the searches it needs cost, whatever the number of
-    evaluations (a search per evaluation used to be a query per evaluation).
-
-    Each search walks the queue's index (slot_queue_order); the walk passes over slots
-    the grader may not take. A grader far ahead of the others has a slot on every
-    started snapshot near the front, and one search over the whole queue walked past all
-    of them on every claim (42 ms behind a lead of 10,000 snapshots, against 2 ms). So
-    the started snapshots are searched only in a window at the front, then the fresh
-    ones; only when both have nothing for the grader is the whole queue searched, which
-    may find a started snapshot beyond the window. Such a grader therefore starts fresh
-    snapshots before joining started ones far back: the others finish those.
-
-    The window ends with the keyword of its STARTED_WINDOW-th slot: a bound on
-    keyword_position is a range on the index, so the walk stops there whatever plan the
-    database picks. The "grader already has a slot of this snapshot" and "skipped it"
-    tests are subqueries fenced with OFFSET 0, so PostgreSQL runs them per slot walked,
-    as a lookup in a unique index; unfenced, it turned them into anti-joins whose plan
-    follows the statistics, and with statistics from before the grading began it scanned
-    every assigned slot for each slot walked.
-    """
-    features = connection.features
-    key = (connection.vendor, evaluations)
-    sql = _CANDIDATE_SQL.get(key)
-    if sql is not None:
-        return sql
-    skip_locked = wait = ""
-    if features.has_select_for_update:
-        # PostgreSQL: concurrent claimers pass over each other's candidates. The last
-        # search waits for locked slots instead of skipping them: not every locked slot
-        # is being claimed (a grade starting its snapshot locks that snapshot's free
-        # slots for a moment), and skipping those would tell the grader there is nothing
-        # left while there is.
-        wait = " FOR UPDATE OF s"
-        skip_locked = wait + (" SKIP LOCKED" if features.has_select_for_update_skip_locked else "")
-    order = 'ORDER BY s.snapshot_started DESC, s.keyword_position, s.snapshot_position, s."index"'
-    searches = []
-    for n in range(evaluations):
-        open_to_user = (
-            f"s.evaluation_id = %(e{n})s AND s.grade IS NULL "
-            "AND (s.grader_id IS NULL OR s.assigned_at < %(cutoff)s) "
-            f"AND NOT EXISTS (SELECT 1 FROM {SLOTS} o WHERE o.snapshot_id = s.snapshot_id "
-            "AND o.grader_id = %(user)s LIMIT 1 OFFSET 0) "
-            f"AND NOT EXISTS (SELECT 1 FROM {SKIPS} k WHERE k.snapshot_id = s.snapshot_id "
-            "AND k.user_id = %(user)s LIMIT 1 OFFSET 0)"
-        )
-        window_end = (
-            f"(SELECT w.keyword_position FROM {SLOTS} w WHERE w.evaluation_id = %(e{n})s "
-            "AND w.grade IS NULL AND w.snapshot_started "
-            'ORDER BY w.snapshot_started DESC, w.keyword_position, w.snapshot_position, w."index" '
-            "LIMIT 1 OFFSET %(window)s)"
-        )
-        searches += [
-            f"(SELECT s.id FROM {SLOTS} s WHERE {open_to_user} AND s.snapshot_started "
-            f"AND s.keyword_position <= COALESCE({window_end}, {ALL_KEYWORDS}) "
-            f"{order} LIMIT 1{skip_locked})",
-            f"(SELECT s.id FROM {SLOTS} s WHERE {open_to_user} AND NOT s.snapshot_started "
-            f"{order} LIMIT 1{skip_locked})",
-            f"(SELECT s.id FROM {SLOTS} s WHERE {open_to_user} {order} LIMIT 1{wait})",
-        ]
-    sql = f"SELECT COALESCE({', '.join(searches)})"
-    _CANDIDATE_SQL[key] = sql
-    return sql
-
-
-_CANDIDATE_SQL: dict[tuple[str, int], str] = {}
 
 
 def slot_skip(*, user: Any, slot_id: int, reason: str = "") -> None:

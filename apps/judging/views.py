@@ -104,11 +104,19 @@ def _card_urls(slot: FeedbackSlot | None, *, reviewing: bool) -> dict[str, str]:
     }
 
 
-def _card_context(request: HttpRequest, slot: FeedbackSlot | None, *, reviewing: bool) -> dict:
+def _card_context(
+    request: HttpRequest,
+    slot: FeedbackSlot | None,
+    *,
+    reviewing: bool,
+    grades_today: int | None = None,
+) -> dict:
+    if grades_today is None:  # not counted by the claim
+        grades_today = selectors.grades_today(user=request.user)
     context: dict = {
         "slot": slot,
         "reviewing": reviewing,
-        "grades_today": selectors.grades_today(user=request.user),
+        "grades_today": grades_today,
         "queue_evaluation": _queue_evaluation(request),
         "urls": _card_urls(slot, reviewing=reviewing),
     }
@@ -124,38 +132,46 @@ def _card_context(request: HttpRequest, slot: FeedbackSlot | None, *, reviewing:
 
 
 def _render_card(
-    request: HttpRequest, slot: FeedbackSlot | None, *, reviewing: bool = False, status: int = 200
+    request: HttpRequest,
+    slot: FeedbackSlot | None,
+    *,
+    reviewing: bool = False,
+    grades_today: int | None = None,
 ) -> HttpResponse:
     template = "judging/_card.html" if request.htmx else "judging/feedback.html"  # type: ignore[attr-defined]
-    return render(
-        request, template, _card_context(request, slot, reviewing=reviewing), status=status
-    )
+    context = _card_context(request, slot, reviewing=reviewing, grades_today=grades_today)
+    return render(request, template, context)
 
 
-def _next_slot(request: HttpRequest) -> FeedbackSlot | None:
-    return services.slot_claim_next(
+def _next_slot(request: HttpRequest) -> services.NextSlot:
+    return services.slot_claim_next_for_card(
         membership=request.membership,  # type: ignore[attr-defined]
         evaluation=_queue_evaluation(request),
     )
 
 
-def _next_slot_after_action(request: HttpRequest) -> FeedbackSlot | None:
+def _next_slot_after_action(request: HttpRequest) -> services.NextSlot:
     """As _next_slot, but a lead's queue whose evaluation just finished (the last grade
     may have finished it) simply ends: the empty state, not an error."""
     try:
         return _next_slot(request)
     except InvalidState:
-        return None
+        return services.NextSlot(None)
+
+
+def _next_card_context(request: HttpRequest) -> dict:
+    given = _next_slot_after_action(request)
+    return _card_context(request, given.slot, reviewing=False, grades_today=given.grades_today)
 
 
 @team_member_required
 def feedback(request: HttpRequest) -> HttpResponse:
     try:
-        slot = _next_slot(request)
+        given = _next_slot(request)
     except DomainError as error:
         messages.error(request, error.message)
         return redirect("dashboard")
-    return _render_card(request, slot)
+    return _render_card(request, given.slot, grades_today=given.grades_today)
 
 
 def _after_action(request: HttpRequest) -> HttpResponse:
@@ -163,7 +179,8 @@ def _after_action(request: HttpRequest) -> HttpResponse:
         url = reverse("feedback")
         queue = _queue_evaluation(request)
         return redirect(f"{url}?evaluation={queue.id}" if queue else url)
-    return _render_card(request, _next_slot_after_action(request))
+    given = _next_slot_after_action(request)
+    return _render_card(request, given.slot, grades_today=given.grades_today)
 
 
 def _own_slot_or_404(request: HttpRequest, slot_id: int) -> FeedbackSlot:
@@ -179,25 +196,32 @@ def _own_slot_or_404(request: HttpRequest, slot_id: int) -> FeedbackSlot:
 @require_POST
 @team_member_required
 def grade(request: HttpRequest, slot_id: int) -> HttpResponse:
-    slot = _own_slot_or_404(request, slot_id)
     _queue_evaluation(request)  # refuses a queue the person may not open, before any write
     try:
         value = int(request.POST.get("grade", ""))
     except ValueError:
         value = None  # type: ignore[assignment]
+    reason = request.POST.get("reason", "").strip()
+    team_id = request.membership.team_id  # type: ignore[attr-defined]
+    graded = services.slot_grade_at_once(
+        user=request.user, team_id=team_id, slot_id=slot_id, grade=value, reason=reason
+    )
+    if graded:
+        return _after_action(request)
+    slot = _own_slot_or_404(request, slot_id)
     try:
         services.slot_grade(
             user=request.user,
             slot_id=slot.id,
             grade=value,  # type: ignore[arg-type]
-            reason=request.POST.get("reason", "").strip(),
+            reason=reason,
             loaded=slot,
         )
     except DomainError as error:
         if not request.htmx:  # type: ignore[attr-defined]
             messages.error(request, error.message)
             return redirect("feedback")
-        context = _card_context(request, _next_slot_after_action(request), reviewing=False)
+        context = _next_card_context(request)
         context["error"] = error.message
         return render(request, "judging/_card.html", context, status=400)
     return _after_action(request)
@@ -229,7 +253,7 @@ def previous(request: HttpRequest) -> HttpResponse:
     slot = selectors.previous_graded_slot(user=request.user, team_id=team_id, before=before)
     if slot is None:
         if request.htmx:  # type: ignore[attr-defined]
-            context = _card_context(request, _next_slot_after_action(request), reviewing=False)
+            context = _next_card_context(request)
             context["error"] = "There is no earlier grade to go back to."
             return render(request, "judging/_card.html", context)
         messages.info(request, "There is no earlier grade to go back to.")

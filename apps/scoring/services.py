@@ -1,12 +1,13 @@
 """The grade-to-metrics pipeline: mark, claim, recompute, store.
 
 A grade change marks its keyword in the grade's own transaction (`keyword_mark_for_scoring`)
-and queues `recompute_keyword` once that transaction commits. The worker claims the
-keyword with a lease, reads its slots, lets the pure engine compute, and stores the
-results guarded by the keyword's grade version, so a slow worker can never overwrite a
-fresher result. A grade saved while a worker runs leaves the keyword marked, and the
-worker goes round again. The periodic sweep (`keywords_recompute_marked`) picks up
-whatever a lost task or a down broker left marked.
+and, when the keyword had no change waiting to be scored, queues `recompute_keyword` once
+that transaction commits. The worker claims the keyword with a lease, reads its slots,
+lets the pure engine compute, and stores the results guarded by the keyword's grade
+version, so a slow worker can never overwrite a fresher result. A grade saved while a
+task waits or a worker runs leaves the keyword marked, and the worker goes round again.
+The periodic sweep (`keywords_recompute_marked`) picks up whatever a lost task or a down
+broker left marked.
 """
 
 import logging
@@ -14,8 +15,8 @@ import time
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F, Q
+from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from apps.evaluations.models import Evaluation, EvaluationMetric, Keyword
@@ -30,14 +31,35 @@ logger = logging.getLogger(__name__)
 MAX_ROUNDS_PER_TASK = 20
 
 
+KEYWORDS = Keyword._meta.db_table
+# What marking a keyword writes, and what it answers: the keyword's changes not scored
+# yet. Statements that mark a keyword along with other writes use the same two parts.
+MARK_SET = "needs_scoring = TRUE, grade_version = grade_version + 1"
+UNSCORED_CHANGES = "grade_version - scored_version"
+MARK_SQL = f"UPDATE {KEYWORDS} SET {MARK_SET} WHERE id = %s RETURNING {UNSCORED_CHANGES}"
+
+
 def keyword_mark_for_scoring(*, keyword_id: int) -> None:
     """Call inside the transaction that changed a grade of this keyword."""
-    Keyword.objects.filter(id=keyword_id).update(
-        needs_scoring=True, grade_version=F("grade_version") + 1
-    )
-    # A transaction that changes several grades of one keyword queues several tasks; the
-    # first recomputes and the others find nothing marked, which costs a read each.
-    transaction.on_commit(lambda: queue_keyword_recompute(keyword_id=keyword_id))
+    with connection.cursor() as cursor:
+        cursor.execute(MARK_SQL, [keyword_id])
+        row = cursor.fetchone()
+    if row is not None:
+        queue_recompute_after_mark(keyword_id=keyword_id, unscored_changes=row[0])
+
+
+def queue_recompute_after_mark(*, keyword_id: int, unscored_changes: int) -> None:
+    """Queue the keyword's recompute once the marking transaction commits, when this mark
+    is the only change not yet scored (grade_version - scored_version after the mark).
+
+    With more, an earlier mark queued a task that has not stored its result yet: that
+    task, or the worker running it, sees this grade too, because it stores only what it
+    read and goes round again while the grade version is ahead. So a keyword graded many
+    times a second queues one task per recompute, not one per grade. What a lost task or
+    a broker that was down leaves marked, the sweep recomputes.
+    """
+    if unscored_changes == 1:
+        transaction.on_commit(lambda: queue_keyword_recompute(keyword_id=keyword_id))
 
 
 # After a failed publish this process stops trying for a while, so graders do not each
@@ -85,11 +107,16 @@ def keyword_recompute(*, keyword_id: int) -> int:
     will see any newer mark when it stores its result).
     """
     rounds = 0
+    still_marked = False
     while rounds < MAX_ROUNDS_PER_TASK and _claim(keyword_id):
         rounds += 1
         still_marked = _recompute_claimed(keyword_id)
         if not still_marked:
             break
+    if still_marked:
+        # Out of rounds with grades still landing: the grades that marked it queued no
+        # task (this one was pending), so hand the keyword to a new one.
+        queue_keyword_recompute(keyword_id=keyword_id)
     return rounds
 
 

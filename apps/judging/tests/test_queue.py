@@ -18,7 +18,7 @@ from apps.accounts.services import member_add, tags_get_or_create
 from apps.core.errors import InvalidState, NotAllowed
 from apps.evaluations.models import Evaluation, FeedbackSlot, SnapshotSkip
 from apps.evaluations.services import evaluation_finish
-from apps.judging import services
+from apps.judging import queue_sql, services
 from apps.judging.services import (
     slot_claim_next,
     slot_grade,
@@ -336,19 +336,35 @@ def test_an_expired_but_untaken_slot_is_returned_to_its_holder_with_a_renewed_lo
     assert again.assigned_at >= before
 
 
-def test_a_held_slot_taken_over_between_reading_and_renewing_it_is_not_returned():
+class StatementsNotKept(dict):
+    """Stands in for the claim's cache of statements, so each claim builds its own."""
+
+    def __setitem__(self, key, value) -> None:
+        pass
+
+
+def test_a_held_slot_taken_over_between_picking_and_taking_it_is_not_returned():
     evaluation = make_evaluation(keywords={"red shoes": 3})
     slow, quick = new_member(evaluation.team), new_member(evaluation.team)
     slot = slot_claim_next(membership=slow)
     expire_lock(slot)
-    read_before_the_takeover = FeedbackSlot.objects.get(id=slot.id)
     assert slot_claim_next(membership=quick).id == slot.id
+    real_pick_sql = queue_sql.pick_sql
+    picks = []
 
-    # The race: the slow grader's claim read its held slot just before the quick one
-    # took it over.
-    with mock.patch.object(services, "held_slot", return_value=read_before_the_takeover):
+    def pick_sql_that_first_sees_the_slot_still_held(evaluations: int) -> str:
+        # The race: the slow grader's claim picked its held slot just before the quick
+        # one took it over.
+        picks.append(evaluations)
+        return f"SELECT {slot.id} AS id" if len(picks) == 1 else real_pick_sql(evaluations)
+
+    with (
+        mock.patch.object(queue_sql, "STATEMENTS", StatementsNotKept()),
+        mock.patch.object(queue_sql, "pick_sql", pick_sql_that_first_sees_the_slot_still_held),
+    ):
         given = slot_claim_next(membership=slow)
 
+    assert len(picks) == 2  # the take was refused, and the claim picked again
     assert given is not None and given.id != slot.id
     assert FeedbackSlot.objects.get(id=given.id).grader == slow.user
     assert FeedbackSlot.objects.get(id=slot.id).grader == quick.user

@@ -1,0 +1,165 @@
+"""The statements of the grader's queue, built once per shape.
+
+A claim picks the slot to give the grader (the one they hold, else the first free slot
+they may take), takes it with a conditional UPDATE, and reads it for the card. On
+PostgreSQL all of it is one statement (claim_sql); elsewhere the pick, the take and the
+read run one after the other in the claim's transaction (pick_sql, TAKE_SQL).
+"""
+
+from django.db import connection
+
+from .selectors import (
+    GRADES_TODAY_SQL,
+    OPEN_EVALUATIONS_SQL,
+    SKIPS,
+    SLOT_WITH_ALL,
+    SLOTS,
+    SlotRows,
+)
+
+# Slots are offered in the order of the index slot_queue_order: snapshots that have a
+# grade first, then keyword order, then position.
+ALL_KEYWORDS = 2**31 - 1  # above any keyword_position
+
+
+# Taking the picked slot: the held one (its lock renewed) or a free one. The condition
+# makes it succeed for one claimer only: a slot taken by another grader since it was
+# picked (whose lock is live) is refused.
+TAKE_CONDITION = (
+    "grade IS NULL AND (grader_id = %(user)s OR grader_id IS NULL OR assigned_at < %(cutoff)s)"
+)
+TAKE_SQL = (
+    f"UPDATE {SLOTS} SET grader_id = %(user)s, assigned_at = %(now)s "
+    f"WHERE id = %(slot)s AND {TAKE_CONDITION}"
+)
+
+
+def claim_sql(lead_queue: bool) -> str:
+    """PostgreSQL: one statement that finds the evaluations open to the grader (or takes
+    the lead's one), picks a slot (pick_sql), takes it (as TAKE_SQL), and reads it with
+    its snapshot, keyword and evaluation, and the grader's count of grades today.
+
+    Its row: the picked slot's id (None: nothing free), whether slots are left for the
+    grader that others hold locked (only when nothing was picked), the count, then the
+    taken slot's columns (None: another claim took the slot first).
+    """
+    key = ("claim", int(lead_queue))
+    sql = STATEMENTS.get(key)
+    if sql is None:
+        evaluations = "SELECT %(evaluation)s::bigint AS id" if lead_queue else OPEN_EVALUATIONS_SQL
+        sql = (
+            f"WITH open AS MATERIALIZED ({evaluations}), pick AS ({pick_sql(None)}), "
+            f"taken AS (UPDATE {SLOTS} SET grader_id = %(user)s, assigned_at = %(now)s "
+            f"FROM pick WHERE {SLOTS}.id = pick.id AND {TAKE_CONDITION} "
+            f"RETURNING {SLOTS}.*) "
+            f"SELECT pick.id, pick.id IS NULL AND EXISTS (SELECT 1 FROM {SLOTS} s WHERE "
+            f"{_open_to_grader('s.evaluation_id IN (SELECT id FROM open)')}), "
+            f"({GRADES_TODAY_SQL}), {SLOT_WITH_ALL.columns} FROM pick "
+            f"LEFT JOIN (taken s {SlotRows.RELATED_JOINS}) ON TRUE"
+        )
+        STATEMENTS[key] = sql
+    return sql
+
+
+def pick_sql(evaluations: int | None) -> str:
+    """One SELECT that picks the slot to give the grader: the ungraded slot they hold in
+    one of the evaluations (most recently assigned first), else the first free slot they
+    may take, locked for the claim. The evaluations are the parameters e0, e1... (their
+    number given), or on PostgreSQL (None given) the rows of the CTE `open`, in order.
+
+    In each evaluation in turn (oldest first) it tries three searches, and answers the
+    first slot found; PostgreSQL runs a search only when all before it found nothing, so
+    one statement costs what the searches it needs cost, whatever the number of
+    evaluations (a search per evaluation used to be a query per evaluation).
+
+    Each search walks the queue's index (slot_queue_order); the walk passes over slots
+    the grader may not take. A grader far ahead of the others has a slot on every
+    started snapshot near the front, and one search over the whole queue walked past all
+    of them on every claim (42 ms behind a lead of 10,000 snapshots, against 2 ms). So
+    the started snapshots are searched only in a window at the front, then the fresh
+    ones; only when both have nothing for the grader is the whole queue searched, which
+    may find a started snapshot beyond the window. Such a grader therefore starts fresh
+    snapshots before joining started ones far back: the others finish those.
+
+    The window ends with the keyword of its STARTED_WINDOW-th slot: a bound on
+    keyword_position is a range on the index, so the walk stops there whatever plan the
+    database picks. The "grader already has a slot of this snapshot" and "skipped it"
+    tests are subqueries fenced with OFFSET 0, so PostgreSQL runs them per slot walked,
+    as a lookup in a unique index; unfenced, it turned them into anti-joins whose plan
+    follows the statistics, and with statistics from before the grading began it scanned
+    every assigned slot for each slot walked.
+    """
+    key = (connection.vendor, -1 if evaluations is None else evaluations)
+    sql = STATEMENTS.get(key)
+    if sql is not None:
+        return sql
+    if evaluations is None:
+        searches = ", ".join(_searches("o.id"))
+        held_in = "SELECT id FROM open"
+        free = (
+            f"(SELECT f.id FROM open o CROSS JOIN LATERAL (SELECT COALESCE({searches}) AS id) f "
+            "WHERE f.id IS NOT NULL LIMIT 1)"
+        )
+    else:
+        held_in = ", ".join(f"%(e{n})s" for n in range(evaluations))
+        free = ", ".join(search for n in range(evaluations) for search in _searches(f"%(e{n})s"))
+    # Still theirs: nobody took it, even if its lock ran out (the take renews it).
+    held = (
+        f"(SELECT h.id FROM {SLOTS} h WHERE h.grader_id = %(user)s AND h.grade IS NULL "
+        f"AND h.evaluation_id IN ({held_in}) ORDER BY h.assigned_at DESC LIMIT 1)"
+    )
+    sql = f"SELECT COALESCE({held}, {free}) AS id"
+    STATEMENTS[key] = sql
+    return sql
+
+
+def _searches(evaluation: str) -> list[str]:
+    """The three searches for a free slot in one evaluation (an SQL expression).
+
+    On PostgreSQL each locks the slot it finds and passes over slots others hold locked:
+    concurrent claimers pass over each other's candidates. None of them waits for a
+    lock: a search that waited used to deadlock with another claim, because a locking
+    search keeps the locks it took on slots that changed under it (a slot claimed since
+    the search began) while it waits. When every slot left is locked, the claim looks
+    again a moment later (services.slot_claim_next_for_card).
+    """
+    features = connection.features
+    lock = ""
+    if features.has_select_for_update:
+        lock = " FOR UPDATE OF s" + (
+            " SKIP LOCKED" if features.has_select_for_update_skip_locked else ""
+        )
+    order = 'ORDER BY s.snapshot_started DESC, s.keyword_position, s.snapshot_position, s."index"'
+    open_to_grader = _open_to_grader(f"s.evaluation_id = {evaluation}")
+    window_end = (
+        f"(SELECT w.keyword_position FROM {SLOTS} w WHERE w.evaluation_id = {evaluation} "
+        "AND w.grade IS NULL AND w.snapshot_started "
+        'ORDER BY w.snapshot_started DESC, w.keyword_position, w.snapshot_position, w."index" '
+        "LIMIT 1 OFFSET %(window)s)"
+    )
+    return [
+        f"(SELECT s.id FROM {SLOTS} s WHERE {open_to_grader} AND s.snapshot_started "
+        f"AND s.keyword_position <= COALESCE({window_end}, {ALL_KEYWORDS}) "
+        f"{order} LIMIT 1{lock})",
+        f"(SELECT s.id FROM {SLOTS} s WHERE {open_to_grader} AND NOT s.snapshot_started "
+        f"{order} LIMIT 1{lock})",
+        f"(SELECT s.id FROM {SLOTS} s WHERE {open_to_grader} {order} LIMIT 1{lock})",
+    ]
+
+
+def _open_to_grader(in_evaluation: str) -> str:
+    """The condition on a slot `s` the grader may take: in the evaluation(s), ungraded,
+    free or its lock run out, on a snapshot where they hold no slot and that they did not
+    skip."""
+    return (
+        f"{in_evaluation} AND s.grade IS NULL "
+        "AND (s.grader_id IS NULL OR s.assigned_at < %(cutoff)s) "
+        f"AND NOT EXISTS (SELECT 1 FROM {SLOTS} o WHERE o.snapshot_id = s.snapshot_id "
+        "AND o.grader_id = %(user)s LIMIT 1 OFFSET 0) "
+        f"AND NOT EXISTS (SELECT 1 FROM {SKIPS} k WHERE k.snapshot_id = s.snapshot_id "
+        "AND k.user_id = %(user)s LIMIT 1 OFFSET 0)"
+    )
+
+
+# The claim's statements, by purpose or vendor and number of evaluations: built once.
+STATEMENTS: dict[tuple[str, int], str] = {}

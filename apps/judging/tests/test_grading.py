@@ -1,0 +1,102 @@
+"""The grade's one-statement path (slot_grade_at_once): it grades only when every rule of
+slot_grade holds, and otherwise writes nothing and leaves the verdict to slot_grade."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from apps.evaluations.models import Evaluation, FeedbackSlot, Keyword
+from apps.judging.services import slot_grade_at_once, slot_record_grade
+from tests.factories import assign, make_evaluation, make_grader, make_team, slots_of
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def started():
+    """A binary evaluation whose first snapshot has a grade; its second slot is held."""
+    evaluation = make_evaluation(scale="binary", strategy=3, keywords={"q": 1})
+    first, second, _third = slots_of(evaluation)
+    slot_record_grade(slot_id=first.id, grade=1, grader_name="import")
+    grader = make_grader(evaluation.team)
+    assign(second, grader)
+    second.refresh_from_db()
+    assert second.snapshot_started and second.evaluation == evaluation  # read here, once
+    return evaluation, second, grader
+
+
+def grade_at_once(slot, grader, value, team_id=None) -> bool:
+    return slot_grade_at_once(
+        user=grader,
+        team_id=team_id or slot.evaluation.team_id,
+        slot_id=slot.id,
+        grade=value,
+        reason="clear",
+    )
+
+
+def test_it_grades_the_graders_started_slot_and_marks_the_keyword_in_one_statement(
+    postgres, started
+):
+    _evaluation, slot, grader = started
+    version = Keyword.objects.get(id=slot.keyword_id).grade_version
+
+    with CaptureQueriesContext(connection) as grading:
+        assert grade_at_once(slot, grader, 0)
+
+    assert len(grading.captured_queries) == 1
+    slot.refresh_from_db()
+    assert (slot.grade, slot.reason) == (0, "clear")
+    assert slot.graded_at is not None
+    keyword = Keyword.objects.get(id=slot.keyword_id)
+    assert keyword.needs_scoring and keyword.grade_version == version + 1
+
+
+def refused_and_untouched(slot, grader, value, team_id=None) -> bool:
+    version = Keyword.objects.get(id=slot.keyword_id).grade_version
+    refused = not grade_at_once(slot, grader, value, team_id)
+    stored = FeedbackSlot.objects.get(id=slot.id)
+    keyword = Keyword.objects.get(id=slot.keyword_id)
+    untouched = stored.grade is None and stored.graded_at is None
+    return refused and untouched and keyword.grade_version == version
+
+
+def test_it_refuses_another_graders_slot(postgres, started):
+    evaluation, slot, _grader = started
+    assert refused_and_untouched(slot, make_grader(evaluation.team), 1)
+
+
+def test_it_refuses_a_slot_of_another_team(postgres, started):
+    _evaluation, slot, grader = started
+    assert refused_and_untouched(slot, grader, 1, team_id=make_team().id)
+
+
+def test_it_refuses_a_slot_of_an_evaluation_not_open_for_grading(postgres, started):
+    evaluation, slot, grader = started
+    Evaluation.objects.filter(id=evaluation.id).update(status="finished")
+    assert refused_and_untouched(slot, grader, 1)
+
+
+@pytest.mark.parametrize("value", [2, -1, True, "1", None])
+def test_it_refuses_a_grade_off_the_scale(postgres, started, value):
+    _evaluation, slot, grader = started
+    assert refused_and_untouched(slot, grader, value)
+
+
+def test_it_leaves_the_first_grade_of_a_snapshot_to_slot_grade(postgres):
+    evaluation = make_evaluation(scale="binary", strategy=3, keywords={"q": 1})
+    slot = slots_of(evaluation)[0]
+    grader = make_grader(evaluation.team)
+    assign(slot, grader)
+    assert slot.evaluation == evaluation
+    # Starting a snapshot locks its slots first; that path takes a transaction.
+    assert refused_and_untouched(slot, grader, 1)
+
+
+def test_on_sqlite_it_leaves_every_grade_to_slot_grade_without_a_query(started):
+    if connection.vendor == "postgresql":
+        pytest.skip("the one-statement path is PostgreSQL's")
+    _evaluation, slot, grader = started
+    with CaptureQueriesContext(connection) as grading:
+        assert not grade_at_once(slot, grader, 1)
+    assert grading.captured_queries == []

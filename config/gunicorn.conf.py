@@ -1,0 +1,44 @@
+"""Gunicorn settings for the web process: `gunicorn -c config/gunicorn.conf.py`.
+
+Command-line options override these (the benchmark sets its own bind address). Tuned
+with bench/grading_http_bench.py on 2 cores; see bench/README.md.
+"""
+
+import gc
+import os
+
+from config.env import env_int, env_str
+
+wsgi_app = "config.wsgi:application"
+bind = env_str("BIND", "0.0.0.0:8000")
+# Sync workers, one request at a time each: on 2 cores, 2 x cores + 1 processes keep both
+# cores busy while some wait on PostgreSQL, with the least CPU per request (threaded
+# workers spent more on their poller, on handing requests to threads and on the GIL).
+worker_class = "sync"
+workers = env_int("WEB_CONCURRENCY", 2 * (os.cpu_count() or 1) + 1, minimum=1)
+backlog = 2048
+timeout = 60
+# Load the application once, in the master, then fork: every worker starts warm and
+# shares the loaded code's memory with the others.
+preload_app = True
+
+
+def when_ready(server) -> None:  # type: ignore[no-untyped-def]
+    # The master loaded the application but must hand no connection to its workers.
+    from django.db import connections
+
+    connections.close_all()
+    # Everything loaded so far lives as long as the process: the garbage collector would
+    # walk those objects again and again in every worker (a full collection took longer
+    # than a request), and writing its marks into them would unshare their memory pages.
+    gc.collect()
+    gc.freeze()
+
+
+def post_fork(server, worker) -> None:  # type: ignore[no-untyped-def]
+    # A request makes and drops tens of thousands of objects; collecting the youngest
+    # generation every 700 of them ran a collection several times per request.
+    gc.set_threshold(GC_YOUNGEST_THRESHOLD, 20, 20)
+
+
+GC_YOUNGEST_THRESHOLD = env_int("GUNICORN_GC_THRESHOLD", 20_000, minimum=700)
