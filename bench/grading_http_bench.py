@@ -60,15 +60,18 @@ from urllib.parse import urlencode
 import benchkit
 import redis
 from benchkit import Shape, analyze, build_evaluation, percentile, progress_note, verdict
+from http_load import Answer, Traffic, parse_head, request_bytes
 
 benchkit.use_database("relevo_bench_http")
 
 RATE_TARGET = 300.0
 P99_TARGET_MS = 100.0
 KEYWORDS, SNAPSHOTS, STRATEGY = 3_000, 20, 3
+HISTORY_KEYWORDS = 1_000  # of the evaluation the graders finished before (build_history)
 PASSWORD = "bench-grader-password-1"  # noqa: S105 - a throwaway database
 BROKER_URL = "redis://127.0.0.1:6379/13"
 REQUEST_TIMEOUT_S = 10.0
+MAX_ERRORS = 20  # per grader: more, and the grader stops
 HOST = "127.0.0.1"
 
 SLOT_RE = re.compile(rb'id="card" class="feedback-card" data-slot="(\d*)"')
@@ -92,10 +95,43 @@ def build_data(graders: int) -> tuple[int, list[str]]:
         member_add(team=team, email=email, role="evaluator")
     # One hash computed once: hashing a password per grader would take most of a minute.
     User.objects.filter(email__in=emails).update(password=make_password(PASSWORD))
+    build_history(team, emails)
     shape = Shape(keywords=KEYWORDS, snapshots=SNAPSHOTS, strategy=STRATEGY, graded_share=0.0)
     empty = [[[None] * shape.strategy for _ in range(shape.snapshots)]] * shape.keywords
     evaluation = build_evaluation(team, "Bench pool", shape, empty, [("ndcg", 10)])
     return evaluation.id, emails
+
+
+def build_history(team, emails: list[str]) -> None:
+    """An evaluation the same graders finished yesterday, as a team that has been grading
+    has: without one, the planner's statistics (gathered after the load) said that no slot
+    ever had a grader, and it read a grader's held slot by walking every assigned slot."""
+    from datetime import timedelta
+
+    from django.db import connection
+    from django.db.models import F
+    from django.utils import timezone
+
+    from apps.accounts.models import User
+    from apps.evaluations.models import Evaluation, FeedbackSlot, Keyword
+
+    shape = Shape(HISTORY_KEYWORDS, SNAPSHOTS, STRATEGY, graded_share=1.0)
+    grades = [[[2] * shape.strategy for _ in range(shape.snapshots)]] * shape.keywords
+    history = build_evaluation(team, "Bench history", shape, grades, [("ndcg", 10)])
+    grader_ids = list(User.objects.filter(email__in=emails).order_by("id").values_list("id"))
+    yesterday = timezone.now() - timedelta(days=1)
+    with connection.cursor() as cursor:
+        # Each slot of a snapshot to another grader (one slot per grader per snapshot).
+        cursor.execute(
+            f"UPDATE {FeedbackSlot._meta.db_table} SET grader_id = (%s::bigint[])"
+            '[1 + (snapshot_id * 3 + "index") %% %s], graded_at = %s, assigned_at = %s '
+            "WHERE evaluation_id = %s",
+            [[g for (g,) in grader_ids], len(grader_ids), yesterday, yesterday, history.id],
+        )
+    Keyword.objects.filter(evaluation=history).update(
+        needs_scoring=False, scored_version=F("grade_version")
+    )
+    Evaluation.objects.filter(id=history.id).update(status="finished", graded_slots=shape.slots)
 
 
 # --- the server -------------------------------------------------------------------------
@@ -328,18 +364,8 @@ class Client:
 
     async def _read_response(self, head: bytes) -> tuple[int, dict[str, str], bytes]:
         assert self.reader is not None
-        status_line, *header_lines = head[:-4].decode("latin-1").split("\r\n")
-        status = int(status_line.split(" ", 2)[1])
-        headers: dict[str, str] = {}
-        for line in header_lines:
-            name, _, value = line.partition(":")
-            name, value = name.strip().lower(), value.strip()
-            if name == "set-cookie":
-                cookie, _, _attributes = value.partition(";")
-                key, _, cookie_value = cookie.partition("=")
-                self.cookies[key.strip()] = cookie_value.strip()
-            else:
-                headers[name] = value
+        status, headers, cookies = parse_head(head[:-4])
+        self.cookies.update(cookies)
         if "content-length" in headers:
             body = await self.reader.readexactly(int(headers["content-length"]))
         elif headers.get("transfer-encoding", "").lower() == "chunked":
@@ -402,43 +428,6 @@ async def open_feedback(grader: Grader) -> bool:
     return True
 
 
-async def grade_until(grader: Grader, stop_at: float, seed: int) -> None:
-    rng = random.Random(seed)
-    client = grader.client
-    clock = time.perf_counter
-    while clock() < stop_at and grader.slot is not None:
-        slot = grader.slot
-        headers = {"HX-Request": "true", "X-CSRFToken": grader.csrf}
-        started = clock()
-        status, body, problem = 0, b"", ""
-        try:
-            status, _h, body = await asyncio.wait_for(
-                client.request(
-                    "POST", f"/feedback/slots/{slot}/grade/", {"grade": rng.randrange(4)}, headers
-                ),
-                REQUEST_TIMEOUT_S,
-            )
-        except (HttpError, OSError, TimeoutError) as error:
-            problem = repr(error)
-            await client.close()
-        finished = clock()
-        following = SLOT_RE.search(body) if status == 200 else None
-        ok = following is not None and bool(following.group(1))
-        grader.samples.append((finished, (finished - started) * 1000.0, status, ok))
-        if status == 200:
-            grader.graded.append(slot)  # the grade was taken, whatever came next
-        if ok:
-            assert following is not None
-            grader.slot = int(following.group(1))
-            continue
-        grader.errors.append(
-            problem or f"grade of slot {slot}: HTTP {status}, next slot {following!r}"
-        )
-        grader.slot = None
-        with contextlib.suppress(HttpError, OSError):
-            await open_feedback(grader)  # carry on with whatever the queue gives now
-
-
 @dataclass
 class Window:
     """The measurement's bounds, and where the CPU went between them: CPU use by process
@@ -462,39 +451,110 @@ def cpu_sample(processes: dict[str, list[int]]) -> tuple[dict[str, CpuUse], tupl
     return use, machine_busy()
 
 
-async def run_load(
-    port: int,
-    emails: list[str],
-    warmup_s: float,
-    seconds: float,
-    processes: dict[str, list[int]],
-) -> tuple[list[Grader], Window]:
+async def log_in_all(port: int, emails: list[str]) -> list[Grader]:
     graders = [Grader(email=email, client=Client(port)) for email in emails]
     progress_note(f"{len(graders)} graders log in and open Give feedback")
     limit = asyncio.Semaphore(4)
     await asyncio.gather(*(log_in(grader, limit) for grader in graders))
-    progress_note(f"warm-up {warmup_s:.0f} s, then measuring {seconds:.0f} s")
-    now = time.perf_counter()
-    measure_from = now + warmup_s
-    measure_to = measure_from + seconds
-    tasks = [
-        asyncio.create_task(grade_until(grader, measure_to, seed))
-        for seed, grader in enumerate(graders)
-    ]
-    await asyncio.sleep(max(0.0, measure_from - time.perf_counter()))
-    before, busy_before = cpu_sample(processes)
-    await asyncio.sleep(max(0.0, measure_to - time.perf_counter()))
-    after, busy_after = cpu_sample(processes)
-    await asyncio.gather(*tasks)
     for grader in graders:
         await grader.client.close()
-    window = Window(
-        start=measure_from,
-        end=measure_to,
-        cpu={name: after[name] - before[name] for name in after},
-        busy=(busy_after[0] - busy_before[0], busy_after[1] - busy_before[1]),
-    )
-    return graders, window
+    return graders
+
+
+class GradingLoad(Traffic):
+    """Every grader grades, with no pause, until the window ends; the CPU is sampled as the
+    window opens and closes. A grade answered with anything but the next card is an error;
+    the grader then opens Give feedback again and goes on."""
+
+    def __init__(
+        self,
+        graders: list[Grader],
+        port: int,
+        warmup_s: float,
+        seconds: float,
+        processes: dict[str, list[int]],
+    ) -> None:
+        super().__init__(HOST, port, len(graders), REQUEST_TIMEOUT_S)
+        self.graders = graders
+        self.processes = processes
+        self.host = f"{HOST}:{port}"
+        self.rngs = [random.Random(seed) for seed in range(len(graders))]
+        self.cookies = [self._cookie_header(grader) for grader in graders]
+        self.sent: list[int | None] = [None] * len(graders)  # the slot graded, or None: a GET
+        now = time.perf_counter()
+        self.window = Window(start=now + warmup_s, end=now + warmup_s + seconds)
+        self.before: tuple[dict[str, CpuUse], tuple[int, int]] | None = None
+        self.after: tuple[dict[str, CpuUse], tuple[int, int]] | None = None
+
+    @staticmethod
+    def _cookie_header(grader: Grader) -> str:
+        return "; ".join(f"{k}={v}" for k, v in grader.client.cookies.items())
+
+    def first_request(self, user: int) -> bytes | None:
+        return self.next_request(user)
+
+    def next_request(self, user: int) -> bytes | None:
+        grader = self.graders[user]
+        if time.perf_counter() >= self.window.end or len(grader.errors) > MAX_ERRORS:
+            return None
+        self.sent[user] = grader.slot
+        if grader.slot is None:  # after an error: Give feedback, the whole page
+            return request_bytes("GET", "/feedback/", self.host, {"Cookie": self.cookies[user]})
+        body = f"grade={self.rngs[user].randrange(4)}".encode()
+        headers = {
+            "Cookie": self.cookies[user],
+            "Content-Type": "application/x-www-form-urlencoded",
+            "HX-Request": "true",
+            "X-CSRFToken": grader.csrf,
+        }
+        return request_bytes(
+            "POST", f"/feedback/slots/{grader.slot}/grade/", self.host, headers, body
+        )
+
+    def answered(self, user: int, started: float, answer: Answer | None, problem: str) -> None:
+        finished = time.perf_counter()
+        grader = self.graders[user]
+        if answer is not None and answer.cookies:
+            grader.client.cookies.update(answer.cookies)
+            self.cookies[user] = self._cookie_header(grader)
+        status, body = (answer.status, answer.body) if answer is not None else (0, b"")
+        slot = self.sent[user]
+        if slot is None:  # Give feedback, after an error
+            following, csrf = SLOT_RE.search(body), CSRF_HEADER_RE.search(body)
+            if status == 200 and following and following.group(1) and csrf:
+                grader.slot, grader.csrf = int(following.group(1)), csrf.group(1).decode()
+            else:
+                grader.errors.append(problem or f"Give feedback: HTTP {status}, nothing to grade")
+            return
+        following = SLOT_RE.search(body) if status == 200 else None
+        ok = following is not None and bool(following.group(1))
+        grader.samples.append((finished, (finished - started) * 1000.0, status, ok))
+        if status == 200:
+            grader.graded.append(slot)  # the grade was taken, whatever came next
+        if following is not None and ok:
+            grader.slot = int(following.group(1))
+            return
+        grader.errors.append(problem or f"grade of slot {slot}: HTTP {status}, next {following!r}")
+        grader.slot = None
+
+    def tick(self, now: float) -> None:
+        if self.before is None and now >= self.window.start:
+            self.before = cpu_sample(self.processes)
+        if self.after is None and now >= self.window.end:
+            self.after = cpu_sample(self.processes)
+
+    def measure(self) -> Window:
+        progress_note(
+            f"warm-up {self.window.start - time.perf_counter():.0f} s, then measuring "
+            f"{self.window.end - self.window.start:.0f} s"
+        )
+        self.run()
+        self.tick(time.perf_counter())
+        assert self.before is not None and self.after is not None, "the load stopped early"
+        (before, busy_before), (after, busy_after) = self.before, self.after
+        self.window.cpu = {name: after[name] - before[name] for name in after}
+        self.window.busy = (busy_after[0] - busy_before[0], busy_after[1] - busy_before[1])
+        return self.window
 
 
 # --- checks and the report --------------------------------------------------------------
@@ -651,6 +711,12 @@ def main() -> int:
         action="store_true",
         help="keep the database of an earlier run (quicker when profiling; not for figures)",
     )
+    parser.add_argument(
+        "--samples",
+        type=Path,
+        help="write every grade request of the window to this file (seconds into the "
+        "window, latency ms, HTTP status), to look at the latencies over time",
+    )
     args = parser.parse_args()
     config = ServerConfig(args.worker_class, args.workers, args.threads, args.gc_threshold)
 
@@ -698,7 +764,8 @@ def main() -> int:
         if worker is not None:
             processes["worker"] = [worker.pid]
         publishes_before = redis_publishes(broker)
-        graders, window = asyncio.run(run_load(port, emails, args.warmup, args.seconds, processes))
+        graders = asyncio.run(log_in_all(port, emails))
+        window = GradingLoad(graders, port, args.warmup, args.seconds, processes).measure()
         publishes = redis_publishes(broker) - publishes_before
         keyword_ids = touched_keywords(evaluation_id, run_started)
         waiting_when_stopped = keywords_waiting(keyword_ids)
@@ -715,6 +782,15 @@ def main() -> int:
     load_after = os.getloadavg()
 
     duration = window.end - window.start
+    if args.samples:
+        args.samples.write_text(
+            "".join(
+                f"{finished - window.start:.4f} {latency:.2f} {status}\n"
+                for grader in graders
+                for finished, latency, status, _ok in sorted(grader.samples)
+                if window.start <= finished < window.end
+            )
+        )
     measured = [
         sample
         for grader in graders
@@ -732,7 +808,8 @@ def main() -> int:
 
     print(
         f"pool: 1 active evaluation, {KEYWORDS} keywords x {SNAPSHOTS} results x {STRATEGY} "
-        f"slots = {KEYWORDS * SNAPSHOTS * STRATEGY} slots, graded scale"
+        f"slots = {KEYWORDS * SNAPSHOTS * STRATEGY} slots, graded scale; before it, the same "
+        f"graders finished one of {HISTORY_KEYWORDS * SNAPSHOTS * STRATEGY} slots"
     )
     print(f"server: {config.describe()}; DEBUG off; PostgreSQL; broker {BROKER_URL}")
     if args.worker == "during":

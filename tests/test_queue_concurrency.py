@@ -169,10 +169,10 @@ def test_a_claim_during_a_grade_that_starts_a_snapshot_waits_instead_of_finding_
     held = slot_claim_next(membership=first)
     assert held is not None
     grade_is_writing = threading.Event()
-    mark_keyword = services.keyword_mark_for_scoring
+    start_snapshot = services._mark_snapshot_started
 
-    def mark_keyword_slowly(*, keyword_id: int) -> None:
-        mark_keyword(keyword_id=keyword_id)
+    def start_snapshot_slowly(snapshot_id: int) -> None:
+        start_snapshot(snapshot_id)  # its free slots are locked from here to the commit
         grade_is_writing.set()
         time.sleep(0.5)  # the grade's transaction stays open a little longer
 
@@ -182,7 +182,7 @@ def test_a_claim_during_a_grade_that_starts_a_snapshot_waits_instead_of_finding_
         assert grade_is_writing.wait(10)
         return slot_claim_next(membership=second)
 
-    with mock.patch.object(services, "keyword_mark_for_scoring", mark_keyword_slowly):
+    with mock.patch.object(services, "_mark_snapshot_started", start_snapshot_slowly):
         (_graded, claimed), errors = run_in_threads(2, grade_or_claim)
 
     assert not errors, f"{len(errors)} threads failed; the first:\n{errors[0]}"

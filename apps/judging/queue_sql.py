@@ -39,26 +39,43 @@ def claim_sql(lead_queue: bool) -> str:
     the lead's one), picks a slot (pick_sql), takes it (as TAKE_SQL), and reads it with
     its snapshot, keyword and evaluation, and the grader's count of grades today.
 
-    Its row: the picked slot's id (None: nothing free), whether slots are left for the
-    grader that others hold locked (only when nothing was picked), the count, then the
-    taken slot's columns (None: another claim took the slot first).
+    Its row: the picked slot's id (None: nothing free), the count, then the taken slot's
+    columns (None: another claim took the slot first).
+
+    It is kept under psycopg's 4,096 bytes, the longest statement whose conversion to
+    PostgreSQL's placeholders psycopg remembers: a longer one was converted again on every
+    claim, a tenth of the web process's time.
     """
     key = ("claim", int(lead_queue))
     sql = STATEMENTS.get(key)
     if sql is None:
-        evaluations = "SELECT %(evaluation)s::bigint AS id" if lead_queue else OPEN_EVALUATIONS_SQL
         sql = (
-            f"WITH open AS MATERIALIZED ({evaluations}), pick AS ({pick_sql(None)}), "
-            f"taken AS (UPDATE {SLOTS} SET grader_id = %(user)s, assigned_at = %(now)s "
-            f"FROM pick WHERE {SLOTS}.id = pick.id AND {TAKE_CONDITION} "
-            f"RETURNING {SLOTS}.*) "
-            f"SELECT pick.id, pick.id IS NULL AND EXISTS (SELECT 1 FROM {SLOTS} s WHERE "
-            f"{_open_to_grader('s.evaluation_id IN (SELECT id FROM open)')}), "
-            f"({GRADES_TODAY_SQL}), {SLOT_WITH_ALL.columns} FROM pick "
+            f"WITH open AS ({_evaluations(lead_queue)}), "
+            f"pick AS ({pick_sql(None)}), "
+            f"taken AS (UPDATE {SLOTS} t SET grader_id = %(user)s, assigned_at = %(now)s "
+            f"FROM pick WHERE t.id = pick.id AND {TAKE_CONDITION} RETURNING t.*) "
+            f"SELECT pick.id, ({GRADES_TODAY_SQL}), {SLOT_WITH_ALL.columns} FROM pick "
             f"LEFT JOIN (taken s {SlotRows.RELATED_JOINS}) ON TRUE"
         )
         STATEMENTS[key] = sql
     return sql
+
+
+def locked_left_sql(lead_queue: bool) -> str:
+    """PostgreSQL, when a claim picked nothing: whether slots are left for the grader that
+    others hold locked for now (their claim or grade has not committed yet)."""
+    key = ("locked left", int(lead_queue))
+    sql = STATEMENTS.get(key)
+    if sql is None:
+        in_evaluations = f"s.evaluation_id IN ({_evaluations(lead_queue)})"
+        sql = f"SELECT EXISTS (SELECT 1 FROM {SLOTS} s WHERE {_open_to_grader(in_evaluations)})"
+        STATEMENTS[key] = sql
+    return sql
+
+
+def _evaluations(lead_queue: bool) -> str:
+    """The evaluations a claim draws from: the lead's one, or those open to the grader."""
+    return "SELECT %(evaluation)s::bigint AS id" if lead_queue else OPEN_EVALUATIONS_SQL
 
 
 def pick_sql(evaluations: int | None) -> str:
@@ -97,7 +114,7 @@ def pick_sql(evaluations: int | None) -> str:
         searches = ", ".join(_searches("o.id"))
         held_in = "SELECT id FROM open"
         free = (
-            f"(SELECT f.id FROM open o CROSS JOIN LATERAL (SELECT COALESCE({searches}) AS id) f "
+            f"(SELECT f.id FROM open o, LATERAL (SELECT COALESCE({searches}) AS id) f "
             "WHERE f.id IS NOT NULL LIMIT 1)"
         )
     else:
@@ -129,21 +146,22 @@ def _searches(evaluation: str) -> list[str]:
         lock = " FOR UPDATE OF s" + (
             " SKIP LOCKED" if features.has_select_for_update_skip_locked else ""
         )
-    order = 'ORDER BY s.snapshot_started DESC, s.keyword_position, s.snapshot_position, s."index"'
+    # The index's order; the first two searches fix snapshot_started, so it starts after.
+    within = 's.keyword_position, s.snapshot_position, s."index"'
     open_to_grader = _open_to_grader(f"s.evaluation_id = {evaluation}")
     window_end = (
         f"(SELECT w.keyword_position FROM {SLOTS} w WHERE w.evaluation_id = {evaluation} "
         "AND w.grade IS NULL AND w.snapshot_started "
-        'ORDER BY w.snapshot_started DESC, w.keyword_position, w.snapshot_position, w."index" '
-        "LIMIT 1 OFFSET %(window)s)"
+        'ORDER BY w.keyword_position, w.snapshot_position, w."index" LIMIT 1 OFFSET %(window)s)'
     )
     return [
         f"(SELECT s.id FROM {SLOTS} s WHERE {open_to_grader} AND s.snapshot_started "
         f"AND s.keyword_position <= COALESCE({window_end}, {ALL_KEYWORDS}) "
-        f"{order} LIMIT 1{lock})",
+        f"ORDER BY {within} LIMIT 1{lock})",
         f"(SELECT s.id FROM {SLOTS} s WHERE {open_to_grader} AND NOT s.snapshot_started "
-        f"{order} LIMIT 1{lock})",
-        f"(SELECT s.id FROM {SLOTS} s WHERE {open_to_grader} {order} LIMIT 1{lock})",
+        f"ORDER BY {within} LIMIT 1{lock})",
+        f"(SELECT s.id FROM {SLOTS} s WHERE {open_to_grader} "
+        f"ORDER BY s.snapshot_started DESC, {within} LIMIT 1{lock})",
     ]
 
 
@@ -151,13 +169,16 @@ def _open_to_grader(in_evaluation: str) -> str:
     """The condition on a slot `s` the grader may take: in the evaluation(s), ungraded,
     free or its lock run out, on a snapshot where they hold no slot and that they did not
     skip."""
+    # OFFSET 0 fences the subqueries (see pick_sql); SQLite needs no fence, and takes an
+    # OFFSET only after a LIMIT.
+    fence = " OFFSET 0" if connection.vendor == "postgresql" else ""
     return (
         f"{in_evaluation} AND s.grade IS NULL "
         "AND (s.grader_id IS NULL OR s.assigned_at < %(cutoff)s) "
         f"AND NOT EXISTS (SELECT 1 FROM {SLOTS} o WHERE o.snapshot_id = s.snapshot_id "
-        "AND o.grader_id = %(user)s LIMIT 1 OFFSET 0) "
+        f"AND o.grader_id = %(user)s{fence}) "
         f"AND NOT EXISTS (SELECT 1 FROM {SKIPS} k WHERE k.snapshot_id = s.snapshot_id "
-        "AND k.user_id = %(user)s LIMIT 1 OFFSET 0)"
+        f"AND k.user_id = %(user)s{fence})"
     )
 
 

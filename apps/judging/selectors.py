@@ -49,7 +49,13 @@ class SlotRows:
 
     def __init__(self, *related: tuple[type[Model], str]) -> None:
         self.rows = RowModels((FeedbackSlot, "s"), *related)
-        self.columns = self.rows.columns
+        # Unquoted but for "index" (a keyword to SQLite even after "alias."): the claim's
+        # statement must stay short (queue_sql.claim_sql).
+        self.columns = ", ".join(
+            f'{alias}."{field.column}"' if field.column == "index" else f"{alias}.{field.column}"
+            for _model, alias, fields in self.rows.parts
+            for field in fields
+        )
         self.names = [
             next(
                 name

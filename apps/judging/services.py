@@ -5,6 +5,8 @@ transaction; the metrics follow on a worker, and grading never waits for them.
 """
 
 import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -35,8 +37,6 @@ from .selectors import (
     slot_for_display,
     start_of_today,
 )
-
-MEMBERSHIPS = Membership._meta.db_table
 
 # How often a claim is tried again after losing a race for the chosen slot.
 CLAIM_ATTEMPTS = 5
@@ -81,23 +81,8 @@ def slot_grade(
         raise InvalidState("the evaluation is not open for grading")
     _check_grade(grade, slot.evaluation.scale)
     now = timezone.now()
-    values = [grade, reason, connection.ops.adapt_datetimefield_value(now), slot_id, user.id]
-    if slot.snapshot_started and connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(GRADE_AND_MARK_SQL, values)
-            row = cursor.fetchone()
-        if row is None:
-            raise NotAllowed(NOT_YOURS)
-        queue_recompute_after_mark(keyword_id=slot.keyword_id, unscored_changes=row[1])
-    else:
-        with transaction.atomic():
-            # The snapshot's slots are locked before our own is written (see
-            # _mark_snapshot_started); the other order deadlocked two graders of one
-            # snapshot. A snapshot never becomes unstarted again, so a slot read as
-            # started needs none.
-            if not slot.snapshot_started:
-                _mark_snapshot_started(slot.snapshot_id)
-            _grade_then_mark(values, keyword_id=slot.keyword_id)
+    grading = [grade, reason, connection.ops.adapt_datetimefield_value(now), slot_id, user.id]
+    _grade_and_mark(grading, slot.keyword_id, None if slot.snapshot_started else slot.snapshot_id)
     slot.grade, slot.reason, slot.graded_at = grade, reason, now
     slot.snapshot_started = True
     return slot
@@ -106,11 +91,11 @@ def slot_grade(
 def slot_grade_at_once(
     *, user: Any, team_id: int, slot_id: int, grade: Any, reason: str = ""
 ) -> bool:
-    """slot_grade's everyday case in one statement, on PostgreSQL: the grader's own slot,
-    on a snapshot already started, of an active evaluation of the team, given a grade of
-    the evaluation's scale, each rule checked by the statement itself.
+    """slot_grade's everyday case on PostgreSQL, its rules checked by the database: the
+    grader's own slot of an active evaluation of the team, a grade of the evaluation's
+    scale. On a started snapshot (two grades in three) that is one statement.
 
-    False when any rule does not hold (nothing is written) or on another database: the
+    False when a rule does not hold (nothing is written) or on another database: the
     caller then reads the slot and takes slot_grade, which says which rule failed.
     """
     if connection.vendor != "postgresql" or type(grade) is not int:
@@ -120,44 +105,75 @@ def slot_grade_at_once(
     with connection.cursor() as cursor:
         cursor.execute(
             GRADE_CHECKED_AND_MARK_SQL,
-            [grade, reason, now, slot_id, user.id, team_id, Status.ACTIVE.value, scales],
+            [slot_id, user.id, team_id, Status.ACTIVE.value, scales, grade, reason, now],
         )
         row = cursor.fetchone()
     if row is None:
         return False
-    keyword_id, unscored = row
-    queue_recompute_after_mark(keyword_id=keyword_id, unscored_changes=unscored)
+    keyword_id, snapshot_id, graded, unscored = row
+    if graded:
+        queue_recompute_after_mark(keyword_id=keyword_id, unscored_changes=unscored)
+        return True
+    try:  # the snapshot's first grade: it has to be started first
+        _grade_and_mark([grade, reason, now, slot_id, user.id], keyword_id, snapshot_id)
+    except NotAllowed:
+        return False
     return True
+
+
+def _grade_and_mark(grading: list[Any], keyword_id: int, unstarted_snapshot: int | None) -> None:
+    """Write the grade (grade, reason, graded at, slot, grader) if the slot is still the
+    grader's, and mark its keyword; start the snapshot first when it is not started yet.
+
+    The snapshot's slots are locked before our own is written (see
+    _mark_snapshot_started); the other order deadlocked two graders of one snapshot. A
+    snapshot never becomes unstarted again, so a slot read as started needs none, and on
+    PostgreSQL its grade and mark are one statement, a transaction of its own: no BEGIN
+    and COMMIT round trips on the path most grades take.
+    """
+    postgresql = connection.vendor == "postgresql"
+    with transaction.atomic() if unstarted_snapshot or not postgresql else nullcontext():
+        if unstarted_snapshot:
+            _mark_snapshot_started(unstarted_snapshot)
+        with connection.cursor() as cursor:
+            if postgresql:
+                cursor.execute(GRADE_AND_MARK_SQL, grading)
+                row = cursor.fetchone()
+                if row is None:
+                    raise NotAllowed(NOT_YOURS)
+                queue_recompute_after_mark(keyword_id=keyword_id, unscored_changes=row[0])
+                return
+            cursor.execute(GRADE_SQL, grading)
+            if cursor.rowcount != 1:
+                raise NotAllowed(NOT_YOURS)
+        keyword_mark_for_scoring(keyword_id=keyword_id)
 
 
 NOT_YOURS = "this result is not yours to grade (its time ran out and it moved on)"
 # Conditional on the grader: a slot taken over meanwhile is not graded by us.
-GRADE_SET = "grade = %s, reason = %s, graded_at = %s"
-GRADE_SQL = f"UPDATE {SLOTS} SET {GRADE_SET} WHERE id = %s AND grader_id = %s"
-# PostgreSQL: the grade and its keyword's mark in one statement, which is a transaction of
-# its own: no BEGIN and COMMIT round trips on the path every grade takes.
-MARK_GRADED = (
-    f"UPDATE {KEYWORDS} SET {MARK_SET} FROM graded WHERE {KEYWORDS}.id = graded.keyword_id "
-    f"RETURNING {KEYWORDS}.id, {UNSCORED_CHANGES}"
+GRADE_SQL = (
+    f"UPDATE {SLOTS} SET grade = %s, reason = %s, graded_at = %s WHERE id = %s AND grader_id = %s"
 )
-GRADE_AND_MARK_SQL = f"WITH graded AS ({GRADE_SQL} RETURNING keyword_id) {MARK_GRADED}"
+GRADE_AND_MARK_SQL = (
+    f"WITH graded AS ({GRADE_SQL} RETURNING keyword_id) "
+    f"UPDATE {KEYWORDS} k SET {MARK_SET} FROM graded WHERE k.id = graded.keyword_id "
+    f"RETURNING {UNSCORED_CHANGES}"
+)
+# The slot, if every rule holds; graded and its keyword marked if its snapshot is started.
+# Its row: keyword, snapshot, graded?, the keyword's unscored changes (None: not graded).
 GRADE_CHECKED_AND_MARK_SQL = (
-    f"WITH graded AS (UPDATE {SLOTS} s SET {GRADE_SET} FROM {EVALUATIONS} e "
-    "WHERE s.id = %s AND s.grader_id = %s AND s.snapshot_started AND e.id = s.evaluation_id "
-    "AND e.team_id = %s AND e.status = %s AND e.scale = ANY(%s) RETURNING s.keyword_id) "
-    f"{MARK_GRADED}"
+    "WITH slot AS MATERIALIZED "
+    "(SELECT s.id, s.keyword_id, s.snapshot_id, s.snapshot_started, s.grader_id "
+    f"FROM {SLOTS} s JOIN {EVALUATIONS} e ON e.id = s.evaluation_id WHERE s.id = %s "
+    "AND s.grader_id = %s AND e.team_id = %s AND e.status = %s AND e.scale = ANY(%s)), "
+    f"graded AS (UPDATE {SLOTS} g SET grade = %s, reason = %s, graded_at = %s FROM slot "
+    "WHERE g.id = slot.id AND slot.snapshot_started AND g.grader_id = slot.grader_id "
+    "RETURNING g.keyword_id), "
+    f"marked AS (UPDATE {KEYWORDS} k SET {MARK_SET} FROM graded "
+    f"WHERE k.id = graded.keyword_id RETURNING {UNSCORED_CHANGES} AS unscored) "
+    "SELECT slot.keyword_id, slot.snapshot_id, marked.unscored IS NOT NULL, marked.unscored "
+    "FROM slot LEFT JOIN marked ON TRUE"
 )
-
-
-def _grade_then_mark(values: list[Any], *, keyword_id: int) -> None:
-    """Inside the grade's transaction: grade the slot if it is still the grader's, then
-    mark its keyword."""
-    with connection.cursor() as cursor:
-        cursor.execute(GRADE_SQL, values)
-        updated = cursor.rowcount
-    if updated != 1:
-        raise NotAllowed(NOT_YOURS)
-    keyword_mark_for_scoring(keyword_id=keyword_id)
 
 
 def slot_reset(*, slot_id: int) -> None:
@@ -220,7 +236,8 @@ START_SNAPSHOT_SQL = (
 # The CTE is materialised before the UPDATE runs, so every row is locked, in id order,
 # before any is written.
 START_SNAPSHOT_LOCKED_SQL = (
-    f"WITH locked AS (SELECT id FROM {SLOTS} WHERE snapshot_id = %s AND NOT snapshot_started "
+    f"WITH locked AS MATERIALIZED (SELECT id FROM {SLOTS} WHERE snapshot_id = %s "
+    "AND NOT snapshot_started "
     f"ORDER BY id FOR UPDATE) UPDATE {SLOTS} SET snapshot_started = TRUE "
     "WHERE id IN (SELECT id FROM locked)"
 )
@@ -261,31 +278,36 @@ def slot_claim_next_for_card(
         raise InvalidState("this evaluation is not open for grading")
     if connection.vendor == "postgresql":
         claim_once = partial(_claim_in_one_statement, membership, evaluation)
-    else:
+        # One statement is a transaction of its own; inside a caller's transaction a
+        # savepoint lets a failed attempt be tried again.
+        attempt = transaction.atomic if connection.in_atomic_block else nullcontext
+        serialised: AbstractContextManager[None] = _one_claim_at_a_time(membership)
+    else:  # SQLite: a transaction takes the database's write lock when it begins
         evaluation_ids = [evaluation.id] if evaluation else evaluation_ids_open_to(membership)
         if not evaluation_ids:
             return NextSlot(None)
         claim_once = partial(_claim_step_by_step, membership.user, evaluation_ids)
+        attempt, serialised = transaction.atomic, nullcontext()
     races, pause, give_up_at = 0, 0.005, time.monotonic() + CLAIM_PATIENCE_SECONDS
-    while races < CLAIM_ATTEMPTS:
-        try:
-            with transaction.atomic():
-                _one_claim_at_a_time(membership)
-                outcome = claim_once()
-        except IntegrityError:
-            # The grader got another slot of this snapshot at the same moment (a recorded
-            # grade): the whole claim is rolled back and tried again, and the next search
-            # no longer offers this snapshot.
-            outcome = _LOST_RACE
-        if isinstance(outcome, NextSlot):
-            return outcome
-        if outcome is _LOST_RACE:
-            races += 1
-        elif time.monotonic() < give_up_at:  # _ALL_LOCKED: look again in a moment
-            time.sleep(pause)
-            pause = min(2 * pause, 0.1)
-        else:
-            break
+    with serialised:
+        while races < CLAIM_ATTEMPTS:
+            try:
+                with attempt():
+                    outcome = claim_once()
+            except IntegrityError:
+                # The grader got another slot of this snapshot at the same moment (a
+                # recorded grade): the attempt is rolled back and tried again, and the
+                # next search no longer offers this snapshot.
+                outcome = _LOST_RACE
+            if isinstance(outcome, NextSlot):
+                return outcome
+            if outcome is _LOST_RACE:
+                races += 1
+            elif time.monotonic() < give_up_at:  # _ALL_LOCKED: look again in a moment
+                time.sleep(pause)
+                pause = min(2 * pause, 0.1)
+            else:
+                break
     return NextSlot(None)
 
 
@@ -311,11 +333,13 @@ def _claim_in_one_statement(membership: Membership, evaluation: Evaluation | Non
     parameters.update(open_evaluations_parameters(membership), today=start_of_today())
     if evaluation is not None:
         parameters["evaluation"] = evaluation.id
+    lead_queue = evaluation is not None
     with connection.cursor() as cursor:
-        cursor.execute(queue_sql.claim_sql(lead_queue=evaluation is not None), parameters)
-        picked, all_locked, grades_today, *taken = cursor.fetchone()
-    if picked is None:
-        return _ALL_LOCKED if all_locked else NextSlot(None, grades_today)
+        cursor.execute(queue_sql.claim_sql(lead_queue), parameters)
+        picked, grades_today, *taken = cursor.fetchone()
+        if picked is None:
+            cursor.execute(queue_sql.locked_left_sql(lead_queue), parameters)
+            return _ALL_LOCKED if cursor.fetchone()[0] else NextSlot(None, grades_today)
     if taken[0] is None:
         return _LOST_RACE
     return NextSlot(SLOT_WITH_ALL.slot(taken), grades_today)
@@ -335,25 +359,38 @@ def _claim_step_by_step(user: Any, evaluation_ids: list[int]) -> Any:
     return NextSlot(slot_for_display(picked)) if taken == 1 else _LOST_RACE
 
 
-def _one_claim_at_a_time(membership: Membership) -> None:
-    """Serialise the grader's claims until the claim's transaction ends.
+@contextmanager
+def _one_claim_at_a_time(membership: Membership) -> Iterator[None]:
+    """PostgreSQL: serialise the grader's claims, and have the claim's statement run with
+    the plan PostgreSQL prepared once for any grader.
 
     A double click used to claim a second slot (the first claim was not committed when
     the second looked for a held one), and a storm of clicks ran out of attempts on the
-    one-slot-per-snapshot constraint and answered "nothing left" while work remained.
-    On PostgreSQL the lock is an advisory lock held to the end of the transaction: it
-    writes nothing, where a row lock on the membership wrote its row on every claim.
-    SQLite's transactions already take the write lock when they begin.
+    one-slot-per-snapshot constraint and answered "nothing left" while work remained. The
+    lock is an advisory lock of the connection's session, taken and let go by one
+    statement each: it writes nothing (a row lock on the membership wrote its row on every
+    claim) and needs no transaction around the claim, which is one statement.
+
+    Left to choose, PostgreSQL planned the claim's statement afresh on every claim (its
+    estimate of the generic plan was too high), which cost twice what running it cost.
     """
+    key = [CLAIM_LOCK_SPACE, membership.id]
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
+        cursor.execute(
+            "SELECT current_setting('plan_cache_mode'), "
+            "set_config('plan_cache_mode', 'force_generic_plan', false), "
+            "pg_advisory_lock(%s::integer, %s::integer)",
+            key,
+        )
+        plan_cache_mode = cursor.fetchone()[0]
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT pg_advisory_xact_lock(%s::integer, %s::integer)",
-                [CLAIM_LOCK_SPACE, membership.id],
-            )
-        elif connection.features.has_select_for_update:
-            cursor.execute(
-                f"SELECT id FROM {MEMBERSHIPS} WHERE id = %s FOR UPDATE", [membership.id]
+                "SELECT pg_advisory_unlock(%s::integer, %s::integer), "
+                "set_config('plan_cache_mode', %s, false)",
+                [*key, plan_cache_mode],
             )
 
 

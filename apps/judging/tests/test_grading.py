@@ -83,14 +83,34 @@ def test_it_refuses_a_grade_off_the_scale(postgres, started, value):
     assert refused_and_untouched(slot, grader, value)
 
 
-def test_it_leaves_the_first_grade_of_a_snapshot_to_slot_grade(postgres):
+def test_the_first_grade_of_a_snapshot_starts_the_snapshot_then_grades(postgres):
     evaluation = make_evaluation(scale="binary", strategy=3, keywords={"q": 1})
     slot = slots_of(evaluation)[0]
     grader = make_grader(evaluation.team)
     assign(slot, grader)
     assert slot.evaluation == evaluation
-    # Starting a snapshot locks its slots first; that path takes a transaction.
-    assert refused_and_untouched(slot, grader, 1)
+
+    with CaptureQueriesContext(connection) as grading:
+        assert grade_at_once(slot, grader, 1)
+
+    # The checked statement, then a transaction that locks and starts the snapshot's
+    # slots before it writes the grade and the keyword's mark.
+    statements = [q["sql"].split()[0] for q in grading.captured_queries]
+    assert statements == ["WITH", "SAVEPOINT", "WITH", "WITH", "RELEASE"]
+    stored = FeedbackSlot.objects.filter(snapshot_id=slot.snapshot_id).order_by("id")
+    graded_and_started = [(s.grade, s.snapshot_started) for s in stored]
+    assert graded_and_started == [(1, True), (None, True), (None, True)]
+    assert Keyword.objects.get(id=slot.keyword_id).needs_scoring
+
+
+def test_it_refuses_the_first_grade_of_a_snapshot_when_the_slot_is_anothers(postgres):
+    evaluation = make_evaluation(scale="binary", strategy=3, keywords={"q": 1})
+    slot = slots_of(evaluation)[0]
+    assign(slot, make_grader(evaluation.team))
+    assert slot.evaluation == evaluation
+
+    assert refused_and_untouched(slot, make_grader(evaluation.team), 1)
+    assert not FeedbackSlot.objects.filter(snapshot_started=True).exists()
 
 
 def test_on_sqlite_it_leaves_every_grade_to_slot_grade_without_a_query(started):

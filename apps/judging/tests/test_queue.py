@@ -425,3 +425,14 @@ def queries_of_a_claim(keywords: int) -> int:
 
 def test_a_claim_costs_the_same_number_of_queries_however_large_the_pool():
     assert queries_of_a_claim(keywords=1) == queries_of_a_claim(keywords=40)
+
+
+@pytest.mark.parametrize("lead_queue", [False, True])
+def test_the_claims_statement_is_short_enough_for_psycopg_to_keep_its_conversion(
+    postgres, lead_queue
+):
+    from psycopg._queries import MAX_CACHED_STATEMENT_LENGTH
+
+    # A longer statement is converted to PostgreSQL's placeholders again on every claim.
+    # When a model grows, trim the statement (queue_sql.claim_sql) to get back under.
+    assert len(queue_sql.claim_sql(lead_queue).encode()) <= MAX_CACHED_STATEMENT_LENGTH
