@@ -17,7 +17,7 @@ from django.db.models import Count
 from apps.accounts.models import Membership
 from apps.evaluations.models import Evaluation, EvaluationMetric, FeedbackSlot, Keyword
 from apps.judging import services
-from apps.judging.services import slot_claim_next, slot_grade
+from apps.judging.services import slot_claim_next, slot_grade, slot_record_grade
 from apps.scoring import engine
 from apps.scoring.loading import load_keyword_inputs
 from apps.scoring.models import KeywordMetric
@@ -158,7 +158,9 @@ def test_a_claim_during_a_grade_that_starts_a_snapshot_waits_instead_of_finding_
     postgres,
 ):
     # The first grade of a snapshot locks its other slots for a moment; the claim must
-    # not take those free but locked slots for "nothing left".
+    # not take those free but locked slots for "nothing left". A grade through the queue
+    # does it inside one statement; a recorded grade does it in steps, so it can be
+    # slowed down between locking the slots and committing.
     evaluation = make_evaluation(strategy=3, keywords={"red shoes": 1})
     first = Membership.objects.select_related("user").get(
         user=make_grader(evaluation.team), team=evaluation.team
@@ -178,7 +180,7 @@ def test_a_claim_during_a_grade_that_starts_a_snapshot_waits_instead_of_finding_
 
     def grade_or_claim(number: int) -> FeedbackSlot | None:
         if number == 0:
-            return slot_grade(user=first.user, slot_id=held.id, grade=2)
+            return slot_record_grade(slot_id=held.id, grade=2, grader=first.user)
         assert grade_is_writing.wait(10)
         return slot_claim_next(membership=second)
 

@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
+from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -81,8 +82,24 @@ def slot_grade(
         raise InvalidState("the evaluation is not open for grading")
     _check_grade(grade, slot.evaluation.scale)
     now = timezone.now()
-    grading = [grade, reason, connection.ops.adapt_datetimefield_value(now), slot_id, user.id]
-    _grade_and_mark(grading, slot.keyword_id, None if slot.snapshot_started else slot.snapshot_id)
+    if connection.vendor == "postgresql":
+        graded = _grade_in_one_statement(
+            user=user,
+            team_id=slot.evaluation.team_id,
+            slot_id=slot_id,
+            grade=grade,
+            reason=reason,
+            now=now,
+            scales=[slot.evaluation.scale],
+        )
+        if not graded:  # taken over, or the evaluation closed, since it was read
+            raise NotAllowed(NOT_YOURS)
+    else:
+        _grade_step_by_step(
+            [grade, reason, connection.ops.adapt_datetimefield_value(now), slot_id, user.id],
+            slot.keyword_id,
+            None if slot.snapshot_started else slot.snapshot_id,
+        )
     slot.grade, slot.reason, slot.graded_at = grade, reason, now
     slot.snapshot_started = True
     return slot
@@ -91,9 +108,9 @@ def slot_grade(
 def slot_grade_at_once(
     *, user: Any, team_id: int, slot_id: int, grade: Any, reason: str = ""
 ) -> bool:
-    """slot_grade's everyday case on PostgreSQL, its rules checked by the database: the
+    """slot_grade in one statement on PostgreSQL, every rule checked by the database: the
     grader's own slot of an active evaluation of the team, a grade of the evaluation's
-    scale. On a started snapshot (two grades in three) that is one statement.
+    scale (see _grade_in_one_statement).
 
     False when a rule does not hold (nothing is written) or on another database: the
     caller then reads the slot and takes slot_grade, which says which rule failed.
@@ -101,79 +118,99 @@ def slot_grade_at_once(
     if connection.vendor != "postgresql" or type(grade) is not int:
         return False
     scales = [name for name, scale in engine.SCALES.items() if scale.is_grade(grade)]
-    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    return _grade_in_one_statement(
+        user=user,
+        team_id=team_id,
+        slot_id=slot_id,
+        grade=grade,
+        reason=reason,
+        now=timezone.now(),
+        scales=scales,
+    )
+
+
+def _grade_in_one_statement(
+    *,
+    user: Any,
+    team_id: int,
+    slot_id: int,
+    grade: int,
+    reason: str,
+    now: datetime,
+    scales: list[str],
+) -> bool:
+    """PostgreSQL: grade the slot and mark its keyword in one statement, which is a
+    transaction of its own (no BEGIN and COMMIT round trips), when the slot is the
+    grader's, of an active evaluation of the team on one of these scales. The first grade
+    of a snapshot starts it in the same statement (see GRADE_SQL). Whether it graded."""
     with connection.cursor() as cursor:
         cursor.execute(
-            GRADE_CHECKED_AND_MARK_SQL,
-            [slot_id, user.id, team_id, Status.ACTIVE.value, scales, grade, reason, now],
+            GRADE_SQL,
+            {
+                "slot": slot_id,
+                "user": user.id,
+                "team": team_id,
+                "active": Status.ACTIVE.value,
+                "scales": scales,
+                "grade": grade,
+                "reason": reason,
+                "now": connection.ops.adapt_datetimefield_value(now),
+            },
         )
-        row = cursor.fetchone()
-    if row is None:
+        keyword_id, unscored = cursor.fetchone()
+    if unscored is None:
         return False
-    keyword_id, snapshot_id, graded, unscored = row
-    if graded:
-        queue_recompute_after_mark(keyword_id=keyword_id, unscored_changes=unscored)
-        return True
-    try:  # the snapshot's first grade: it has to be started first
-        _grade_and_mark([grade, reason, now, slot_id, user.id], keyword_id, snapshot_id)
-    except NotAllowed:
-        return False
+    queue_recompute_after_mark(keyword_id=keyword_id, unscored_changes=unscored)
     return True
 
 
-def _grade_and_mark(grading: list[Any], keyword_id: int, unstarted_snapshot: int | None) -> None:
-    """Write the grade (grade, reason, graded at, slot, grader) if the slot is still the
-    grader's, and mark its keyword; start the snapshot first when it is not started yet.
+NOT_YOURS = "this result is not yours to grade (its time ran out and it moved on)"
+# PostgreSQL, the whole grade. `slot` is the slot if every rule holds. A snapshot's first
+# grade starts it: `locked` locks its slots not yet started, in id order, before any is
+# written (graded waits for it): two graders of one snapshot that each wrote their own
+# slot first and then waited for the other's used to deadlock. `graded` writes the grade
+# if the slot is still the grader's (a slot taken over meanwhile is not graded by us),
+# `started` starts the other slots only then, `marked` marks the keyword.
+# Its row: the keyword and its changes not scored yet (None: nothing was graded).
+GRADE_SQL = (
+    "WITH slot AS MATERIALIZED (SELECT s.id, s.keyword_id, s.snapshot_id, s.snapshot_started "
+    f"FROM {SLOTS} s JOIN {EVALUATIONS} e ON e.id = s.evaluation_id "
+    "WHERE s.id = %(slot)s AND s.grader_id = %(user)s AND e.team_id = %(team)s "
+    "AND e.status = %(active)s AND e.scale = ANY(%(scales)s)), "
+    f"locked AS MATERIALIZED (SELECT l.id FROM {SLOTS} l "
+    "WHERE l.snapshot_id = (SELECT snapshot_id FROM slot) "
+    "AND NOT (SELECT snapshot_started FROM slot) AND NOT l.snapshot_started "
+    "ORDER BY l.id FOR UPDATE), "
+    f"graded AS (UPDATE {SLOTS} g SET grade = %(grade)s, reason = %(reason)s, "
+    "graded_at = %(now)s, snapshot_started = TRUE FROM slot "
+    "WHERE g.id = slot.id AND g.grader_id = %(user)s AND (SELECT count(*) FROM locked) >= 0 "
+    "RETURNING g.keyword_id), "
+    f"started AS (UPDATE {SLOTS} t SET snapshot_started = TRUE FROM locked "
+    "WHERE t.id = locked.id AND t.id <> %(slot)s AND EXISTS (SELECT 1 FROM graded)), "
+    f"marked AS (UPDATE {KEYWORDS} k SET {MARK_SET} FROM graded "
+    f"WHERE k.id = graded.keyword_id RETURNING {UNSCORED_CHANGES} AS unscored) "
+    "SELECT (SELECT keyword_id FROM slot), (SELECT unscored FROM marked)"
+)
 
-    The snapshot's slots are locked before our own is written (see
-    _mark_snapshot_started); the other order deadlocked two graders of one snapshot. A
-    snapshot never becomes unstarted again, so a slot read as started needs none, and on
-    PostgreSQL its grade and mark are one statement, a transaction of its own: no BEGIN
-    and COMMIT round trips on the path most grades take.
-    """
-    postgresql = connection.vendor == "postgresql"
-    with transaction.atomic() if unstarted_snapshot or not postgresql else nullcontext():
+
+def _grade_step_by_step(
+    grading: list[Any], keyword_id: int, unstarted_snapshot: int | None
+) -> None:
+    """SQLite, in the grade's transaction: start the snapshot if it is not started yet,
+    write the grade (grade, reason, graded at, slot, grader) if the slot is still the
+    grader's, and mark its keyword. (The transaction holds the database's write lock.)"""
+    with transaction.atomic():
         if unstarted_snapshot:
             _mark_snapshot_started(unstarted_snapshot)
         with connection.cursor() as cursor:
-            if postgresql:
-                cursor.execute(GRADE_AND_MARK_SQL, grading)
-                row = cursor.fetchone()
-                if row is None:
-                    raise NotAllowed(NOT_YOURS)
-                queue_recompute_after_mark(keyword_id=keyword_id, unscored_changes=row[0])
-                return
-            cursor.execute(GRADE_SQL, grading)
+            cursor.execute(
+                f"UPDATE {SLOTS} SET grade = %s, reason = %s, graded_at = %s "
+                "WHERE id = %s AND grader_id = %s",
+                grading,
+            )
             if cursor.rowcount != 1:
                 raise NotAllowed(NOT_YOURS)
         keyword_mark_for_scoring(keyword_id=keyword_id)
-
-
-NOT_YOURS = "this result is not yours to grade (its time ran out and it moved on)"
-# Conditional on the grader: a slot taken over meanwhile is not graded by us.
-GRADE_SQL = (
-    f"UPDATE {SLOTS} SET grade = %s, reason = %s, graded_at = %s WHERE id = %s AND grader_id = %s"
-)
-GRADE_AND_MARK_SQL = (
-    f"WITH graded AS ({GRADE_SQL} RETURNING keyword_id) "
-    f"UPDATE {KEYWORDS} k SET {MARK_SET} FROM graded WHERE k.id = graded.keyword_id "
-    f"RETURNING {UNSCORED_CHANGES}"
-)
-# The slot, if every rule holds; graded and its keyword marked if its snapshot is started.
-# Its row: keyword, snapshot, graded?, the keyword's unscored changes (None: not graded).
-GRADE_CHECKED_AND_MARK_SQL = (
-    "WITH slot AS MATERIALIZED "
-    "(SELECT s.id, s.keyword_id, s.snapshot_id, s.snapshot_started, s.grader_id "
-    f"FROM {SLOTS} s JOIN {EVALUATIONS} e ON e.id = s.evaluation_id WHERE s.id = %s "
-    "AND s.grader_id = %s AND e.team_id = %s AND e.status = %s AND e.scale = ANY(%s)), "
-    f"graded AS (UPDATE {SLOTS} g SET grade = %s, reason = %s, graded_at = %s FROM slot "
-    "WHERE g.id = slot.id AND slot.snapshot_started AND g.grader_id = slot.grader_id "
-    "RETURNING g.keyword_id), "
-    f"marked AS (UPDATE {KEYWORDS} k SET {MARK_SET} FROM graded "
-    f"WHERE k.id = graded.keyword_id RETURNING {UNSCORED_CHANGES} AS unscored) "
-    "SELECT slot.keyword_id, slot.snapshot_id, marked.unscored IS NOT NULL, marked.unscored "
-    "FROM slot LEFT JOIN marked ON TRUE"
-)
 
 
 def slot_reset(*, slot_id: int) -> None:
