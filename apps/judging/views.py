@@ -12,7 +12,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.defaultfilters import date as date_filter
 from django.template.defaultfilters import urlencode
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
 from django.utils.dateparse import parse_datetime
 from django.utils.safestring import SafeString
 from django.utils.timezone import localtime
@@ -89,18 +89,40 @@ def _guidelines(text: str) -> SafeString:
 
 
 def _card_urls(slot: FeedbackSlot | None, *, reviewing: bool) -> dict[str, str]:
-    """The card's links, each reversed once (the card shows most of them twice)."""
-    previous = reverse("feedback_previous")
+    """The card's links (the card shows most of them twice)."""
+    urls = _url_forms(get_script_prefix())
+    previous = urls["previous"]
     if slot is None:
-        return {"previous": previous, "dashboard": reverse("dashboard")}
+        return {"previous": previous, "dashboard": urls["dashboard"]}
     if reviewing:
         # As {{ slot.graded_at|date:'c'|urlencode }} would write it.
         previous += "?before=" + urlencode(date_filter(localtime(slot.graded_at), "c"))
     return {
-        "grade": reverse("feedback_grade", args=[slot.id]),
-        "skip": reverse("feedback_skip", args=[slot.id]),
+        "grade": urls["grade"].replace(SLOT_MARKER, str(slot.id)),
+        "skip": urls["skip"].replace(SLOT_MARKER, str(slot.id)),
         "previous": previous,
-        "feedback": reverse("feedback"),
+        "feedback": urls["feedback"],
+    }
+
+
+# Stands for a slot's id in the links _url_forms keeps (no other part of a path is it).
+SLOT_MARKER = "2147483647"
+
+
+@lru_cache(maxsize=8)
+def _url_forms(script_prefix: str) -> dict[str, str]:
+    """The card's links under this script prefix, reversed once per process: reversing
+    them for every card cost a tenth of a millisecond. A slot's links hold SLOT_MARKER."""
+    views = {
+        "grade": "feedback_grade",
+        "skip": "feedback_skip",
+        "previous": "feedback_previous",
+        "feedback": "feedback",
+        "dashboard": "dashboard",
+    }
+    return {
+        name: reverse(view, args=[int(SLOT_MARKER)] if name in ("grade", "skip") else None)
+        for name, view in views.items()
     }
 
 

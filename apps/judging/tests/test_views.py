@@ -586,6 +586,27 @@ def test_grading_with_the_csrf_token_the_page_carries_works(evaluation, evaluato
     assert slot.grade == 1
 
 
+def test_the_next_card_posts_with_the_pages_token_and_carries_none_of_its_own(
+    evaluation, evaluator
+):
+    client = client_for(evaluator, enforce_csrf_checks=True)
+    page = text(client.get("/feedback/"))
+    assert "csrfmiddlewaretoken" in page  # the whole page's forms work without htmx
+    token = re.search(r"hx-headers='\{\"X-CSRFToken\": \"([^\"]+)\"\}'", page).group(1)
+    headers = {**HTMX, "X-CSRFToken": token}
+
+    card = client.post(
+        f"/feedback/slots/{held(evaluator).id}/grade/", {"grade": 1}, headers=headers
+    )
+    assert card.status_code == 200 and "csrfmiddlewaretoken" not in text(card)
+    second = client.post(
+        f"/feedback/slots/{held(evaluator).id}/grade/", {"grade": 2}, headers=headers
+    )
+
+    assert second.status_code == 200
+    assert FeedbackSlot.objects.filter(grader=evaluator, grade__isnull=False).count() == 2
+
+
 def test_an_evaluator_sending_a_queue_evaluation_is_refused_before_anything_is_saved(
     evaluation, evaluator
 ):
