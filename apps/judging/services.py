@@ -6,7 +6,7 @@ transaction; the metrics follow on a worker, and grading never waits for them.
 
 import time
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -83,7 +83,7 @@ def slot_grade(
     _check_grade(grade, slot.evaluation.scale)
     now = timezone.now()
     if connection.vendor == "postgresql":
-        graded = _grade_in_one_statement(
+        graded, _mode = _grade_in_one_statement(
             user=user,
             team_id=slot.evaluation.team_id,
             slot_id=slot_id,
@@ -118,7 +118,7 @@ def slot_grade_at_once(
     if connection.vendor != "postgresql" or type(grade) is not int:
         return False
     scales = [name for name, scale in engine.SCALES.items() if scale.is_grade(grade)]
-    return _grade_in_one_statement(
+    graded, _mode = _grade_in_one_statement(
         user=user,
         team_id=team_id,
         slot_id=slot_id,
@@ -127,6 +127,7 @@ def slot_grade_at_once(
         now=timezone.now(),
         scales=scales,
     )
+    return graded
 
 
 def _grade_in_one_statement(
@@ -138,59 +139,89 @@ def _grade_in_one_statement(
     reason: str,
     now: datetime,
     scales: list[str],
-) -> bool:
+    claim_lock_of: Membership | None = None,
+) -> tuple[bool, str]:
     """PostgreSQL: grade the slot and mark its keyword in one statement, which is a
     transaction of its own (no BEGIN and COMMIT round trips), when the slot is the
     grader's, of an active evaluation of the team on one of these scales. The first grade
-    of a snapshot starts it in the same statement (see GRADE_SQL). Whether it graded."""
+    of a snapshot starts it in the same statement (see _grade_sql).
+
+    With `claim_lock_of`, the statement also takes that grader's claim lock (as
+    _one_claim_at_a_time does) before it touches a row, whether it grades or not.
+    Whether it graded, and the plan cache mode to restore when the lock is let go."""
+    parameters = {
+        "slot": slot_id,
+        "user": user.id,
+        "team": team_id,
+        "active": Status.ACTIVE.value,
+        "scales": scales,
+        "grade": grade,
+        "reason": reason,
+        "now": connection.ops.adapt_datetimefield_value(now),
+    }
+    if claim_lock_of is not None:
+        parameters.update(space=CLAIM_LOCK_SPACE, membership=claim_lock_of.id)
     with connection.cursor() as cursor:
-        cursor.execute(
-            GRADE_SQL,
-            {
-                "slot": slot_id,
-                "user": user.id,
-                "team": team_id,
-                "active": Status.ACTIVE.value,
-                "scales": scales,
-                "grade": grade,
-                "reason": reason,
-                "now": connection.ops.adapt_datetimefield_value(now),
-            },
-        )
-        keyword_id, unscored = cursor.fetchone()
+        statement = GRADE_SQL if claim_lock_of is None else GRADE_AND_CLAIM_LOCK_SQL
+        cursor.execute(statement, parameters)
+        keyword_id, unscored, plan_cache_mode = cursor.fetchone()
     if unscored is None:
-        return False
+        return False, plan_cache_mode
     queue_recompute_after_mark(keyword_id=keyword_id, unscored_changes=unscored)
-    return True
+    return True, plan_cache_mode
 
 
 NOT_YOURS = "this result is not yours to grade (its time ran out and it moved on)"
-# PostgreSQL, the whole grade. `slot` is the slot if every rule holds. A snapshot's first
-# grade starts it: `locked` locks its slots not yet started, in id order, before any is
-# written (graded waits for it): two graders of one snapshot that each wrote their own
-# slot first and then waited for the other's used to deadlock. `graded` writes the grade
-# if the slot is still the grader's (a slot taken over meanwhile is not graded by us),
-# `started` starts the other slots only then, `marked` marks the keyword.
-# Its row: the keyword and its changes not scored yet (None: nothing was graded).
-GRADE_SQL = (
-    "WITH slot AS MATERIALIZED (SELECT s.id, s.keyword_id, s.snapshot_id, s.snapshot_started "
-    f"FROM {SLOTS} s JOIN {EVALUATIONS} e ON e.id = s.evaluation_id "
-    "WHERE s.id = %(slot)s AND s.grader_id = %(user)s AND e.team_id = %(team)s "
-    "AND e.status = %(active)s AND e.scale = ANY(%(scales)s)), "
-    f"locked AS MATERIALIZED (SELECT l.id FROM {SLOTS} l "
-    "WHERE l.snapshot_id = (SELECT snapshot_id FROM slot) "
-    "AND NOT (SELECT snapshot_started FROM slot) AND NOT l.snapshot_started "
-    "ORDER BY l.id FOR UPDATE), "
-    f"graded AS (UPDATE {SLOTS} g SET grade = %(grade)s, reason = %(reason)s, "
-    "graded_at = %(now)s, snapshot_started = TRUE FROM slot "
-    "WHERE g.id = slot.id AND g.grader_id = %(user)s AND (SELECT count(*) FROM locked) >= 0 "
-    "RETURNING g.keyword_id), "
-    f"started AS (UPDATE {SLOTS} t SET snapshot_started = TRUE FROM locked "
-    "WHERE t.id = locked.id AND t.id <> %(slot)s AND EXISTS (SELECT 1 FROM graded)), "
-    f"marked AS (UPDATE {KEYWORDS} k SET {MARK_SET} FROM graded "
-    f"WHERE k.id = graded.keyword_id RETURNING {UNSCORED_CHANGES} AS unscored) "
-    "SELECT (SELECT keyword_id FROM slot), (SELECT unscored FROM marked)"
-)
+
+
+def _grade_sql(*, claim_lock: bool) -> str:
+    """PostgreSQL, the whole grade in one statement.
+
+    `slot` is the slot if every rule holds. A snapshot's first grade starts it: `locked`
+    locks its slots not yet started, in id order, before any is written (graded waits for
+    it): two graders of one snapshot that each wrote their own slot first and then waited
+    for the other's used to deadlock. `graded` writes the grade if the slot is still the
+    grader's (a slot taken over meanwhile is not graded by us), `started` starts the
+    other slots only then, `marked` marks the keyword. With `claim_lock`, `claims` takes
+    the grader's claim lock (see _one_claim_at_a_time) before any row is read.
+
+    Its row: the keyword, its changes not scored yet (None: nothing was graded), and the
+    plan cache mode to restore when the claim lock is let go (None: no lock taken).
+    """
+    claims = wait_for_claims = ""
+    mode = "NULL"
+    if claim_lock:
+        claims = (
+            "claims AS MATERIALIZED (SELECT current_setting('plan_cache_mode') AS mode, "
+            "set_config('plan_cache_mode', 'force_generic_plan', false), "
+            "pg_advisory_lock(%(space)s::integer, %(membership)s::integer)), "
+        )
+        wait_for_claims = " AND (SELECT count(*) FROM claims) = 1"
+        mode = "(SELECT mode FROM claims)"
+    return (
+        f"WITH {claims}slot AS MATERIALIZED "
+        "(SELECT s.id, s.keyword_id, s.snapshot_id, s.snapshot_started "
+        f"FROM {SLOTS} s JOIN {EVALUATIONS} e ON e.id = s.evaluation_id "
+        "WHERE s.id = %(slot)s AND s.grader_id = %(user)s AND e.team_id = %(team)s "
+        f"AND e.status = %(active)s AND e.scale = ANY(%(scales)s){wait_for_claims}), "
+        f"locked AS MATERIALIZED (SELECT l.id FROM {SLOTS} l "
+        "WHERE l.snapshot_id = (SELECT snapshot_id FROM slot) "
+        "AND NOT (SELECT snapshot_started FROM slot) AND NOT l.snapshot_started "
+        "ORDER BY l.id FOR UPDATE), "
+        f"graded AS (UPDATE {SLOTS} g SET grade = %(grade)s, reason = %(reason)s, "
+        "graded_at = %(now)s, snapshot_started = TRUE FROM slot "
+        "WHERE g.id = slot.id AND g.grader_id = %(user)s "
+        "AND (SELECT count(*) FROM locked) >= 0 RETURNING g.keyword_id), "
+        f"started AS (UPDATE {SLOTS} t SET snapshot_started = TRUE FROM locked "
+        "WHERE t.id = locked.id AND t.id <> %(slot)s AND EXISTS (SELECT 1 FROM graded)), "
+        f"marked AS (UPDATE {KEYWORDS} k SET {MARK_SET} FROM graded "
+        f"WHERE k.id = graded.keyword_id RETURNING {UNSCORED_CHANGES} AS unscored) "
+        f"SELECT (SELECT keyword_id FROM slot), (SELECT unscored FROM marked), {mode}"
+    )
+
+
+GRADE_SQL = _grade_sql(claim_lock=False)
+GRADE_AND_CLAIM_LOCK_SQL = _grade_sql(claim_lock=True)
 
 
 def _grade_step_by_step(
@@ -309,42 +340,91 @@ def slot_claim_next_for_card(
 ) -> NextSlot:
     """slot_claim_next, with the count of the grader's grades today that the card shows:
     on PostgreSQL the claim reads it in the same statement."""
-    if evaluation is not None and (
-        evaluation.team_id != membership.team_id or evaluation.status != Status.ACTIVE
-    ):
+    if evaluation is not None and not _open_queue(membership, evaluation):
         raise InvalidState("this evaluation is not open for grading")
+    if connection.vendor != "postgresql":
+        return _claim_until_given(membership, evaluation)
+    with _one_claim_at_a_time(membership):
+        return _claim_until_given(membership, evaluation)
+
+
+def slot_grade_and_claim_next(
+    *,
+    membership: Membership,
+    slot_id: int,
+    grade: Any,
+    reason: str = "",
+    evaluation: Evaluation | None = None,
+) -> NextSlot | None:
+    """The grading page's answer to a grade, on PostgreSQL: slot_grade_at_once, then the
+    grader's next slot as slot_claim_next_for_card gives it (the empty state when a lead's
+    queue ended with this grade), the grader's claim lock taken by the grade's statement.
+
+    None when the grade's statement did not apply (nothing written; see
+    slot_grade_at_once): the caller takes slot_grade, then claims.
+    """
+    if connection.vendor != "postgresql" or type(grade) is not int:
+        return None
+    scales = [name for name, scale in engine.SCALES.items() if scale.is_grade(grade)]
+    try:
+        graded, plan_cache_mode = _grade_in_one_statement(
+            user=membership.user,
+            team_id=membership.team_id,
+            slot_id=slot_id,
+            grade=grade,
+            reason=reason,
+            now=timezone.now(),
+            scales=scales,
+            claim_lock_of=membership,
+        )
+    except Exception:
+        _let_claims_go(membership, None)  # the lock may have been taken; the mode was not
+        raise
+    with _one_claim_at_a_time(membership, taken_with_mode=plan_cache_mode):
+        if not graded:
+            return None
+        if evaluation is not None and not _open_queue(membership, evaluation):
+            return NextSlot(None)
+        return _claim_until_given(membership, evaluation)
+
+
+def _open_queue(membership: Membership, evaluation: Evaluation) -> bool:
+    """A lead's queue of one evaluation: of their team, and open for grading."""
+    return evaluation.team_id == membership.team_id and evaluation.status == Status.ACTIVE
+
+
+def _claim_until_given(membership: Membership, evaluation: Evaluation | None) -> NextSlot:
+    """Claim attempts until one answers, on PostgreSQL under the grader's claim lock."""
     if connection.vendor == "postgresql":
         claim_once = partial(_claim_in_one_statement, membership, evaluation)
         # One statement is a transaction of its own; inside a caller's transaction a
         # savepoint lets a failed attempt be tried again.
         attempt = transaction.atomic if connection.in_atomic_block else nullcontext
-        serialised: AbstractContextManager[None] = _one_claim_at_a_time(membership)
     else:  # SQLite: a transaction takes the database's write lock when it begins
         evaluation_ids = [evaluation.id] if evaluation else evaluation_ids_open_to(membership)
         if not evaluation_ids:
             return NextSlot(None)
         claim_once = partial(_claim_step_by_step, membership.user, evaluation_ids)
-        attempt, serialised = transaction.atomic, nullcontext()
+        attempt = transaction.atomic
     races, pause, give_up_at = 0, 0.005, time.monotonic() + CLAIM_PATIENCE_SECONDS
-    with serialised:
-        while races < CLAIM_ATTEMPTS:
-            try:
-                with attempt():
-                    outcome = claim_once()
-            except IntegrityError:
-                # The grader got another slot of this snapshot at the same moment (a
-                # recorded grade): the attempt is rolled back and tried again, and the
-                # next search no longer offers this snapshot.
-                outcome = _LOST_RACE
-            if isinstance(outcome, NextSlot):
-                return outcome
-            if outcome is _LOST_RACE:
-                races += 1
-            elif time.monotonic() < give_up_at:  # _ALL_LOCKED: look again in a moment
-                time.sleep(pause)
-                pause = min(2 * pause, 0.1)
-            else:
-                break
+    while races < CLAIM_ATTEMPTS:
+        try:
+            with attempt():
+                outcome = claim_once()
+        except IntegrityError:
+            # The grader got another slot of this snapshot at the same moment (a recorded
+            # grade): the attempt is rolled back and tried again, and the next search no
+            # longer offers this snapshot.
+            outcome = _LOST_RACE
+        if isinstance(outcome, NextSlot):
+            return outcome
+        if outcome is _LOST_RACE:
+            races += 1
+        elif time.monotonic() < give_up_at:  # _ALL_LOCKED: look again in a moment
+            time.sleep(pause)
+            pause = min(2 * pause, 0.1)
+        else:
+            break
     return NextSlot(None)
 
 
@@ -397,9 +477,12 @@ def _claim_step_by_step(user: Any, evaluation_ids: list[int]) -> Any:
 
 
 @contextmanager
-def _one_claim_at_a_time(membership: Membership) -> Iterator[None]:
+def _one_claim_at_a_time(
+    membership: Membership, *, taken_with_mode: str | None = None
+) -> Iterator[None]:
     """PostgreSQL: serialise the grader's claims, and have the claim's statement run with
-    the plan PostgreSQL prepared once for any grader.
+    the plan PostgreSQL prepared once for any grader. `taken_with_mode`: the lock was
+    taken already (by the grade's statement), with this plan cache mode to restore.
 
     A double click used to claim a second slot (the first claim was not committed when
     the second looked for a held one), and a storm of clicks ran out of attempts on the
@@ -411,24 +494,31 @@ def _one_claim_at_a_time(membership: Membership) -> Iterator[None]:
     Left to choose, PostgreSQL planned the claim's statement afresh on every claim (its
     estimate of the generic plan was too high), which cost twice what running it cost.
     """
-    key = [CLAIM_LOCK_SPACE, membership.id]
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT current_setting('plan_cache_mode'), "
-            "set_config('plan_cache_mode', 'force_generic_plan', false), "
-            "pg_advisory_lock(%s::integer, %s::integer)",
-            key,
-        )
-        plan_cache_mode = cursor.fetchone()[0]
+    plan_cache_mode = taken_with_mode
+    if plan_cache_mode is None:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT current_setting('plan_cache_mode'), "
+                "set_config('plan_cache_mode', 'force_generic_plan', false), "
+                "pg_advisory_lock(%s::integer, %s::integer)",
+                [CLAIM_LOCK_SPACE, membership.id],
+            )
+            plan_cache_mode = cursor.fetchone()[0]
     try:
         yield
     finally:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT pg_advisory_unlock(%s::integer, %s::integer), "
-                "set_config('plan_cache_mode', %s, false)",
-                [*key, plan_cache_mode],
-            )
+        _let_claims_go(membership, plan_cache_mode)
+
+
+def _let_claims_go(membership: Membership, plan_cache_mode: str | None) -> None:
+    """Release the grader's claim lock, and restore the plan cache mode (None: unchanged)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_unlock(%s::integer, %s::integer), "
+            "set_config('plan_cache_mode', COALESCE(%s, current_setting('plan_cache_mode')), "
+            "false)",
+            [CLAIM_LOCK_SPACE, membership.id, plan_cache_mode],
+        )
 
 
 def slot_skip(*, user: Any, slot_id: int, reason: str = "") -> None:

@@ -224,11 +224,21 @@ def grade(request: HttpRequest, slot_id: int) -> HttpResponse:
     except ValueError:
         value = None  # type: ignore[assignment]
     reason = request.POST.get("reason", "").strip()
-    team_id = request.membership.team_id  # type: ignore[attr-defined]
-    graded = services.slot_grade_at_once(
-        user=request.user, team_id=team_id, slot_id=slot_id, grade=value, reason=reason
-    )
-    if graded:
+    membership = request.membership  # type: ignore[attr-defined]
+    if request.htmx:  # type: ignore[attr-defined]
+        # The grade and the next card's claim in as few statements as the database allows.
+        given = services.slot_grade_and_claim_next(
+            membership=membership,
+            slot_id=slot_id,
+            grade=value,
+            reason=reason,
+            evaluation=_queue_evaluation(request),
+        )
+        if given is not None:
+            return _render_card(request, given.slot, grades_today=given.grades_today)
+    elif services.slot_grade_at_once(
+        user=request.user, team_id=membership.team_id, slot_id=slot_id, grade=value, reason=reason
+    ):
         return _after_action(request)
     slot = _own_slot_or_404(request, slot_id)
     try:

@@ -5,8 +5,13 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from apps.accounts.models import Membership
 from apps.evaluations.models import Evaluation, FeedbackSlot, Keyword
-from apps.judging.services import slot_grade_at_once, slot_record_grade
+from apps.judging.services import (
+    slot_grade_and_claim_next,
+    slot_grade_at_once,
+    slot_record_grade,
+)
 from tests.factories import assign, make_evaluation, make_grader, make_team, slots_of
 
 pytestmark = pytest.mark.django_db
@@ -119,3 +124,72 @@ def test_on_sqlite_it_leaves_every_grade_to_slot_grade_without_a_query(started):
     with CaptureQueriesContext(connection) as grading:
         assert not grade_at_once(slot, grader, 1)
     assert grading.captured_queries == []
+
+
+# --- The grade and the next claim (the grading page's answer) ----------------------------
+
+
+def claim_locks_held() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"
+        )
+        return cursor.fetchone()[0]
+
+
+def plan_cache_mode() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('plan_cache_mode')")
+        return cursor.fetchone()[0]
+
+
+def test_a_grade_and_the_next_claim_take_the_claim_lock_once_and_let_it_go(postgres):
+    evaluation = make_evaluation(scale="binary", strategy=3, keywords={"q": 2})
+    first, slot, *_others = slots_of(evaluation)
+    slot_record_grade(slot_id=first.id, grade=1, grader_name="import")
+    grader = make_grader(evaluation.team)
+    assign(slot, grader)
+    membership = Membership.objects.select_related("user").get(user=grader, team=evaluation.team)
+
+    with CaptureQueriesContext(connection) as answering:
+        given = slot_grade_and_claim_next(membership=membership, slot_id=slot.id, grade=1)
+
+    # The grade with the lock, one claim attempt (in a savepoint here, inside the
+    # test's transaction), the lock's release.
+    assert len(answering.captured_queries) == 5
+    assert FeedbackSlot.objects.get(id=slot.id).grade == 1
+    assert given is not None and given.slot is not None and given.slot.id != slot.id
+    assert given.slot.grader_id == grader.id and given.grades_today == 1
+    assert claim_locks_held() == 0 and plan_cache_mode() == "auto"
+
+
+def test_a_grade_the_rules_refuse_writes_nothing_and_lets_the_lock_go(postgres, started):
+    evaluation, slot, _grader = started
+    other = Membership.objects.select_related("user").get(
+        user=make_grader(evaluation.team), team=evaluation.team
+    )
+
+    assert slot_grade_and_claim_next(membership=other, slot_id=slot.id, grade=1) is None
+
+    assert FeedbackSlot.objects.get(id=slot.id).grade is None
+    assert not FeedbackSlot.objects.filter(grader=other.user).exists()
+    assert claim_locks_held() == 0 and plan_cache_mode() == "auto"
+
+
+def test_a_leads_queue_that_the_grade_finished_ends_in_the_empty_state(postgres, started):
+    evaluation, slot, grader = started
+    membership = Membership.objects.select_related("user").get(user=grader, team=evaluation.team)
+    Evaluation.objects.filter(id=evaluation.id).update(status="finished")
+    evaluation.refresh_from_db()
+
+    given = slot_grade_and_claim_next(
+        membership=membership, slot_id=slot.id, grade=1, evaluation=evaluation
+    )
+
+    assert given is None  # a finished evaluation's slot is not graded
+    Evaluation.objects.filter(id=evaluation.id).update(status="active")
+    given = slot_grade_and_claim_next(
+        membership=membership, slot_id=slot.id, grade=1, evaluation=evaluation
+    )
+    assert given is not None and given.slot is None  # the queue's evaluation read as closed
+    assert claim_locks_held() == 0

@@ -1022,14 +1022,14 @@ def grades_held_within(queries: int, client, grader: User, assert_max_num_querie
 
 # PostgreSQL, a grade on a snapshot that has a grade already (two of three grades are),
 # committed as in production, where the recompute it queues runs on a worker: the
-# session, the person with their teams, the grade with its keyword's mark, the grader's
-# claim lock, the claim with the card's reads, the lock's release.
-HOT_GRADE_QUERIES = 6
+# session, the person with their teams, the grade with its keyword's mark and the
+# grader's claim lock, the claim with the card's reads, the lock's release.
+HOT_GRADE_QUERIES = 5
 
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("keywords", [2, 20])
-def test_a_grade_on_a_started_snapshot_takes_six_statements_on_postgresql(
+def test_a_grade_on_a_started_snapshot_takes_five_statements_on_postgresql(
     keywords, postgres, team_a, evaluator, django_assert_max_num_queries
 ):
     evaluation = make_evaluation(
