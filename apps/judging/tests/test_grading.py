@@ -117,13 +117,16 @@ def test_it_refuses_the_first_grade_of_a_snapshot_when_the_slot_is_anothers(post
     assert not FeedbackSlot.objects.filter(snapshot_started=True).exists()
 
 
-def test_on_sqlite_it_leaves_every_grade_to_slot_grade_without_a_query(started):
-    if connection.vendor == "postgresql":
-        pytest.skip("the one-statement path is PostgreSQL's")
+def test_only_postgresql_takes_the_one_statement_path_sqlite_leaves_it_to_slot_grade(
+    started,
+):
     _evaluation, slot, grader = started
     with CaptureQueriesContext(connection) as grading:
-        assert not grade_at_once(slot, grader, 1)
-    assert grading.captured_queries == []
+        taken = grade_at_once(slot, grader, 1)
+    if connection.vendor == "postgresql":
+        assert taken and len(grading.captured_queries) == 1
+    else:
+        assert not taken and grading.captured_queries == []
 
 
 # --- The grade and the next claim (the grading page's answer) ----------------------------
