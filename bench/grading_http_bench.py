@@ -1,36 +1,47 @@
 """Claim + grade over HTTP: gunicorn and PostgreSQL under 32 concurrent simulated graders.
 
-Run: .venv/bin/python bench/grading_http_bench.py [--graders 32] [--seconds 30] [--workers N]
-     [--worker-class sync|gthread] [--threads N] [--warmup S]
+Run: .venv/bin/python bench/grading_http_bench.py [--graders 32] [--seconds 30]
+     [--warmup S] [--worker after|during] [--workers N] [--worker-class sync|gthread]
+     [--threads N] [--gc-threshold N] [--samples FILE]
 
 Target (issue 3): at least 300 grades/s with p99 under 100 ms and zero errors, on this
 2-core machine, load generator included.
 
 The bench drops and recreates its own database (relevo_bench_http), builds a team with
-one evaluator per simulated grader and one active evaluation far bigger than the run
-can grade (3,000 keywords x 20 results x 3 slots, nothing graded), then starts gunicorn
-on 127.0.0.1 as production runs it: DEBUG off, persistent database connections, and a
-real Redis broker (db 13), so the web process publishes one `recompute_keyword` task per
-grade. No Celery worker runs during the measurement: the tasks wait in Redis (the
-pipeline catches up afterwards and is measured by pipeline_bench.py); the queue is
-counted, then purged.
+one evaluator per simulated grader, an evaluation those graders finished yesterday
+(60,000 graded slots: a team that has been grading, so the planner's statistics know
+slots have graders) and one active evaluation far bigger than the run can grade (3,000
+keywords x 20 results x 3 slots, nothing graded). It then starts gunicorn on 127.0.0.1
+with config/gunicorn.conf.py, as production runs it: DEBUG off, persistent database
+connections, and a real Redis broker (db 13), so the web process publishes
+`recompute_keyword` tasks (one for a keyword's first grade not yet scored).
 
-Each simulated grader is an asyncio coroutine with its own HTTP/1.1 connection, kept
-alive when the server allows it and reopened when the server closes it (stdlib only, so
-the load generator costs little of the 2 cores it shares): it logs in (GET the login page
-for the CSRF cookie, POST the credentials), opens Give feedback once (which claims its
-first result), then posts grades as htmx does (HX-Request, X-CSRFToken from the page),
-with no pause between them. Each answer is the next card, whose data-slot is the next
-result to grade: one request is one grade and one claim. Any answer but 200, or a card
-without a next result, is an error (the grader then reopens Give feedback and goes on).
-Afterwards the database must hold exactly the grades that were answered 200, on exactly
-the slots the graders were shown, each once.
+The Celery worker (prefork, 2 processes, as docker-compose.yml runs it) starts after the
+window by default (--worker after): the tasks wait in Redis meanwhile. With --worker
+during it runs from the start, on the same 2 cores. Either way the bench then waits
+until the worker has scored every keyword graded in the run and checks that each was
+scored after its last grade, at its latest grade version, with every graded slot
+counted: every grade reached the metrics.
 
-Gunicorn: sync workers, 5 by default. On these 2 cores they gave the most grades per
-second and the lowest tail: gthread workers (2-4 processes x 2-8 threads, keep-alive)
-spent more CPU per request (poller, thread hand-off, threads of a process contending for
-the GIL) and queued requests less fairly; 5 sync processes keep both cores busy while
-some wait on PostgreSQL or Redis, and the kernel's accept queue serves them in order.
+The graders log in and open Give feedback once (which claims their first result) through
+a small asyncio client; the measured grading runs on a lean single-threaded socket loop
+(http_load.py), so the load generator takes little of the 2 cores it shares. Each grader
+posts grades as htmx does (HX-Request, X-CSRFToken from the page), with no pause between
+them, one connection per request (gunicorn's sync workers close it after the answer).
+Each answer is the next card, whose data-slot is the next result to grade: one request
+is one grade and one claim. Any answer but 200, or a card without a next result, is an
+error (the grader then reopens Give feedback and goes on). Afterwards the database must
+hold exactly the grades that were answered 200, on exactly the slots the graders were
+shown, each once.
+
+Gunicorn: sync workers, 5 (2 x cores + 1) by default. gthread workers with keep-alive
+spent less in the load generator but more in the server, and bound each grader's
+connection to one process, which spread the load unevenly (a longer tail).
+
+CPU is read from /proc for the window: the load generator, the web processes, the
+PostgreSQL backends of the bench's database, Redis, the Celery worker if it runs, and
+the whole machine (other work on the machine shows there, not in the figures per
+process).
 
 With no pause between grades the system is closed: 32 graders = throughput x mean
 latency (Little's law), so a p99 under 100 ms needs well over 320 grades/s.
@@ -829,8 +840,8 @@ def main() -> int:
         f"stopped, all scored {drained_s:.1f} s later"
     )
     print(
-        f"graders: {args.graders} (asyncio, HTTP/1.1, no pause between grades), warm-up "
-        f"{args.warmup:.0f} s, measured {duration:.1f} s"
+        f"graders: {args.graders} (HTTP/1.1, a connection per request, no pause between "
+        f"grades), warm-up {args.warmup:.0f} s, measured {duration:.1f} s"
     )
     print(f"grades in the window: {grades}  ->  {rate:.1f} grades/s   target >= {RATE_TARGET:.0f}")
     if latencies:

@@ -1,74 +1,113 @@
-"""Who is logged in: the session and the person, each read with one plain SELECT.
+"""Who is logged in: the session and the person with their teams, read in one statement.
 
 Every request of a logged-in person reads their session and then the person; Django's
 store and backend build an ORM query for each, whose Python costs several times what
-PostgreSQL takes to answer. Rows, writes and invalidation (logout deletes the session
-row) are exactly the database store's, and the checks on the person (active, session
-hash) exactly Django's: only the reads are written by hand.
+PostgreSQL takes to answer, and each is a round trip. Here the session row names its
+person (models.Session.user, filled in whenever the session is saved), so one plain
+SELECT reads the session, the person, and their memberships with their teams. Rows,
+writes and invalidation (logout deletes the session row) are the database store's, and
+the checks on the person (the id in the signed session data, active, session hash)
+exactly Django's: only the reads are written by hand.
 """
 
+from contextvars import ContextVar
 from typing import Any, cast
 
+from django.contrib.auth import SESSION_KEY
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.sessions.backends.db import SessionStore as DatabaseSessionStore
-from django.db import connection, connections, router
+from django.db import connection
 from django.utils import timezone
 
-from .models import Membership, Team, User
+from .models import Membership, Session, Team, User
 from .selectors import RowModels
+
+PERSON = RowModels((User, "u"), (Membership, "m"), (Team, "t"))
+PERSON_JOINS = (
+    f"LEFT JOIN {Membership._meta.db_table} m ON m.user_id = u.id "
+    f"LEFT JOIN {Team._meta.db_table} t ON t.id = m.team_id"
+)
+SESSION_AND_PERSON_SQL = (
+    f"SELECT s.session_data, s.expire_date, {PERSON.columns} FROM {Session._meta.db_table} s "
+    f"LEFT JOIN {User._meta.db_table} u ON u.id = s.user_id {PERSON_JOINS} "
+    "WHERE s.session_key = %s AND s.expire_date > %s ORDER BY t.name, m.id"
+)
+PERSON_SQL = (
+    f"SELECT {PERSON.columns} FROM {User._meta.db_table} u {PERSON_JOINS} "
+    "WHERE u.id = %s ORDER BY t.name, m.id"
+)
+
+# The person the last session read named, for UserBackend.get_user, which Django calls
+# with the id from that session's data later in the same request.
+_read_with_session: ContextVar[User | None] = ContextVar("read_with_session", default=None)
 
 
 class SessionStore(DatabaseSessionStore):
+    @classmethod
+    def get_model_class(cls):  # type: ignore[no-untyped-def]
+        return Session
+
+    def create_model_instance(self, data: dict[str, Any]) -> Session:
+        session = cast(Session, super().create_model_instance(data))
+        user_id = str(data.get(SESSION_KEY))
+        session.user_id = int(user_id) if user_id.isdigit() else None
+        return session
+
     def _get_session_from_db(self):  # type: ignore[no-untyped-def]
+        _read_with_session.set(None)
         if not self.session_key:  # no cookie, or one the store refused as malformed
             self._session_key = None
             return None
-        model = self.model
-        connection = connections[router.db_for_read(model)]
         with connection.cursor() as cursor:
             cursor.execute(
-                f"SELECT session_data, expire_date FROM {model._meta.db_table} "
-                "WHERE session_key = %s AND expire_date > %s",
+                SESSION_AND_PERSON_SQL,
                 [self.session_key, connection.ops.adapt_datetimefield_value(timezone.now())],
             )
-            row = cursor.fetchone()
-        if row is None:
+            rows = cursor.fetchall()
+        if not rows:
             self._session_key = None
             return None
-        return model(session_key=self.session_key, session_data=row[0], expire_date=row[1])
+        session_data, expire_date = rows[0][:2]
+        _read_with_session.set(_person(row[2:] for row in rows))
+        return Session(
+            session_key=self.session_key, session_data=session_data, expire_date=expire_date
+        )
 
 
-USER_WITH_MEMBERSHIPS = RowModels((User, "u"), (Membership, "m"), (Team, "t"))
-USER_WITH_MEMBERSHIPS_SQL = (
-    f"SELECT {USER_WITH_MEMBERSHIPS.columns} FROM {User._meta.db_table} u "
-    f"LEFT JOIN {Membership._meta.db_table} m ON m.user_id = u.id "
-    f"LEFT JOIN {Team._meta.db_table} t ON t.id = m.team_id "
-    "WHERE u.id = %s ORDER BY t.name, m.id"
-)
+def _person(rows: Any) -> User | None:
+    """The person of PERSON rows (one per membership), their memberships, in name order,
+    waiting on the user as `loaded_memberships` for current_membership."""
+    user: User | None = None
+    memberships = []
+    for row in rows:
+        person, membership, team = PERSON.build(row)
+        if person.pk is None:  # a session of nobody
+            return None
+        if user is None:
+            user = cast(User, person)
+        if membership.pk is None:  # the person belongs to no team
+            break
+        Membership.team.field.set_cached_value(membership, team)
+        Membership.user.field.set_cached_value(membership, user)
+        memberships.append(membership)
+    if user is not None:
+        user.loaded_memberships = memberships  # type: ignore[attr-defined]
+    return user
 
 
 class UserBackend(ModelBackend):
     """Django's model backend, whose get_user (run on every request of a logged-in
-    person) reads the person with their memberships and teams in one statement.
-
-    The memberships, in the order memberships_of gives them, wait on the user as
-    `loaded_memberships` for current_membership, which would otherwise read them.
-    """
+    person) takes the person read with the session, when it is the one the session's
+    data names, or else reads the person with their memberships and teams in one
+    statement."""
 
     def get_user(self, user_id: Any) -> User | None:  # type: ignore[override]
-        with connection.cursor() as cursor:
-            cursor.execute(USER_WITH_MEMBERSHIPS_SQL, [user_id])
-            rows = cursor.fetchall()
-        if not rows:
+        user = _read_with_session.get()
+        _read_with_session.set(None)
+        if user is None or str(user.pk) != str(user_id):
+            with connection.cursor() as cursor:
+                cursor.execute(PERSON_SQL, [user_id])
+                user = _person(cursor.fetchall())
+        if user is None:
             return None
-        user = cast(User, USER_WITH_MEMBERSHIPS.build(rows[0])[0])
-        memberships = []
-        for row in rows:
-            _user, membership, team = USER_WITH_MEMBERSHIPS.build(row)
-            if membership.pk is None:  # the person belongs to no team
-                break
-            Membership.team.field.set_cached_value(membership, team)
-            Membership.user.field.set_cached_value(membership, user)
-            memberships.append(membership)
-        user.loaded_memberships = memberships  # type: ignore[attr-defined]
         return user if self.user_can_authenticate(user) else None

@@ -8,12 +8,11 @@ from unittest import mock
 
 import pytest
 from django.apps import apps
-from django.contrib.sessions.models import Session
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
-from apps.accounts.models import ApiToken
+from apps.accounts.models import ApiToken, Session
 from apps.accounts.tokens import api_token_check, api_token_create, api_token_revoke
 from apps.core.errors import InvalidInput
 from tests.factories import client_for, make_evaluation

@@ -1,5 +1,5 @@
-"""Who is logged in: the session row and the person with their teams, each read with one
-plain SELECT, and every check Django makes on them kept."""
+"""Who is logged in: the session row, the person and their teams read in one plain
+SELECT, and every check Django makes on them kept."""
 
 import re
 
@@ -9,7 +9,7 @@ from django.db import connection
 from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
 
-from apps.accounts.models import Membership, User
+from apps.accounts.models import Membership, Session, User
 from apps.accounts.selectors import SESSION_TEAM_KEY, current_membership
 from apps.accounts.services import member_add
 from apps.accounts.sessions import UserBackend
@@ -64,9 +64,7 @@ def reads_of(table: str, statements: list[str]) -> list[int]:
     return [n for n, sql in enumerate(statements) if named.search(sql)]
 
 
-def test_a_page_reads_the_session_once_and_the_person_with_their_teams_in_one_statement(
-    team_a, evaluator
-):
+def test_a_page_reads_the_session_the_person_and_their_teams_in_one_statement(team_a, evaluator):
     client = client_for(evaluator)
 
     with CaptureQueriesContext(connection) as page:
@@ -74,10 +72,32 @@ def test_a_page_reads_the_session_once_and_the_person_with_their_teams_in_one_st
 
     assert response.status_code == 200
     statements = [q["sql"] for q in page.captured_queries]
-    assert len(reads_of("django_session", statements)) == 1
-    person = reads_of(User._meta.db_table, statements)
-    assert len(person) == 1
-    assert reads_of(Membership._meta.db_table, statements) == person  # the same statement
+    session = reads_of(Session._meta.db_table, statements)
+    assert len(session) == 1
+    assert reads_of(User._meta.db_table, statements) == session
+    assert reads_of(Membership._meta.db_table, statements) == session
+
+
+def test_the_session_row_names_the_person_it_logs_in(team_a, evaluator, owner):
+    client = client_for(evaluator)
+    assert Session.objects.get(session_key=client.session.session_key).user == evaluator
+
+    client.force_login(owner)
+
+    assert Session.objects.get(session_key=client.session.session_key).user == owner
+
+
+def test_the_person_read_with_the_session_is_used_only_for_the_id_its_data_names(
+    team_a, evaluator, owner
+):
+    client = client_for(evaluator)
+    # As if the row named someone else than the signed session data does.
+    Session.objects.filter(session_key=client.session.session_key).update(user=owner)
+
+    response = client.get("/feedback/")
+
+    assert response.status_code == 200
+    assert response.wsgi_request.user == evaluator
 
 
 def test_a_new_password_logs_out_the_sessions_made_with_the_old_one(team_a, evaluator):

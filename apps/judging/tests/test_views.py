@@ -930,17 +930,17 @@ def build_team_work(team, size: int) -> User:
     return make_grader(team, f"fresh{size}@a.test")
 
 
-# Measured on SQLite and PostgreSQL, the same at both sizes, savepoints included; the
-# session and the person with their memberships are 2 of them. The dashboard 5; Give
-# feedback 9 on SQLite (the open evaluations, the pick, the take, the read for the card,
-# the count of today's grades) and 7 on PostgreSQL (the grader's lock and its release
-# around one statement that claims, reads and counts), 9 and 8 for a lead's queue; a
-# grade posted with htmx that starts its snapshot 15 and 12 (the grade, its snapshot and
-# keyword marks, then the next claim); Previous 4. A little headroom above each.
+# Measured on SQLite and PostgreSQL, the same at both sizes, savepoints included; one
+# statement reads the session, the person and their memberships. The dashboard 4; Give
+# feedback 8 on SQLite (the open evaluations, the pick, the take, the read for the card,
+# the count of today's grades) and 6 on PostgreSQL (the grader's lock and its release
+# around one statement that claims, reads and counts), 8 and 7 for a lead's queue; a
+# grade posted with htmx 14 and 6 (the grade with its snapshot and keyword marks, then
+# the next claim); Previous 3. A little headroom above each.
 DASHBOARD_QUERIES = 8
-FEEDBACK_QUERIES = 11
-GRADE_QUERIES = 17
-PREVIOUS_QUERIES = 6
+FEEDBACK_QUERIES = 10
+GRADE_QUERIES = 16
+PREVIOUS_QUERIES = 5
 
 
 @pytest.mark.parametrize("size", [1, 2])
@@ -1020,16 +1020,15 @@ def grades_held_within(queries: int, client, grader: User, assert_max_num_querie
     assert shown_slot(response) == held(grader)
 
 
-# PostgreSQL, a grade on a snapshot that has a grade already (two of three grades are),
-# committed as in production, where the recompute it queues runs on a worker: the
-# session, the person with their teams, the grade with its keyword's mark and the
-# grader's claim lock, the claim with the card's reads, the lock's release.
-HOT_GRADE_QUERIES = 5
+# PostgreSQL, a grade committed as in production, where the recompute it queues runs on
+# a worker: the session with the person and their teams, the grade with its keyword's
+# mark and the grader's claim lock, the claim with the card's reads, the lock's release.
+HOT_GRADE_QUERIES = 4
 
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("keywords", [2, 20])
-def test_a_grade_on_a_started_snapshot_takes_five_statements_on_postgresql(
+def test_a_grade_takes_four_statements_on_postgresql(
     keywords, postgres, team_a, evaluator, django_assert_max_num_queries
 ):
     evaluation = make_evaluation(
