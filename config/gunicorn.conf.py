@@ -21,6 +21,9 @@ timeout = 60
 # Load the application once, in the master, then fork: every worker starts warm and
 # shares the loaded code's memory with the others.
 preload_app = True
+# Each worker touches a file of its own after every request to tell the master it is
+# alive: in memory, not on a disk whose journal would write it.
+worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
 
 
 def when_ready(server) -> None:  # type: ignore[no-untyped-def]
