@@ -814,6 +814,7 @@ def main() -> int:
     errors = sum(len(grader.errors) for grader in graders)
     rate = grades / duration
     p99 = percentile(latencies, 0.99) if latencies else float("inf")
+    answered = sum(len(grader.graded) for grader in graders)
     consistent, consistency = check_database(evaluation_id, graders, run_started)
     scored, scoring = check_metrics(keyword_ids)
 
@@ -834,10 +835,10 @@ def main() -> int:
             "started after the window)"
         )
     print(
-        f"recompute tasks published in the window: {publishes} (Redis LPUSH calls) for "
-        f"{sum(1 for _t, _l, _s, ok in measured if ok)} grades; {len(keyword_ids)} keywords "
-        f"graded in the run, {waiting_when_stopped} waiting for their recompute when the load "
-        f"stopped, all scored {drained_s:.1f} s later"
+        f"recompute tasks published in the run: {publishes} (Redis LPUSH calls) for "
+        f"{answered} grades; {len(keyword_ids)} keywords graded in the run, "
+        f"{waiting_when_stopped} waiting for their recompute when the load stopped, all "
+        f"scored {drained_s:.1f} s later"
     )
     print(
         f"graders: {args.graders} (HTTP/1.1, a connection per request, no pause between "
