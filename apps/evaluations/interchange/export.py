@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 from django.db.models import QuerySet
 
+from apps.core.spreadsheet import number_cell, text_cell
 from apps.evaluations.models import Evaluation, EvaluationMetric, FeedbackSlot, Keyword, Snapshot
 from apps.scoring.models import KeywordMetric
 
@@ -202,10 +203,6 @@ def _snapshot_document(snapshot: SnapshotOut, strategy: int) -> dict[str, Any]:
 CSV_HEADER = ["keyword", "position", "doc_id", "name", "value", "grades", "graders"]
 
 
-def _number(value: float | None) -> str:
-    return "" if value is None else repr(value)
-
-
 def export_csv(evaluation: Evaluation, out: TextIO) -> None:
     """One row per snapshot; grades and graders of its graded slots joined with "|"."""
     writer = csv.writer(out, lineterminator="\n")
@@ -215,13 +212,13 @@ def export_csv(evaluation: Evaluation, out: TextIO) -> None:
             graded = snapshot.graded
             writer.writerow(
                 [
-                    keyword.text,
+                    text_cell(keyword.text),
                     snapshot.position,
-                    snapshot.doc_id,
-                    snapshot.name,
-                    _number(snapshot.value),
+                    text_cell(snapshot.doc_id),
+                    text_cell(snapshot.name),
+                    number_cell(snapshot.value),
                     "|".join(str(slot.grade) for slot in graded),
-                    "|".join(slot.grader or "" for slot in graded),
+                    text_cell("|".join(slot.grader or "" for slot in graded)),
                 ]
             )
 

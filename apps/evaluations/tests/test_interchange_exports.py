@@ -1,5 +1,6 @@
 """The exports' exact text for a small evaluation: CSV, qrels, raw qrels, run, JSON."""
 
+import csv
 import io
 import json
 
@@ -179,3 +180,17 @@ def test_every_export_format_names_its_function_content_type_and_extension():
 )
 def test_values_round_half_up_to_a_grade(value, grade):
     assert round_half_up(value) == grade
+
+
+def test_csv_text_that_a_spreadsheet_would_run_as_a_formula_is_written_as_text():
+    team = make_team()
+    evaluation = evaluation_create(
+        team=team, name="Risky", scale="binary", metrics=[("precision", 1)]
+    )
+    (keyword,) = keywords_add(evaluation=evaluation, texts=["=HYPERLINK(1)"])
+    snapshots_add(keyword=keyword, documents=[Document("+1", "@SUM(A1)"), Document("-2", "ok")])
+
+    rows = list(csv.reader(io.StringIO(written(export_csv, evaluation))))
+
+    assert rows[1][:4] == ["'=HYPERLINK(1)", "1", "'+1", "'@SUM(A1)"]
+    assert rows[2][:4] == ["'=HYPERLINK(1)", "2", "'-2", "ok"]

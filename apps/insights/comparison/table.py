@@ -12,6 +12,7 @@ import numpy as np
 from django.core.paginator import Page, Paginator
 
 from apps.core.errors import InvalidInput
+from apps.core.spreadsheet import number_cell, text_cell
 
 from .selectors import Comparison, PairComparison
 
@@ -107,10 +108,6 @@ def _row(comparison: Comparison, pair: PairComparison, row: int) -> KeywordRow:
 # --- CSV -------------------------------------------------------------------------------
 
 
-def _number(value: float | None) -> str:
-    return "" if value is None else repr(value)
-
-
 def write_keywords_csv(comparison: Comparison, out: TextIO) -> None:
     """One row per common keyword: each pair's values, differences, tau and RBO."""
     writer = csv.writer(out, lineterminator="\n")
@@ -127,11 +124,11 @@ def write_keywords_csv(comparison: Comparison, out: TextIO) -> None:
         header += [f"kendall_tau ({other} vs {base})", f"rbo ({other} vs {base})"]
     writer.writerow(header)
     for row, text in enumerate(comparison.keywords):
-        line: list[str] = [text]
+        line: list[str] = [text_cell(text)]
         for pair in comparison.pairs:
             for a, b in zip(pair.baseline_values[row], pair.candidate_values[row], strict=True):
-                line += [_number(_value(a)), _number(_value(b)), _number(_value(b - a))]
-            line += [_number(_value(pair.kendall_tau[row])), _number(_value(pair.rbo[row]))]
+                line += [number_cell(_value(a)), number_cell(_value(b)), number_cell(_value(b - a))]
+            line += [number_cell(_value(pair.kendall_tau[row])), number_cell(_value(pair.rbo[row]))]
         writer.writerow(line)
 
 
@@ -163,25 +160,25 @@ def summary_rows(comparison: Comparison) -> Iterable[list[Any]]:
         for metric in pair.metrics:
             r = metric.result
             yield [
-                comparison.baseline.name,
-                pair.candidate.name,
+                text_cell(comparison.baseline.name),
+                text_cell(pair.candidate.name),
                 metric.metric,
                 metric.k,
                 r.compared,
                 metric.excluded,
-                _number(r.baseline_mean),
-                _number(r.candidate_mean),
-                _number(r.difference),
-                _number(r.ci_low),
-                _number(r.ci_high),
-                _number(r.p_value),
+                number_cell(r.baseline_mean),
+                number_cell(r.candidate_mean),
+                number_cell(r.difference),
+                number_cell(r.ci_low),
+                number_cell(r.ci_high),
+                number_cell(r.p_value),
                 str(r.exact).lower(),
                 str(r.significant).lower(),
                 r.wins,
                 r.ties,
                 r.losses,
-                _number(pair.kendall_tau_mean),
-                _number(pair.rbo_mean),
+                number_cell(pair.kendall_tau_mean),
+                number_cell(pair.rbo_mean),
             ]
 
 

@@ -282,6 +282,16 @@ def test_the_csv_has_a_row_per_common_keyword_with_values_differences_and_rank_c
     assert 0 < float(line[8]) < 1
 
 
+def test_csv_keywords_a_spreadsheet_would_run_as_formulas_are_written_as_text(owner, team_a):
+    first = imported_evaluation(team_a, "A", {"=cmd|x": [("a", 3), ("b", 0)]})
+    second = imported_evaluation(team_a, "B", {"=cmd|x": [("b", 0), ("a", 3)]})
+
+    response = client_for(owner).get(EXPORT + query(first, second))
+
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    assert rows[1][0] == "'=cmd|x"
+
+
 def test_the_summary_csv_has_a_row_per_metric(owner, pair):
     response = client_for(owner).get(EXPORT + query(*pair, part="summary"))
 
