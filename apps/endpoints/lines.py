@@ -52,3 +52,18 @@ def keyword_lines(text: str) -> list[str]:
         if keyword:
             seen.setdefault(keyword, None)
     return list(seen)
+
+
+# Header names whose values are credentials: pages that only show a header (the endpoint
+# and model pages, open to every lead) hide the value; the edit form still holds it.
+SECRET_HEADER_WORDS = ("authorization", "token", "key", "secret", "password", "cookie", "auth")
+
+
+def shown_headers(headers: list[list[str]]) -> list[tuple[str, str]]:
+    """Headers to show on a page: a credential's value replaced by a note of its length."""
+    shown = []
+    for name, value in headers:
+        if any(word in name.lower() for word in SECRET_HEADER_WORDS):
+            value = f"hidden ({len(value)} characters; Edit shows it)"
+        shown.append((name, value))
+    return shown

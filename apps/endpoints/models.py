@@ -10,6 +10,8 @@ from django.db import models
 
 from apps.accounts.models import Tag, Team
 
+from .lines import shown_headers
+
 
 class HttpMethod(models.TextChoices):
     GET = "GET", "GET"
@@ -52,6 +54,10 @@ class SearchEndpoint(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def headers_shown(self) -> list[tuple[str, str]]:
+        return shown_headers(self.headers)
+
 
 class SearchModel(models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="search_models")
@@ -81,3 +87,7 @@ class SearchModel(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def headers_shown(self) -> list[tuple[str, str]]:
+        return shown_headers(self.headers)

@@ -148,7 +148,9 @@ def test_a_lead_creates_an_endpoint_and_lands_on_its_page(team_a, owner):
     assert endpoint.mapper == MAPPER and endpoint.created_by == owner
     page = text(response)
     assert "Created the endpoint Catalogue." in page
-    assert "Authorization: Basic user:secret" in page
+    assert "Accept: application/json" in page
+    assert "Authorization: hidden (17 characters; Edit shows it)" in page
+    assert "user:secret" not in page
     assert "hits.hits[*]" in page
 
 
@@ -412,3 +414,13 @@ def test_the_detail_pages_take_a_bounded_number_of_queries(
         assert client.get(f"/models/{model.id}/").status_code == 200
     with django_assert_max_num_queries(5):
         assert client.get(f"/endpoints/{endpoint.id}/").status_code == 200
+
+
+def test_the_model_page_hides_credentials_in_its_headers_but_shows_the_others(owner, team_a):
+    model = make_model(team_a, headers="X-Api-Key: abc123\nX-Client: relevo")
+
+    page = text(client_for(owner).get(f"/models/{model.id}/"))
+
+    assert "X-Api-Key: hidden (6 characters; Edit shows it)" in page
+    assert "abc123" not in page
+    assert "X-Client: relevo" in page
