@@ -7,12 +7,20 @@ sync workers close every connection after one answer) and reads the answer whole
 its Content-Length or to the end of the connection.
 
 Use: subclass Traffic, give `first_request`, `next_request` and `answered`, call run().
+
+By default each user sends its next request as soon as the last is answered (a closed
+loop: the rate is whatever the server manages). A subclass that gives `due` paces its
+users instead: a request is held until its due time, and the time `answered` receives is
+that due time, not the moment it went out. A request sent late because the one before
+was answered late is measured from when it was due, so a slow server's backlog shows in
+the latencies (no coordinated omission).
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import heapq
 import selectors
 import socket
 import time
@@ -34,7 +42,7 @@ class _Exchange:
     user: int
     sock: socket.socket
     outgoing: bytes
-    started: float
+    started: float  # when it was due: the moment it went out, unless paced
     incoming: bytearray = field(default_factory=bytearray)
     head_end: int = -1
     length: int | None = None
@@ -49,6 +57,7 @@ class Traffic:
         self.timeout_s = timeout_s
         self.selector = selectors.DefaultSelector()
         self.in_flight: dict[int, _Exchange] = {}
+        self.held: list[tuple[float, int, bytes]] = []  # (due, user, request), a heap
 
     # What a subclass says -------------------------------------------------------------
 
@@ -63,35 +72,51 @@ class Traffic:
         """An answer (None, with the problem, when there was none)."""
         raise NotImplementedError
 
+    def due(self, user: int, now: float) -> float:
+        """When the user's next request is due (now, or earlier: send it at once)."""
+        return now
+
     def tick(self, now: float) -> None:
         """Called every turn of the loop (at least every 50 ms)."""
 
     # The loop -------------------------------------------------------------------------
 
     def run(self) -> None:
-        for user in range(self.users):
-            self._send(user, self.first_request(user))
         clock = time.perf_counter
-        while self.in_flight:
-            for key, _events in self.selector.select(0.05):
+        for user in range(self.users):
+            self._hold_or_send(user, self.first_request(user))
+        while self.in_flight or self.held:
+            wait = 0.05 if not self.held else min(0.05, max(0.0, self.held[0][0] - clock()))
+            for key, _events in self.selector.select(wait):
                 exchange: _Exchange = key.data
                 if exchange.outgoing:
                     self._write(exchange)
                 else:
                     self._read(exchange)
             now = clock()
+            while self.held and self.held[0][0] <= now:
+                due, user, request = heapq.heappop(self.held)
+                self._send(user, request, due)
             self.tick(now)
             for exchange in list(self.in_flight.values()):
                 if now - exchange.started > self.timeout_s:
                     self._finish(exchange, None, f"no answer in {self.timeout_s:.0f} s")
 
-    def _send(self, user: int, request: bytes | None) -> None:
+    def _hold_or_send(self, user: int, request: bytes | None) -> None:
         if request is None:
             return
+        now = time.perf_counter()
+        due = self.due(user, now)
+        if due > now:
+            heapq.heappush(self.held, (due, user, request))
+        else:
+            self._send(user, request, due)
+
+    def _send(self, user: int, request: bytes, due: float) -> None:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setblocking(False)
         error = sock.connect_ex(self.address)
-        exchange = _Exchange(user, sock, request, time.perf_counter())
+        exchange = _Exchange(user, sock, request, due)
         self.in_flight[user] = exchange
         if error not in (0, errno.EINPROGRESS):
             self._finish(exchange, None, f"connect: {errno.errorcode.get(error, error)}")
@@ -139,7 +164,7 @@ class Traffic:
                 self.selector.unregister(exchange.sock)
             exchange.sock.close()
         self.answered(exchange.user, exchange.started, answer, problem)
-        self._send(exchange.user, self.next_request(exchange.user))
+        self._hold_or_send(exchange.user, self.next_request(exchange.user))
 
 
 def _content_length(head: bytearray) -> int | None:

@@ -31,6 +31,12 @@ def when_ready(server) -> None:  # type: ignore[no-untyped-def]
     from django.db import connections
 
     connections.close_all()
+    # The first task a worker publishes would import the broker's transport (kombu's
+    # Redis client, a few hundred milliseconds) in the middle of a grade; import it here,
+    # once, for every worker. A kombu Connection is lazy: this opens no socket.
+    from config.celery import app as celery_app
+
+    celery_app.connection_for_write().release()
     # Everything loaded so far lives as long as the process: the garbage collector would
     # walk those objects again and again in every worker (a full collection took longer
     # than a request), and writing its marks into them would unshare their memory pages.
