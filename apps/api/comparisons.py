@@ -42,7 +42,10 @@ class MetricComparisonOut(serializers.Serializer):
     ci_high = serializers.FloatField(allow_null=True)
     p_value = serializers.FloatField(allow_null=True, help_text="two-sided, sign-flip test")
     p_exact = serializers.BooleanField(help_text="every sign assignment enumerated")
-    significant = serializers.BooleanField()
+    p_adjusted = serializers.FloatField(
+        allow_null=True, help_text="p adjusted by Holm's method over the metrics compared"
+    )
+    significant = serializers.BooleanField(help_text="p_adjusted below the significance level")
     wins = serializers.IntegerField()
     ties = serializers.IntegerField()
     losses = serializers.IntegerField()
@@ -153,6 +156,7 @@ def _pair(comparison: Comparison, pair: PairComparison, with_keywords: bool) -> 
                 "ci_high": m.result.ci_high,
                 "p_value": m.result.p_value,
                 "p_exact": m.result.exact,
+                "p_adjusted": m.result.p_adjusted,
                 "significant": m.result.significant,
                 "wins": m.result.wins,
                 "ties": m.result.ties,

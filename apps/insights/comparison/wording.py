@@ -12,14 +12,20 @@ def p_text(p_value: float | None) -> str:
     return f"p = {p_value:.3f}"
 
 
+def p_texts(result: PairedResult) -> str:
+    """The p-value, and the Holm-adjusted one when adjusting changed how it reads."""
+    shown, adjusted = p_text(result.p_value), p_text(result.p_adjusted)
+    return shown if adjusted in ("", shown) else f"{shown}, Holm-adjusted {adjusted}"
+
+
 def verdict(*, baseline: str, candidate: str, label: str, result: PairedResult) -> str:
     """'B is better than A on nDCG@10 (p = 0.003)', or that no difference was found."""
     if result.compared == 0:
         return f"No keyword has a {label} value in both {candidate} and {baseline}."
     if result.significant and result.difference is not None and result.difference != 0:
         direction = "better" if result.difference > 0 else "worse"
-        return f"{candidate} is {direction} than {baseline} on {label} ({p_text(result.p_value)})"
+        return f"{candidate} is {direction} than {baseline} on {label} ({p_texts(result)})"
     return (
         f"No significant difference between {candidate} and {baseline} on {label} "
-        f"({p_text(result.p_value)}, significance at p < {SIGNIFICANCE})"
+        f"({p_texts(result)}, significance at p < {SIGNIFICANCE})"
     )

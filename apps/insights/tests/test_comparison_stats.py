@@ -269,3 +269,47 @@ def test_the_sentence_says_better_worse_or_no_significant_difference():
     assert say(same) == (
         "No significant difference between B and A on nDCG@10 (p = 1.000, significance at p < 0.05)"
     )
+
+
+# --- Several metrics: Holm's adjustment -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "p_values",
+    [[0.01], [0.01, 0.04, 0.03], [0.2, 0.001, 0.04, 0.04, 0.9], [0.5, 0.6], [0.0001, 1.0]],
+)
+def test_holm_adjusted_p_values_equal_statsmodels(p_values):
+    from statsmodels.stats.multitest import multipletests
+
+    _reject, reference, _s, _b = multipletests(p_values, method="holm")
+
+    assert stats.holm_adjusted(p_values) == pytest.approx(list(reference), abs=1e-15)
+
+
+def test_a_metric_without_a_test_is_left_out_of_the_adjustment():
+    assert stats.holm_adjusted([0.02, None, 0.04]) == [0.04, None, 0.04]
+
+
+def test_with_several_metrics_significance_is_read_from_the_adjusted_p():
+    # 10 keywords, every sign pattern enumerated: 8 better, 1 worse, 1 tied by the same
+    # step gives p = P(|sum of 9 random signs| >= 7) = 20 / 512 on each of two metrics.
+    base = np.zeros((10, 2))
+    candidate = np.array([[0.1, 0.1]] * 8 + [[-0.1, 0.0], [0.0, -0.1]])
+
+    first, second = compare_paired(base, candidate)
+
+    assert first.exact and second.exact
+    assert first.p_value == second.p_value == pytest.approx(20 / 512)
+    assert first.p_adjusted == second.p_adjusted == pytest.approx(40 / 512)
+    assert not first.significant and not second.significant
+    said = verdict(baseline="A", candidate="B", label="P@5", result=first)
+    assert said == (
+        "No significant difference between B and A on P@5 (p = 0.039, Holm-adjusted "
+        "p = 0.078, significance at p < 0.05)"
+    )
+
+
+def test_one_metric_alone_is_not_adjusted():
+    result = one(np.zeros(20), np.full(20, 0.1))
+
+    assert result.p_adjusted == result.p_value
