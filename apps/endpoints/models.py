@@ -25,7 +25,21 @@ class BodyType(models.TextChoices):
     TEXT = "text", "Plain text"
 
 
-class SearchEndpoint(models.Model):
+class _NamedWithHeaders:
+    """What the endpoint and the model share on their pages: a name, and headers to show."""
+
+    name: str
+    headers: list[list[str]]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def headers_shown(self) -> list[tuple[str, str]]:
+        return shown_headers(self.headers)
+
+
+class SearchEndpoint(_NamedWithHeaders, models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="search_endpoints")
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
@@ -51,15 +65,8 @@ class SearchEndpoint(models.Model):
             ),
         ]
 
-    def __str__(self) -> str:
-        return self.name
 
-    @property
-    def headers_shown(self) -> list[tuple[str, str]]:
-        return shown_headers(self.headers)
-
-
-class SearchModel(models.Model):
+class SearchModel(_NamedWithHeaders, models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="search_models")
     endpoint = models.ForeignKey(
         SearchEndpoint, on_delete=models.PROTECT, related_name="search_models"
@@ -84,10 +91,3 @@ class SearchModel(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["team", "name"], name="search_model_unique_name"),
         ]
-
-    def __str__(self) -> str:
-        return self.name
-
-    @property
-    def headers_shown(self) -> list[tuple[str, str]]:
-        return shown_headers(self.headers)

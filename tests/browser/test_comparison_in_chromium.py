@@ -4,9 +4,9 @@ import pytest
 
 from apps.accounts.services import team_create
 from apps.insights.tests.comparison_data import shop_pair
+from tests.browser.people import PASSWORD, log_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
-PASSWORD = "a-long-test-password"
 
 
 def test_a_lead_ticks_two_evaluations_compares_them_and_reads_a_significant_difference(
@@ -15,10 +15,7 @@ def test_a_lead_ticks_two_evaluations_compares_them_and_reads_a_significant_diff
     team = team_create(name="Shop", owner_email="lead@shop.test", owner_password=PASSWORD)
     first, second = shop_pair(team)  # B puts the best results first, for every keyword
 
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.get_by_label("Email").fill("lead@shop.test")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
+    log_in(page, live_server.url, "lead@shop.test")
     page.get_by_role("link", name="Evaluations").first.click()
     # The list shows the newest first; ticking A first makes A the baseline.
     page.get_by_label("Compare Ranking A").check()

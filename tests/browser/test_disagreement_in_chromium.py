@@ -12,7 +12,7 @@ from apps.evaluations.services import (
     snapshots_add,
 )
 from apps.judging.services import slot_record_grade
-from tests.browser.test_grading_journey import PASSWORD, log_in
+from tests.browser.people import PASSWORD, log_in
 from tests.factories import slots_of
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -14,9 +14,10 @@ from apps.evaluations.services import evaluation_create_with_keywords
 from tests.factories import make_search_model
 
 from .conftest import SCREENSHOTS
+from .people import PASSWORD
+from .people import log_in as log_in_as
 
 pytestmark = pytest.mark.django_db(transaction=True)
-PASSWORD = "a-long-test-password"
 
 
 @pytest.fixture
@@ -31,13 +32,11 @@ def model(search_server):
 
 
 def log_in(browser, base_url, email):
+    """A page of its own for this person (lead and grader side by side), logged in."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.set_default_timeout(15_000)
-    page.goto(f"{base_url}/accounts/login/")
-    page.get_by_label("Email").fill(email)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
+    log_in_as(page, base_url, email)
     return page
 
 

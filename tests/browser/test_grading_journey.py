@@ -11,9 +11,9 @@ from apps.evaluations.services import (
     keywords_add,
     snapshots_add,
 )
+from tests.browser.people import PASSWORD, log_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
-PASSWORD = "a-long-test-password"
 
 
 @pytest.fixture
@@ -36,13 +36,6 @@ def evaluation():
         ],
     )
     return evaluation_start(evaluation=evaluation)
-
-
-def log_in(page, base_url, email):
-    page.goto(f"{base_url}/accounts/login/")
-    page.get_by_label("Email").fill(email)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
 
 
 def press_and_wait_for_next(page, key):

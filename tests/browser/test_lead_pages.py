@@ -25,7 +25,7 @@ from apps.evaluations.services import (
 )
 from apps.judging.services import slot_record_grade
 from tests.browser.conftest import SCREENSHOTS
-from tests.browser.test_grading_journey import PASSWORD, log_in
+from tests.browser.people import PASSWORD, log_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 KEYWORDS = ["trail shoes", "rain jacket", "wool socks", "tent"]

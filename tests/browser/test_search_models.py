@@ -7,20 +7,17 @@ import pytest
 
 from apps.accounts.services import team_create
 from apps.endpoints.models import SearchEndpoint, SearchModel
+from tests.browser.people import PASSWORD, log_in
 from tests.search_server import MAPPER
 
 pytestmark = pytest.mark.django_db(transaction=True)
-PASSWORD = "a-long-test-password"
 
 
 def test_a_lead_creates_an_endpoint_and_a_model_then_tests_it(
     live_server, page, screenshot, search_server
 ):
     team_create(name="Shop", owner_email="lead@shop.test", owner_password=PASSWORD)
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.get_by_label("Email").fill("lead@shop.test")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
+    log_in(page, live_server.url, "lead@shop.test")
 
     page.get_by_role("link", name="Search models").click()
     page.get_by_role("link", name="Endpoints", exact=True).click()
