@@ -19,8 +19,9 @@ from django.contrib.sessions.backends.db import SessionStore as DatabaseSessionS
 from django.db import connection
 from django.utils import timezone
 
+from apps.core.rows import RowModels
+
 from .models import Membership, Session, Team, User
-from .selectors import RowModels
 
 PERSON = RowModels((User, "u"), (Membership, "m"), (Team, "t"))
 PERSON_JOINS = (

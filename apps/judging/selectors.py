@@ -17,7 +17,7 @@ from django.db.models import Model, QuerySet
 from django.utils import timezone
 
 from apps.accounts.models import Membership, Tag
-from apps.accounts.selectors import RowModels
+from apps.core.rows import RowModels
 from apps.evaluations.models import (
     Evaluation,
     FeedbackSlot,
