@@ -34,7 +34,7 @@ error (the grader then reopens Give feedback and goes on). Afterwards the databa
 hold exactly the grades that were answered 200, on exactly the slots the graders were
 shown, each once.
 
-Gunicorn: sync workers, 5 (2 x cores + 1) by default. gthread workers with keep-alive
+Gunicorn: sync workers, 3 (cores + 1) by default. gthread workers with keep-alive
 spent less in the load generator but more in the server, and bound each grader's
 connection to one process, which spread the load unevenly (a longer tail).
 
@@ -162,7 +162,7 @@ class ServerConfig:
 
     def describe(self) -> str:
         worker_class = self.worker_class or "sync"
-        workers = self.workers or 2 * (os.cpu_count() or 1) + 1
+        workers = self.workers or (os.cpu_count() or 1) + 1
         text = f"gunicorn -c config/gunicorn.conf.py: {worker_class}, {workers} workers"
         if worker_class == "gthread":
             text += f" x {self.threads or 1} threads, keep-alive 5 s"
