@@ -10,6 +10,7 @@ from functools import lru_cache
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template import engines
 from django.template.defaultfilters import date as date_filter
 from django.template.defaultfilters import urlencode
 from django.urls import get_script_prefix, reverse
@@ -137,6 +138,7 @@ def _card_context(
         grades_today = selectors.grades_today(user=request.user)
     context: dict = {
         "slot": slot,
+        "error": None,
         "reviewing": reviewing,
         "grades_today": grades_today,
         "queue_evaluation": _queue_evaluation(request),
@@ -160,9 +162,20 @@ def _render_card(
     reviewing: bool = False,
     grades_today: int | None = None,
 ) -> HttpResponse:
-    template = "judging/_card.html" if request.htmx else "judging/feedback.html"  # type: ignore[attr-defined]
     context = _card_context(request, slot, reviewing=reviewing, grades_today=grades_today)
-    return render(request, template, context)
+    return _card_response(request, context)
+
+
+def _card_response(request: HttpRequest, context: dict, status: int = 200) -> HttpResponse:
+    """The card alone for htmx to swap in, else the Give feedback page around it."""
+    card = engines["jinja2"].get_template(CARD_TEMPLATE).render(context, request)
+    if request.htmx:  # type: ignore[attr-defined]
+        return HttpResponse(card, status=status)
+    return render(request, "judging/feedback.html", {"card": SafeString(card)}, status=status)
+
+
+# A Jinja2 template (settings.TEMPLATES): the one template rendered on every grade.
+CARD_TEMPLATE = "judging/card.html"
 
 
 def _next_slot(request: HttpRequest) -> services.NextSlot:
@@ -255,7 +268,7 @@ def grade(request: HttpRequest, slot_id: int) -> HttpResponse:
             return redirect("feedback")
         context = _next_card_context(request)
         context["error"] = error.message
-        return render(request, "judging/_card.html", context, status=400)
+        return _card_response(request, context, status=400)
     return _after_action(request)
 
 
@@ -287,7 +300,7 @@ def previous(request: HttpRequest) -> HttpResponse:
         if request.htmx:  # type: ignore[attr-defined]
             context = _next_card_context(request)
             context["error"] = "There is no earlier grade to go back to."
-            return render(request, "judging/_card.html", context)
+            return _card_response(request, context)
         messages.info(request, "There is no earlier grade to go back to.")
         return redirect("feedback")
     return _render_card(request, slot, reviewing=True)

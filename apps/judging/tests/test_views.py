@@ -221,6 +221,35 @@ def test_the_card_shows_the_keyword_the_result_and_its_attributes(team_a, evalua
     assert held(evaluator).snapshot.doc_id == "sku-1"
 
 
+@pytest.mark.parametrize("headers", [{}, HTMX], ids=["page", "htmx card"])
+def test_markup_in_a_keyword_a_result_or_an_attribute_is_shown_as_text(
+    headers, team_a, evaluator
+):
+    evaluation = make_evaluation(team=team_a, keywords={}, start=False)
+    [keyword] = keywords_add(evaluation=evaluation, texts=["<b>shoes</b>"])
+    snapshots_add(
+        keyword=keyword,
+        documents=[
+            Document(
+                '"><script>alert(1)</script>',
+                "<img src=x onerror=alert(2)>",
+                image='x" onerror="alert(3)',
+                attributes={"<i>brand</i>": "<u>Acme</u>", "tags": ["<s>a</s>", "b & c"]},
+            )
+        ],
+    )
+    evaluation_start(evaluation=evaluation)
+
+    page = text(client_for(evaluator).get("/feedback/", headers=headers))
+
+    assert "<script>" not in page and "<img src=x" not in page and "<b>shoes" not in page
+    assert 'onerror="alert(3)' not in page
+    assert "“&lt;b&gt;shoes&lt;/b&gt;”" in page
+    assert "&lt;img src=x onerror=alert(2)&gt;" in page
+    assert "<dt>&lt;i&gt;brand&lt;/i&gt;</dt><dd>&lt;u&gt;Acme&lt;/u&gt;</dd>" in page
+    assert "<dd>&lt;s&gt;a&lt;/s&gt;, b &amp; c</dd>" in page
+
+
 @pytest.mark.parametrize(
     ("scale", "buttons"),
     [
