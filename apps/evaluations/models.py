@@ -229,7 +229,14 @@ class FeedbackSlot(models.Model):
 
     evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="+")
     keyword = models.ForeignKey(Keyword, on_delete=models.CASCADE, related_name="slots")
-    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="slots")
+    # No index of their own for snapshot and grader: slot_unique_index (snapshot, index)
+    # and slot_grader_graded_at (grader, graded_at) lead with them and serve the same
+    # lookups. Every claim and every grade rewrites a slot into each of its indexes (the
+    # columns they change are indexed, so PostgreSQL cannot update in place): two copies
+    # were a fifth of that work.
+    snapshot = models.ForeignKey(
+        Snapshot, on_delete=models.CASCADE, related_name="slots", db_index=False
+    )
     index = models.PositiveSmallIntegerField(help_text="0 .. strategy-1")
     grader = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -237,6 +244,7 @@ class FeedbackSlot(models.Model):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="feedback_slots",
+        db_index=False,
     )
     external_grader = models.CharField(max_length=254, blank=True)
     grade = models.SmallIntegerField(null=True, blank=True)
