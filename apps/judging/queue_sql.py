@@ -98,6 +98,10 @@ def pick_sql(evaluations: int | None) -> str:
     may find a started snapshot beyond the window. Such a grader therefore starts fresh
     snapshots before joining started ones far back: the others finish those.
 
+    On PostgreSQL the searches of an evaluation sit in a LATERAL subquery fenced with
+    OFFSET 0: unfenced, the planner pulled it up and wrote its COALESCE twice, once to
+    test it and once to answer it, and every claim ran its searches twice.
+
     The window ends with the keyword of its STARTED_WINDOW-th slot: a bound on
     keyword_position is a range on the index, so the walk stops there whatever plan the
     database picks. The "grader already has a slot of this snapshot" and "skipped it"
@@ -114,7 +118,7 @@ def pick_sql(evaluations: int | None) -> str:
         searches = ", ".join(_searches("o.id"))
         held_in = "SELECT id FROM open"
         free = (
-            f"(SELECT f.id FROM open o, LATERAL (SELECT COALESCE({searches}) AS id) f "
+            f"(SELECT f.id FROM open o, LATERAL (SELECT COALESCE({searches}) AS id OFFSET 0) f "
             "WHERE f.id IS NOT NULL LIMIT 1)"
         )
     else:

@@ -19,6 +19,7 @@ from apps.core.errors import InvalidState, NotAllowed
 from apps.evaluations.models import Evaluation, FeedbackSlot, SnapshotSkip
 from apps.evaluations.services import evaluation_finish
 from apps.judging import queue_sql, services
+from apps.judging.selectors import open_evaluations_parameters, start_of_today
 from apps.judging.services import (
     slot_claim_next,
     slot_grade,
@@ -436,3 +437,20 @@ def test_the_claims_statement_is_short_enough_for_psycopg_to_keep_its_conversion
     # A longer statement is converted to PostgreSQL's placeholders again on every claim.
     # When a model grows, trim the statement (queue_sql.claim_sql) to get back under.
     assert len(queue_sql.claim_sql(lead_queue).encode()) <= MAX_CACHED_STATEMENT_LENGTH
+
+
+def test_a_claim_runs_each_search_for_a_free_slot_once(postgres):
+    evaluation = make_evaluation(strategy=3, keywords={"k": 10})
+    grader = new_member(evaluation.team)
+    parameters = services._claim_parameters(grader.user)
+    parameters.update(
+        open_evaluations_parameters(grader), today=start_of_today(), evaluation=evaluation.id
+    )
+
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (COSTS OFF) " + queue_sql.claim_sql(False), parameters)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+
+    # Each of the three searches locks the slot it finds: three LockRows nodes, not six
+    # (the planner once wrote the searches twice, to test their answer and to give it).
+    assert plan.count("LockRows") == 3, plan

@@ -222,9 +222,7 @@ def test_the_card_shows_the_keyword_the_result_and_its_attributes(team_a, evalua
 
 
 @pytest.mark.parametrize("headers", [{}, HTMX], ids=["page", "htmx card"])
-def test_markup_in_a_keyword_a_result_or_an_attribute_is_shown_as_text(
-    headers, team_a, evaluator
-):
+def test_markup_in_a_keyword_a_result_or_an_attribute_is_shown_as_text(headers, team_a, evaluator):
     evaluation = make_evaluation(team=team_a, keywords={}, start=False)
     [keyword] = keywords_add(evaluation=evaluation, texts=["<b>shoes</b>"])
     snapshots_add(
