@@ -23,14 +23,19 @@
     plural.textContent = unique.size === 1 ? "" : "s";
   }
 
-  let chosen = models[model.value] || { name: "", keywords: "" };
-  model.addEventListener("change", () => {
-    const next = models[model.value] || { name: "", keywords: "" };
+  const none = { name: "", keywords: "" };
+  let chosen = none;
+  function applyModel() {
+    const next = models[model.value] || none;
     if (!name.value.trim() || name.value === chosen.name) name.value = next.name;
     if (!keywords.value.trim() || keywords.value === chosen.keywords) keywords.value = next.keywords;
     chosen = next;
     countKeywords();
-  });
+  }
+  model.addEventListener("change", applyModel);
+  // A model may be chosen before this deferred script runs (a quick hand, or the browser
+  // restoring the form): its empty fields are filled now as the change would have.
+  applyModel();
 
   let scaleMetrics = metricsByScale[scale.value];
   scale.addEventListener("change", () => {

@@ -14,6 +14,8 @@ from apps.evaluations.services import evaluation_create_with_keywords
 from tests.factories import make_search_model
 
 from .conftest import SCREENSHOTS
+
+FORM_SCRIPT = SCREENSHOTS.parents[1] / "static" / "js" / "evaluation-form.js"
 from .people import PASSWORD
 from .people import log_in as log_in_as
 
@@ -116,6 +118,23 @@ def test_a_lead_creates_and_starts_an_evaluation_from_a_model_and_a_grader_gets_
     assert sum(search_server.keyword_calls.values()) == 3  # resuming ran nothing again
     grader.reload()
     expect(grader.get_by_test_id("doc-name")).to_have_text(re.compile(r"result \d"))
+
+
+def test_a_model_chosen_before_the_form_script_runs_still_fills_the_name_and_keywords(
+    live_server, browser, model
+):
+    lead = log_in(browser, live_server.url, "lead@shop.test")
+    # Hold the form's script back, choose the model, then let the script run: a quick
+    # hand on a slow connection does this.
+    lead.route("**/evaluation-form*.js", lambda route: route.abort())
+    lead.goto(f"{live_server.url}/evaluations/new/")
+    lead.get_by_label("Search model").select_option(label="Catalogue")
+    expect(lead.get_by_label("Name", exact=True)).to_have_value("")
+    lead.add_script_tag(path=str(FORM_SCRIPT))
+
+    expect(lead.get_by_label("Name", exact=True)).to_have_value("Catalogue 1")
+    expect(lead.get_by_label("Keywords")).to_have_value("red shoes\nblue hat\n")
+    expect(lead.locator("#keyword-count")).to_have_text("2")
 
 
 def test_the_page_follows_a_start_until_the_evaluation_opens(
