@@ -37,6 +37,18 @@ _GRADE = {
         },
     ],
 }
+_DECISION = {
+    "type": "object",
+    "nullable": True,
+    "description": "a lead's final grade, used in place of the grades in the metrics",
+    "required": ["grade"],
+    "additionalProperties": False,
+    "properties": {
+        "grade": {"type": "integer", "minimum": 0, "maximum": 10},
+        "by": {"type": "string", "nullable": True, "description": "the lead's email"},
+        "reason": {"type": "string", "maxLength": 2000},
+    },
+}
 _SNAPSHOT = {
     "type": "object",
     "required": ["position", "doc_id"],
@@ -48,6 +60,7 @@ _SNAPSHOT = {
         "image": _TEXT,
         "attributes": {"type": "object", "additionalProperties": True},
         "grades": {"type": "array", "maxItems": 3, "items": _GRADE},
+        "decision": _DECISION,
         "value": _VALUE,
     },
 }

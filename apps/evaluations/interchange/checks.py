@@ -10,14 +10,25 @@ from typing import Any, TypeGuard
 
 from apps.accounts.models import Membership, Tag, Team
 from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot
+from apps.insights.agreement.services import REASON_MAX_LENGTH
 from apps.scoring import engine
 
 from .problems import Problems
-from .writer import SlotGrade, SnapshotRow
+from .writer import Decision, SlotGrade, SnapshotRow
 
 KEYWORD_KEYS = {"keyword", "snapshots", "metrics"}
-SNAPSHOT_KEYS = {"position", "doc_id", "name", "image", "attributes", "grades", "value"}
+SNAPSHOT_KEYS = {
+    "position",
+    "doc_id",
+    "name",
+    "image",
+    "attributes",
+    "grades",
+    "decision",
+    "value",
+}
 GRADE_KEYS = {"grader", "grade", "reason"}
+DECISION_KEYS = {"grade", "by", "reason"}
 
 MAX_POSITION = 2**31 - 1
 GRADERS_REMEMBERED = 10_000
@@ -159,11 +170,13 @@ class KeywordCheck:
                 return None
         else:
             return None
+        if get("decision") is not None:  # rare: the full check reads it
+            return None
         slots = self._quick_slots(get("grades"), grade_set)
         if slots is None:
             return None
         positions.add(position)
-        return (position, doc_id, name, image, attributes_json, slots)
+        return (position, doc_id, name, image, attributes_json, slots, None)
 
     def _quick_slots(self, grades: Any, grade_set: frozenset[int]) -> list[SlotGrade | None] | None:
         if grades is None:
@@ -251,9 +264,10 @@ class KeywordCheck:
                 if "\\u0000" in attributes_json:
                     add(f"{where}.attributes: must not contain NUL characters")
         grades = self._grades(where, snapshot.get("grades"))
+        decision = self._decision(f"{where}.decision", snapshot.get("decision"))
         if self.problems.count != before:
             return None
-        return (position, doc_id, name, image, attributes_json, grades)
+        return (position, doc_id, name, image, attributes_json, grades, decision)
 
     def _optional_text(self, where: str, snapshot: dict[str, Any], key: str, limit: int) -> str:
         value = snapshot.get(key)
@@ -338,3 +352,33 @@ class KeywordCheck:
                     f"{location}.grader: {grader!r} already graded this snapshot in grades[{first}]"
                 )
         return (grade, user_id, external, reason)
+
+    def _decision(self, where: str, given: Any) -> Decision | None:
+        """A lead's decision: a grade on the scale, who decided (a member's email; any
+        other name is not kept, as the decision has no place for it) and a reason."""
+        if given is None:
+            return None
+        add = self.problems.add
+        if not isinstance(given, dict):
+            add(f'{where}: must be an object {{"grade", "by", "reason"}} or null')
+            return None
+        self._unknown_fields(where, given, DECISION_KEYS)
+        grade = given.get("grade")
+        if grade is None:
+            add(f"{where}.grade: required, a grade on the evaluation's scale")
+        elif not self._grade(f"{where}.grade", grade):
+            grade = None
+        reason = given.get("reason")
+        if reason is None:
+            reason = ""
+        elif not is_text(reason):
+            add(f"{where}.reason: must be a text")
+        elif len(reason) > REASON_MAX_LENGTH:
+            add(f"{where}.reason: at most {REASON_MAX_LENGTH} characters (got {len(reason)})")
+        by = given.get("by")
+        if by is not None and not is_text(by):
+            add(f"{where}.by: must be the email of the lead who decided")
+            by = None
+        if grade is None or not isinstance(reason, str):
+            return None
+        return (grade, None if by is None else self.members.get(by.lower()), reason)

@@ -34,6 +34,13 @@ class SlotOut:
 
 
 @dataclass
+class DecisionOut:
+    grade: int
+    by: str | None  # the deciding lead's email; None once that account is gone
+    reason: str
+
+
+@dataclass
 class SnapshotOut:
     position: int
     doc_id: str
@@ -42,6 +49,7 @@ class SnapshotOut:
     attributes: dict[str, Any]
     value: float | None
     slots: list[SlotOut]
+    decision: DecisionOut | None = None
 
     @property
     def graded(self) -> list[SlotOut]:
@@ -93,7 +101,17 @@ def keywords_of(evaluation: Evaluation, *, with_metrics: bool = True) -> Iterato
             Snapshot.objects.filter(keyword__evaluation=evaluation)
             .order_by("keyword__position", "position")
             .values_list(
-                "keyword_id", "id", "position", "doc_id", "name", "image", "attributes", "value"
+                "keyword_id",
+                "id",
+                "position",
+                "doc_id",
+                "name",
+                "image",
+                "attributes",
+                "value",
+                "decision__grade",
+                "decision__decided_by__email",
+                "decision__reason",
             )
         )
     )
@@ -120,10 +138,21 @@ def keywords_of(evaluation: Evaluation, *, with_metrics: bool = True) -> Iterato
                     SlotOut(index, grade, email or external or None, reason)
                     for _, index, grade, email, external, reason in slots.take(snapshot_id)
                 ],
+                decision=None if decided is None else DecisionOut(decided, decided_by, why),
             )
-            for _, snapshot_id, position, doc_id, name, image, attributes, value in snapshots.take(
-                keyword_id
-            )
+            for (
+                _,
+                snapshot_id,
+                position,
+                doc_id,
+                name,
+                image,
+                attributes,
+                value,
+                decided,
+                decided_by,
+                why,
+            ) in snapshots.take(keyword_id)
         ]
         yield KeywordOut(text, keyword_metrics, keyword_snapshots)
 
@@ -187,7 +216,7 @@ def _snapshot_document(snapshot: SnapshotOut, strategy: int) -> dict[str, Any]:
     for slot in snapshot.graded:
         if slot.index < strategy:
             grades[slot.index] = {"grader": slot.grader, "grade": slot.grade, "reason": slot.reason}
-    return {
+    document = {
         "position": snapshot.position,
         "doc_id": snapshot.doc_id,
         "name": snapshot.name,
@@ -196,6 +225,14 @@ def _snapshot_document(snapshot: SnapshotOut, strategy: int) -> dict[str, Any]:
         "grades": grades,
         "value": snapshot.value,
     }
+    decision = snapshot.decision
+    if decision is not None:  # only decided snapshots carry the key
+        document["decision"] = {
+            "grade": decision.grade,
+            "by": decision.by,
+            "reason": decision.reason,
+        }
+    return document
 
 
 # --- CSV -------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from django.db import DatabaseError, models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot
+from apps.insights.models import SnapshotDecision
 from apps.scoring.models import KeywordMetric
 
 from .writer import KeywordBatch
@@ -113,6 +114,11 @@ class Copier:
             ["keyword", "evaluation", "metric", "k", "value", "computed_at"],
             connection,
         )
+        self.decisions = Table(
+            SnapshotDecision,
+            ["snapshot", "evaluation", "grade", "decided_by", "reason", "decided_at"],
+            connection,
+        )
         with self.raw.cursor() as cursor:
             self.sequences = {
                 table.table: cursor.execute(
@@ -197,6 +203,8 @@ class Copier:
                 (self.metrics, self._metric_lines(batch, keyword_ids)),
             ):
                 self._copy(cursor, table, lines)
+            if any(row[6] is not None for rows in batch.rows for row in rows):
+                self._copy(cursor, self.decisions, self._decision_lines(batch, snapshot_ids))
 
     def _next_ids(self, cursor: Any, table: Table, count: int) -> list[int]:
         if not count:
@@ -233,7 +241,7 @@ class Copier:
     ) -> Iterator[str]:
         ids = iter(snapshot_ids)
         for keyword_id, rows, values in zip(keyword_ids, batch.rows, batch.values, strict=True):
-            for (position, doc_id, name, image, attributes, _), value in zip(
+            for (position, doc_id, name, image, attributes, _, _), value in zip(
                 rows, values, strict=True
             ):
                 yield (
@@ -278,3 +286,16 @@ class Copier:
                 value = values.get((metric, k))
                 shown = NULL if value is None else repr(value)
                 yield f"{keyword_id}\t{evaluation}\t{metric}\t{k}\t{shown}\t{now}"
+
+    @staticmethod
+    def _decision_lines(batch: KeywordBatch, snapshot_ids: list[int]) -> Iterator[str]:
+        now = batch.now.isoformat()
+        rows = (row for rows in batch.rows for row in rows)
+        for snapshot_id, row in zip(snapshot_ids, rows, strict=True):
+            decision = row[6]
+            if decision is not None:
+                grade, user, reason = decision
+                yield (
+                    f"{snapshot_id}\t{batch.evaluation_id}\t{grade}\t{literal(user)}\t"
+                    f"{text(reason)}\t{now}"
+                )

@@ -288,5 +288,5 @@ def _snapshot_rows(
     for position, result in zip(positions, ordered, strict=True):
         grade = grades.get((qid, result.docno))
         slots: list[SlotGrade | None] = [] if grade is None else [(grade, None, "", "")]
-        rows.append((position, from_column(result.docno), "", "", "{}", slots))
+        rows.append((position, from_column(result.docno), "", "", "{}", slots, None))
     return rows

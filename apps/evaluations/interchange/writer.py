@@ -3,7 +3,8 @@
 Rows go in as snapshots_add and grading would leave them: every slot carries its copies
 of the evaluation, keyword, keyword position and snapshot position; a graded slot has its
 grader (a user, or an external grader's name), reason and graded_at, and every slot of a
-snapshot with a grade is `snapshot_started`.
+snapshot with a grade is `snapshot_started`. A lead's decision is stored as the
+disagreement queue stores one (apps.insights SnapshotDecision), dated at the import.
 
 Each batch is scored while its grades are in memory, with the engine's batch path
 exactly as evaluation_recompute scores (EvaluationSettings.score_many), and stored as
@@ -12,8 +13,9 @@ KeywordMetric per (metric, k), the keyword's graded slot count, nothing left mar
 the end the evaluation's counts and exact means (evaluation_means_reconcile). Reading
 everything back to score it cost more than writing it at a million snapshots.
 
-On PostgreSQL a batch is four COPYs (pgcopy.py) run on a writer thread while the
-caller parses the next batch; elsewhere bulk_create. Memory holds two batches.
+On PostgreSQL a batch is four COPYs (five with decisions; pgcopy.py) run on a writer
+thread while the caller parses the next batch; elsewhere bulk_create. Memory holds two
+batches.
 """
 
 import json
@@ -27,6 +29,7 @@ from django.db import connection
 from django.utils import timezone
 
 from apps.evaluations.models import Evaluation, FeedbackSlot, Keyword, Snapshot
+from apps.insights.models import SnapshotDecision
 from apps.scoring import engine
 from apps.scoring.loading import SnapshotGrades, load_settings
 from apps.scoring.models import KeywordMetric
@@ -34,9 +37,11 @@ from apps.scoring.services import evaluation_means_reconcile
 
 # grade, grader user id, external grader name, reason
 SlotGrade = tuple[int, int | None, str, str]
+# a lead's decision: grade, the deciding user's id (None: not a member), reason
+Decision = tuple[int, int | None, str]
 # position, doc_id, name, image, attributes as JSON text, one entry per slot index
-# (None: an empty slot; the list may be shorter than the strategy)
-SnapshotRow = tuple[int, str, str, str, str, list[SlotGrade | None]]
+# (None: an empty slot; the list may be shorter than the strategy), the lead's decision
+SnapshotRow = tuple[int, str, str, str, str, list[SlotGrade | None], Decision | None]
 
 BATCH_SNAPSHOTS = 20_000
 
@@ -176,7 +181,13 @@ class EvaluationWriter:
             for kw in slots
         ]
         scores = self.settings.score_many(
-            [[SnapshotGrades(0, None, snapshot) for snapshot in kw] for kw in grades]
+            [
+                [
+                    SnapshotGrades(0, None, snapshot, _decided_grade(row))
+                    for snapshot, row in zip(kw_grades, kw_rows, strict=True)
+                ]
+                for kw_grades, kw_rows in zip(grades, rows, strict=True)
+            ]
         )
         values: list[list[float | None]] = []
         metric_values: list[dict[tuple[str, int], float | None]] = []
@@ -203,6 +214,11 @@ class EvaluationWriter:
 
 def _position(row: SnapshotRow) -> int:
     return row[0]
+
+
+def _decided_grade(row: SnapshotRow) -> int | None:
+    decision = row[6]
+    return None if decision is None else decision[0]
 
 
 def _store_portably(batch: KeywordBatch) -> None:
@@ -248,6 +264,20 @@ def _store_portably(batch: KeywordBatch) -> None:
         )
         for keyword, snapshot, entries in zip(keyword_of, snapshots, slots, strict=True)
         for index, entry in enumerate(entries)
+    )
+    SnapshotDecision.objects.bulk_create(
+        SnapshotDecision(
+            snapshot_id=snapshot.id,
+            evaluation_id=batch.evaluation_id,
+            grade=decision[0],
+            decided_by_id=decision[1],
+            reason=decision[2],
+            decided_at=batch.now,
+        )
+        for snapshot, (*_, decision) in zip(
+            snapshots, (row for rows in batch.rows for row in rows), strict=True
+        )
+        if decision is not None
     )
     KeywordMetric.objects.bulk_create(
         KeywordMetric(

@@ -24,6 +24,8 @@ from apps.evaluations.services import (
     keywords_add,
     snapshots_add,
 )
+from apps.insights.agreement.services import snapshot_decide
+from apps.insights.models import SnapshotDecision
 from apps.judging.services import slot_record_grade
 from apps.scoring.models import KeywordMetric
 from apps.scoring.services import evaluation_recompute
@@ -50,6 +52,10 @@ def row_counts() -> dict[str, int]:
         model.__name__: model.objects.count()
         for model in (Evaluation, EvaluationMetric, Keyword, Snapshot, FeedbackSlot, Tag)
     }
+
+
+def owner_of(team):
+    return team.memberships.get(role="owner").user
 
 
 def graded_evaluation(team, graders):
@@ -95,6 +101,14 @@ def graded_evaluation(team, graders):
             )
     first = slots_of(evaluation, "Red running shoes")[0]
     slot_record_grade(slot_id=first.id, grade=3, grader_name="agency", reason="exact match")
+    # The graders disagreed on the second result (0, 1 and 2); a lead settled it.
+    disputed = slots_of(evaluation, "red running shoes")[3].snapshot_id
+    snapshot_decide(
+        membership=owner_of(team).memberships.get(team=team),
+        snapshot_id=disputed,
+        grade=3,
+        reason="the photo shows it",
+    )
     evaluation_recompute(evaluation_id=evaluation.id)
     evaluation.refresh_from_db()
     return evaluation
@@ -118,11 +132,21 @@ def test_an_exported_evaluation_imports_into_a_fresh_team_with_the_same_everythi
     fresh = make_team()
     for grader in graders:
         make_grader(fresh, grader.email)
+    make_grader(fresh, owner_of(team).email, role="admin")  # the lead who decided
 
     imported = import_document(team=fresh, source=as_file(before))
 
     after = exported(imported)
     assert without_identity(after) == without_identity(before)
+    decided = before["keywords"][0]["snapshots"][1]
+    assert decided["decision"] == {
+        "grade": 3,
+        "by": owner_of(team).email,
+        "reason": "the photo shows it",
+    }
+    assert decided["value"] == 3.0  # the decision, not the graders' mean (1.0)
+    decision = SnapshotDecision.objects.get(evaluation=imported)
+    assert decision.decided_by.email == owner_of(team).email
     assert imported.status == Status.PENDING
     assert imported.team == fresh
     # Full precision: the same floats, not merely close ones.
@@ -166,6 +190,57 @@ def test_slots_carry_the_copies_snapshots_add_gives_them():
     slot = FeedbackSlot.objects.get(evaluation=imported, keyword__text="b")
     assert (slot.keyword_position, slot.snapshot_position, slot.snapshot_started) == (1, 3, True)
     assert slot.snapshot.keyword == slot.keyword
+
+
+def test_a_lead_s_decision_is_imported_and_scored_in_place_of_the_grades():
+    team = make_team()
+    lead = make_grader(team, "lena@example.test", role="admin")
+    snapshots = [
+        {"position": 1, "doc_id": "a", "grades": [0, 3], "decision": {"grade": 2}},
+        {
+            "position": 2,
+            "doc_id": "b",
+            "grades": [1],
+            "decision": {"grade": 0, "by": "LENA@example.test", "reason": "off topic"},
+        },
+        {"position": 3, "doc_id": "c", "decision": {"grade": 1, "by": "gone@example.test"}},
+        {"position": 4, "doc_id": "d", "grades": [3, 3], "decision": None},
+    ]
+    document = minimal_document(strategy=3, keywords=[{"keyword": "q", "snapshots": snapshots}])
+
+    imported = import_document(team=team, source=as_file(document))
+
+    decisions = SnapshotDecision.objects.filter(evaluation=imported).order_by("snapshot__position")
+    assert [(d.snapshot.position, d.grade, d.decided_by, d.reason) for d in decisions] == [
+        (1, 2, None, ""),
+        (2, 0, lead, "off topic"),
+        (3, 1, None, ""),  # not a member of this team: who decided is not kept
+    ]
+    assert all(d.decided_at is not None for d in decisions)
+    values = Snapshot.objects.filter(keyword__evaluation=imported).order_by("position")
+    assert list(values.values_list("value", flat=True)) == [2.0, 0.0, 1.0, 3.0]
+    assert exported(imported)["keywords"][0]["snapshots"][3].get("decision") is None
+
+
+def test_decision_problems_are_listed_with_their_locations():
+    snapshots = [
+        {"position": 1, "doc_id": "a", "decision": {"grade": 4, "by": 7, "note": "x"}},
+        {"position": 2, "doc_id": "b", "decision": {"reason": "r" * 2001}},
+        {"position": 3, "doc_id": "c", "decision": 2},
+    ]
+    document = minimal_document(keywords=[{"keyword": "q", "snapshots": snapshots}])
+
+    problems = rejected(document)
+
+    where = "keywords[0].snapshots"
+    assert problems == [
+        f"{where}[0].decision.note: unknown field",
+        f"{where}[0].decision.grade: 4 is not a graded grade (0, 1, 2, 3)",
+        f"{where}[0].decision.by: must be the email of the lead who decided",
+        f"{where}[1].decision.grade: required, a grade on the evaluation's scale",
+        f"{where}[1].decision.reason: at most 2000 characters (got 2001)",
+        f'{where}[2].decision: must be an object {{"grade", "by", "reason"}} or null',
+    ]
 
 
 def minimal_document(**overrides) -> dict:
@@ -477,6 +552,7 @@ def test_what_an_import_stores_is_exactly_what_evaluation_recompute_computes(pro
                     "position": position,
                     "doc_id": f"d{position}",
                     "grades": [rng.choice([None, 0, 1, 2, 3]) for _ in range(rng.randint(0, 3))],
+                    "decision": {"grade": rng.choice([0, 1, 2, 3])} if rng.random() < 0.1 else None,
                 }
                 for position in rng.sample(range(1, 40), rng.randint(0, 15))
             ],
@@ -497,6 +573,7 @@ def test_what_an_import_stores_is_exactly_what_evaluation_recompute_computes(pro
     evaluation_recompute(evaluation_id=imported.id)
 
     assert stored_scores(imported) == stored
+    assert SnapshotDecision.objects.filter(evaluation=imported).exists()
     assert any(value is None for _, value in stored["snapshots"])
     assert any(value is not None and value % 1 for _, value in stored["snapshots"])
 
@@ -507,7 +584,8 @@ def test_a_document_imports_the_same_with_and_without_postgres_key_checks(postgr
     team = make_team()
     make_grader(team, "eve@example.test")
     grades = [{"grader": "eve@example.test", "grade": 2}, 1]
-    snapshot = {"position": 1, "doc_id": "d", "grades": grades}
+    decision = {"grade": 3, "by": "eve@example.test", "reason": "settled"}
+    snapshot = {"position": 1, "doc_id": "d", "grades": grades, "decision": decision}
     document = minimal_document(strategy=3, keywords=[{"keyword": "q", "snapshots": [snapshot]}])
     imported = []
     for skip in (True, False):
@@ -520,3 +598,4 @@ def test_a_document_imports_the_same_with_and_without_postgres_key_checks(postgr
         cursor.execute("SHOW session_replication_role")
         assert cursor.fetchone()[0] == "origin"  # the checks are back on after the import
     assert without_identity(imported[0]) == without_identity(imported[1])
+    assert imported[0]["keywords"][0]["snapshots"][0]["decision"] == decision
