@@ -14,10 +14,10 @@ from apps.evaluations.services import evaluation_create_with_keywords
 from tests.factories import make_search_model
 
 from .conftest import SCREENSHOTS
-
-FORM_SCRIPT = SCREENSHOTS.parents[1] / "static" / "js" / "evaluation-form.js"
 from .people import PASSWORD
 from .people import log_in as log_in_as
+
+FORM_SCRIPT = SCREENSHOTS.parents[1] / "static" / "js" / "evaluation-form.js"
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
