@@ -6,7 +6,7 @@ from django.db import connection
 
 from apps.core.rows import RowModels
 
-from .models import Membership, Role, Team
+from .models import Membership, Role, Tag, Team
 
 SESSION_TEAM_KEY = "relevo_team_id"
 
@@ -56,3 +56,13 @@ def current_membership(request: Any) -> Membership | None:
 
 def is_lead(membership: Membership | None) -> bool:
     return membership is not None and membership.role in (Role.OWNER, Role.ADMIN)
+
+
+def evaluations_restricted_by(tag: Tag) -> list[Any]:
+    """The evaluations not yet finished that carry the tag, by name.
+
+    A grader sees an evaluation only when they hold every tag it carries, so deleting the
+    tag opens these to graders who lack it; the lead is asked first.
+    """
+    # Through the reverse relation: accounts does not import the evaluations app.
+    return list(tag.evaluations.exclude(status="finished").order_by("name", "id"))  # type: ignore[attr-defined]

@@ -16,7 +16,7 @@ from . import services
 from .decorators import lead_required, team_member_required
 from .forms import AcceptInvitationForm, ApiTokenForm, InviteForm, MembershipForm, TagForm
 from .models import ApiToken, Invitation, Membership, Tag, User
-from .selectors import SESSION_TEAM_KEY, memberships_of
+from .selectors import SESSION_TEAM_KEY, evaluations_restricted_by, memberships_of
 from .tokens import api_token_create, api_token_revoke
 
 
@@ -154,6 +154,11 @@ def tag_edit(request: HttpRequest, tag_id: int) -> HttpResponse:
 def tag_delete(request: HttpRequest, tag_id: int) -> HttpResponse:
     team = request.membership.team  # type: ignore[attr-defined]
     tag = get_object_or_404(Tag, id=tag_id, team=team)
+    opened = evaluations_restricted_by(tag)
+    if opened and request.POST.get("confirm") != "yes":
+        # Deleting it would open these evaluations to graders who lack the tag: say so
+        # and let the lead confirm, rather than widen who grades them silently.
+        return render(request, "accounts/tag_delete_confirm.html", {"tag": tag, "opened": opened})
     tag.delete()
     messages.success(request, f"Deleted the tag {tag.name}.")
     return redirect("tags")

@@ -14,7 +14,7 @@ from django.utils import timezone
 from apps.accounts import services
 from apps.accounts.models import Invitation, Membership, Role, Tag, User
 from apps.accounts.selectors import SESSION_TEAM_KEY
-from tests.factories import client_for, make_grader
+from tests.factories import client_for, make_evaluation, make_grader
 
 pytestmark = pytest.mark.django_db
 
@@ -812,6 +812,30 @@ def test_a_lead_deletes_a_tag_and_members_lose_it(team_a, owner, evaluator):
     assert not Tag.objects.filter(id=tag.id).exists()
     assert list(membership_of(evaluator, team_a).tags.all()) == []
     assert "Deleted the tag german." in text(client.get("/team/tags/"))
+
+
+def test_deleting_a_tag_that_restricts_open_evaluations_asks_first_and_names_them(team_a, owner):
+    from apps.evaluations.services import evaluation_finish_now
+
+    tag = Tag.objects.create(team=team_a, name="german")
+    active = make_evaluation(team=team_a, tags=[tag])
+    pending = make_evaluation(team=team_a, tags=[tag], start=False)
+    finished = make_evaluation(team=team_a, tags=[tag])
+    evaluation_finish_now(evaluation=finished)
+    client = client_for(owner)
+
+    asked = client.post(f"/team/tags/{tag.id}/delete/")
+
+    assert asked.status_code == 200 and Tag.objects.filter(id=tag.id).exists()
+    page = text(asked)
+    assert "2 evaluations not yet finished carry this tag" in page
+    assert active.name in page and pending.name in page and finished.name not in page
+    assert 'name="confirm" value="yes"' in asked.content.decode()
+
+    confirmed = client.post(f"/team/tags/{tag.id}/delete/", {"confirm": "yes"})
+
+    assert confirmed.status_code == 302 and not Tag.objects.filter(id=tag.id).exists()
+    assert list(active.tags.all()) == []
 
 
 def test_deleting_a_tag_by_get_is_refused(team_a, owner):
