@@ -63,6 +63,18 @@ def claim_and_grade(membership, rng: random.Random) -> float:
     return elapsed
 
 
+def time_waiting_count(membership, runs: int = 21):
+    """The dashboard's "results waiting for you" count: median milliseconds, and the count."""
+    from apps.judging.services import results_waiting_for
+
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        waiting = results_waiting_for(membership)
+        times.append((time.perf_counter() - started) * 1000.0)
+    return statistics.median(times), waiting
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small-slots", type=int, default=10_000)
@@ -101,6 +113,14 @@ def main() -> int:
             f"pool {name}: {evaluation.total_slots} slots; claim median "
             f"{statistics.median(times):.2f} ms, p95 {percentile(times, 0.95):.2f} ms, "
             f"p99 {percentile(times, 0.99):.2f} ms over {len(times)} claims"
+        )
+    for name in ("small", "big"):
+        _evaluation, graders = pools[name]
+        count_ms, waiting = time_waiting_count(graders[0])
+        shown = f"{waiting.count}{' or more' if waiting.more else ''}"
+        print(
+            f"pool {name}: the dashboard's count of results waiting for a grader ({shown}): "
+            f"median {count_ms:.2f} ms (not a target)"
         )
     print(f"data built in {build_s:.1f} s (not a target)")
     print(

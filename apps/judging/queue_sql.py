@@ -73,6 +73,40 @@ def locked_left_sql(lead_queue: bool) -> str:
     return sql
 
 
+def waiting_sql(*, started: bool) -> str:
+    """How many results the grader could be given, counted over at most %(walk)s free
+    slots of the evaluations open to them: the count of distinct snapshots, and of slots
+    read (as many as the walk allows: there may be more). Snapshots that have a grade
+    (started) and those that have none are counted apart: no snapshot is in both, and the
+    fresh ones are found without passing over the grader's own."""
+    key = ("waiting", int(started))
+    sql = STATEMENTS.get(key)
+    if sql is None:
+        in_evaluations = f"s.evaluation_id IN ({OPEN_EVALUATIONS_SQL})"
+        flag = "s.snapshot_started" if started else "NOT s.snapshot_started"
+        sql = (
+            "SELECT COUNT(DISTINCT w.snapshot_id), COUNT(*) FROM "
+            f"(SELECT s.snapshot_id FROM {SLOTS} s WHERE {_open_to_grader(in_evaluations)} "
+            f"AND {flag} LIMIT %(walk)s) w"
+        )
+        STATEMENTS[key] = sql
+    return sql
+
+
+def held_sql() -> str:
+    """Whether the grader holds an ungraded slot in an evaluation open to them (the queue
+    gives it back first)."""
+    key = ("held", 0)
+    sql = STATEMENTS.get(key)
+    if sql is None:
+        sql = (
+            f"SELECT EXISTS (SELECT 1 FROM {SLOTS} h WHERE h.grader_id = %(user)s "
+            f"AND h.grade IS NULL AND h.evaluation_id IN ({OPEN_EVALUATIONS_SQL}))"
+        )
+        STATEMENTS[key] = sql
+    return sql
+
+
 def _evaluations(lead_queue: bool) -> str:
     """The evaluations a claim draws from: the lead's one, or those open to the grader."""
     return "SELECT %(evaluation)s::bigint AS id" if lead_queue else OPEN_EVALUATIONS_SQL

@@ -314,6 +314,42 @@ START_SNAPSHOT_LOCKED_SQL = (
 # --- The queue --------------------------------------------------------------------------
 
 
+# The dashboard counts the results waiting for a grader up to this many, then says "or more".
+WAITING_COUNTED_UP_TO = 1000
+MOST_SLOTS_PER_SNAPSHOT = 3  # the largest strategy
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """How many results the queue could give the grader now; `more`: at least `count`."""
+
+    count: int
+    more: bool = False
+
+
+def results_waiting_for(membership: Membership) -> Waiting:
+    """The results waiting for the grader in the evaluations open to them: the one they
+    hold, and each snapshot they could claim (free slot, not theirs already, not skipped).
+    One grader grades a snapshot once, so its free slots count once. Counting stops at
+    WAITING_COUNTED_UP_TO results: past that the dashboard says "or more", and a pool
+    of a million slots costs what one of a thousand does."""
+    # Reading one slot more than that many results can have tells "more" from "exactly".
+    walk = WAITING_COUNTED_UP_TO * MOST_SLOTS_PER_SNAPSHOT + 1
+    parameters = _claim_parameters(membership.user)
+    parameters.update(open_evaluations_parameters(membership), walk=walk)
+    count = 0
+    with connection.cursor() as cursor:
+        cursor.execute(queue_sql.held_sql(), parameters)
+        count += int(cursor.fetchone()[0])
+        for started in (False, True):
+            cursor.execute(queue_sql.waiting_sql(started=started), parameters)
+            snapshots, slots_read = cursor.fetchone()
+            count += snapshots
+            if slots_read == walk or count > WAITING_COUNTED_UP_TO:
+                return Waiting(WAITING_COUNTED_UP_TO, more=True)
+    return Waiting(count)
+
+
 @dataclass(frozen=True)
 class NextSlot:
     """What the grader is given next (None: nothing left for them) and how many grades

@@ -38,7 +38,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             team_id=membership.team_id, status=Status.ACTIVE, archived=False
         ).order_by("-pinned", "started_at")
     )
-    waiting = sum(e.total_slots - e.graded_slots for e in mine)
+    waiting = services.results_waiting_for(membership) if mine else services.Waiting(0)
     pins: list = []
     if is_lead(membership):
         # The lead's pins are read by the insights app, which owns what leads read.

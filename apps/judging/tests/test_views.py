@@ -20,6 +20,7 @@ from apps.evaluations.models import (
     Status,
 )
 from apps.evaluations.services import Document, evaluation_start, keywords_add, snapshots_add
+from apps.judging import services
 from apps.judging.services import slot_record_grade
 from tests.factories import assign, client_for, make_evaluation, make_grader, slots_of
 
@@ -128,7 +129,9 @@ def test_the_dashboard_shows_what_waits_and_the_evaluations_open_to_the_evaluato
     page = text(response)
     assert response.status_code == 200
     assert "<h1>Team A</h1>" in page
-    assert '<strong data-testid="waiting">14</strong> results wait for judgement' in page
+    # 5 results of the plain evaluation, and 3 of the binary one: it has 9 free slots,
+    # but one grader grades each result once.
+    assert '<strong data-testid="waiting">8</strong> results wait for you' in page
     mine = page.split("<h2>My evaluations</h2>")[1].split("<h2>")[0]
     assert f"<h3>{plain.name}</h3>" in mine and f"<h3>{binary.name}</h3>" in mine
     assert german_only.name not in mine
@@ -147,7 +150,7 @@ def test_a_grader_holding_the_tag_also_waits_on_the_tagged_evaluation(
 
     response = client_for(evaluator).get("/")
 
-    assert '<strong data-testid="waiting">18</strong>' in text(response)
+    assert '<strong data-testid="waiting">12</strong>' in text(response)
     assert f"<h3>{three_evaluations[2].name}</h3>" in text(response)
 
 
@@ -159,6 +162,37 @@ def test_a_lead_sees_a_link_to_each_active_evaluations_queue(
 
     for evaluation in three_evaluations:
         assert f'href="/feedback/?evaluation={evaluation.id}">Open its queue</a>' in page
+
+
+def test_results_the_grader_graded_or_skipped_no_longer_wait_for_them(team_a, evaluator):
+    make_evaluation(team=team_a, strategy=3, keywords={"boots": 3})
+    client = client_for(evaluator)
+    client.get("/feedback/")
+    first = held(evaluator)
+    client.post(f"/feedback/slots/{first.id}/grade/", {"grade": 1}, headers=HTMX)
+    second = held(evaluator)
+    client.post(f"/feedback/slots/{second.id}/skip/", headers=HTMX)
+
+    # Two free slots are left on each of the first two results, but not for this grader.
+    assert '<strong data-testid="waiting">1</strong> result waits for you' in text(client.get("/"))
+    other = make_grader(team_a)
+    assert '<strong data-testid="waiting">3</strong>' in text(client_for(other).get("/"))
+
+
+def test_past_a_thousand_results_the_dashboard_says_or_more(team_a, evaluator, monkeypatch):
+    monkeypatch.setattr(services, "WAITING_COUNTED_UP_TO", 4)
+    make_evaluation(team=team_a, strategy=3, keywords={"boots": 3, "hats": 2})
+
+    page = text(client_for(evaluator).get("/"))
+
+    assert '<strong data-testid="waiting">4 or more</strong> results wait for you' in page
+
+
+def test_a_count_of_exactly_the_limit_is_exact(team_a, evaluator, monkeypatch):
+    monkeypatch.setattr(services, "WAITING_COUNTED_UP_TO", 5)
+    make_evaluation(team=team_a, strategy=3, keywords={"boots": 3, "hats": 2})
+
+    assert '<strong data-testid="waiting">5</strong>' in text(client_for(evaluator).get("/"))
 
 
 def test_the_dashboard_says_when_nothing_waits(team_a, evaluator):
