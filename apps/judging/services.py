@@ -245,9 +245,23 @@ def _grade_step_by_step(
 
 
 def slot_reset(*, slot_id: int) -> None:
-    """A lead clears a slot: no grade, no grader, so the queue offers it again."""
+    """A lead clears a slot: no grade, no grader, so the queue offers it again.
+
+    When it held its snapshot's only grade, the snapshot is fresh again: the queue no
+    longer puts it before the snapshots nobody has graded.
+    """
+    snapshot_id, keyword_id = FeedbackSlot.objects.values_list("snapshot_id", "keyword_id").get(
+        id=slot_id
+    )
     with transaction.atomic():
-        slot = FeedbackSlot.objects.select_for_update().get(id=slot_id)
+        # All the snapshot's slots, locked in id order as a grade locks them
+        # (_mark_snapshot_started), so a reset and a grade on one snapshot cannot deadlock.
+        siblings = list(
+            FeedbackSlot.objects.select_for_update()
+            .filter(snapshot_id=snapshot_id)
+            .order_by("id")
+            .values_list("id", "grade")
+        )
         FeedbackSlot.objects.filter(id=slot_id).update(
             grade=None,
             reason="",
@@ -256,7 +270,9 @@ def slot_reset(*, slot_id: int) -> None:
             external_grader="",
             assigned_at=None,
         )
-        keyword_mark_for_scoring(keyword_id=slot.keyword_id)
+        if all(grade is None for other, grade in siblings if other != slot_id):
+            FeedbackSlot.objects.filter(snapshot_id=snapshot_id).update(snapshot_started=False)
+        keyword_mark_for_scoring(keyword_id=keyword_id)
 
 
 def slot_record_grade(

@@ -381,6 +381,32 @@ def test_a_reset_slot_is_offered_again():
     assert slot_claim_next(membership=colleague).id == slot.id
 
 
+def test_a_snapshot_whose_only_grade_is_reset_is_fresh_again_and_waits_its_turn():
+    evaluation = make_evaluation(strategy=3, keywords={"red shoes": 2})
+    grader, colleague = new_member(evaluation.team), new_member(evaluation.team)
+    first = claim_and_grade(grader)
+    second_result = slots_of(evaluation)[3]
+    slot_record_grade(slot_id=second_result.id, grade=1, grader_name="import")
+
+    slot_reset(slot_id=first.id)
+
+    assert not FeedbackSlot.objects.filter(snapshot_id=first.snapshot_id, snapshot_started=True)
+    # The started second result comes first now, not the first one that lost its grade.
+    assert slot_claim_next(membership=colleague).snapshot_id == second_result.snapshot_id
+
+
+def test_a_reset_leaves_a_snapshot_started_while_another_of_its_grades_stands():
+    evaluation = make_evaluation(strategy=3, keywords={"red shoes": 1})
+    grader, colleague = new_member(evaluation.team), new_member(evaluation.team)
+    first = claim_and_grade(grader)
+    claim_and_grade(colleague)
+
+    slot_reset(slot_id=first.id)
+
+    started = FeedbackSlot.objects.filter(snapshot_id=first.snapshot_id, snapshot_started=True)
+    assert started.count() == 3
+
+
 # --- Cost ---------------------------------------------------------------------------------
 
 
