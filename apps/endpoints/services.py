@@ -7,10 +7,12 @@ as JSON text. Everything is checked before anything is written (see `validation`
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Unpack
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Model, ProtectedError
 
@@ -135,7 +137,20 @@ def model_test(*, model: SearchModel, keyword: str) -> ModelTest:
         call = model_call(model)
     except InvalidMapper as exc:
         return mapper_broken(keyword, exc)
-    return describe_run(call, call.run(keyword))
+    limit = settings.SEARCH_TEST_TIMEOUT_SECONDS
+    if call.timeout_s <= limit:
+        return describe_run(call, call.run(keyword))
+    # A web process must not wait past its own timeout: the test waits less than the
+    # endpoint allows, and says so when the search system took longer.
+    capped = dataclasses.replace(call, timeout_s=limit)
+    outcome = describe_run(capped, capped.run(keyword))
+    if outcome.error_kind != "timeout":
+        return outcome
+    note = (
+        f"Test model waits at most {limit:g} s; an evaluation's start waits the "
+        f"endpoint's {call.timeout_s:g} s."
+    )
+    return dataclasses.replace(outcome, error=f"{outcome.error}. {note}")
 
 
 def _locked(endpoint: SearchEndpoint | None) -> SearchEndpoint | None:

@@ -77,6 +77,35 @@ def test_an_answer_slower_than_the_endpoint_timeout_is_reported_as_no_answer(tea
     assert outcome.elapsed_ms < 1500
 
 
+def test_the_test_waits_less_than_a_long_endpoint_timeout_and_says_so(
+    team_a, search_server, settings
+):
+    # A web process is killed after 60 s; an endpoint may allow its search system 120 s.
+    settings.SEARCH_TEST_TIMEOUT_SECONDS = 0.3
+    search_server.slow_seconds = 1.5
+    model = model_on(team_a, search_server, "/slow", timeout_seconds=100)
+
+    outcome = model_test(model=model, keyword="shoes")
+
+    assert (outcome.status, outcome.error_kind) == (None, "timeout")
+    assert outcome.error == (
+        "no complete answer within 0.3 s. Test model waits at most 0.3 s; "
+        "an evaluation's start waits the endpoint's 100 s."
+    )
+    assert outcome.elapsed_ms < 1500
+
+
+def test_a_quick_answer_under_a_long_endpoint_timeout_is_shown_as_usual(
+    team_a, search_server, settings
+):
+    settings.SEARCH_TEST_TIMEOUT_SECONDS = 5
+    model = model_on(team_a, search_server, "/search", timeout_seconds=100)
+
+    outcome = model_test(model=model, keyword="shoes")
+
+    assert outcome.ok and len(outcome.documents) == 5
+
+
 def test_malformed_json_is_reported_with_the_body_shown_as_sent(team_a, search_server):
     outcome = model_test(model=model_on(team_a, search_server, "/malformed"), keyword="shoes")
 
