@@ -23,8 +23,12 @@
     plural.textContent = unique.size === 1 ? "" : "s";
   }
 
+  // The option a select was drawn with: the page's fields were filled in for it.
+  const drawn = (select) =>
+    ([...select.options].find((option) => option.defaultSelected) || select.options[0]).value;
+
   const none = { name: "", keywords: "" };
-  let chosen = none;
+  let chosen = models[drawn(model)] || none;
   function applyModel() {
     const next = models[model.value] || none;
     if (!name.value.trim() || name.value === chosen.name) name.value = next.name;
@@ -34,16 +38,21 @@
   }
   model.addEventListener("change", applyModel);
   // A model may be chosen before this deferred script runs (a quick hand, or the browser
-  // restoring the form): its empty fields are filled now as the change would have.
+  // restoring the form): fields left empty, or as filled in for the drawn model, follow
+  // it now as the change would have.
   applyModel();
 
-  let scaleMetrics = metricsByScale[scale.value];
-  scale.addEventListener("change", () => {
+  let scaleMetrics = metricsByScale[drawn(scale)];
+  function applyScale() {
     if (!metrics.value.trim() || metrics.value === scaleMetrics) {
       metrics.value = metricsByScale[scale.value] || metrics.value;
     }
     scaleMetrics = metricsByScale[scale.value];
-  });
+  }
+  scale.addEventListener("change", applyScale);
+  // Likewise a scale chosen before this script ran: its default metrics replace those the
+  // page was drawn with, unless the lead has changed them.
+  applyScale();
 
   keywords.addEventListener("input", countKeywords);
 })();

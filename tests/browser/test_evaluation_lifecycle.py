@@ -137,6 +137,28 @@ def test_a_model_chosen_before_the_form_script_runs_still_fills_the_name_and_key
     expect(lead.locator("#keyword-count")).to_have_text("2")
 
 
+def test_a_model_and_a_scale_changed_before_the_form_script_runs_bring_their_defaults(
+    live_server, browser, model, search_server
+):
+    make_search_model(
+        model.team, search_server.base_url, name="Outlet", default_keywords="green socks\n"
+    )
+    lead = log_in(browser, live_server.url, "lead@shop.test")
+    lead.route("**/evaluation-form*.js", lambda route: route.abort())
+    # The model page's "New evaluation": the form is drawn filled in for that model.
+    lead.goto(f"{live_server.url}/evaluations/new/?model={model.id}")
+    name = lead.get_by_label("Name", exact=True)
+    expect(name).to_have_value("Catalogue 1")
+    lead.get_by_label("Search model").select_option(label="Outlet")
+    lead.get_by_label("Scale").select_option("binary")
+    lead.add_script_tag(path=str(FORM_SCRIPT))
+
+    expect(name).to_have_value("Outlet 1")
+    expect(lead.get_by_label("Keywords")).to_have_value("green socks\n")
+    expect(lead.locator("#keyword-count")).to_have_text("1")
+    expect(lead.get_by_label("Metrics")).to_have_value("precision@10, ap@10, rr@10")
+
+
 def test_the_page_follows_a_start_until_the_evaluation_opens(
     live_server, browser, model, broker_down
 ):
