@@ -1,6 +1,7 @@
 """A lead picks two evaluations on the list, compares them and reads which one is better."""
 
 import pytest
+from playwright.sync_api import expect
 
 from apps.accounts.services import team_create
 from apps.insights.tests.comparison_data import shop_pair
@@ -49,3 +50,32 @@ def test_a_lead_ticks_two_evaluations_compares_them_and_reads_a_significant_diff
     ]
     assert again == sorted(gains, reverse=True)
     screenshot("comparison-sorted")
+
+
+# A hand quicker than any script: it ticks A, then B, the moment both boxes are parsed.
+QUICK_TICKS = """
+new MutationObserver((_, observer) => {
+  const [a, b] = ["A", "B"].map((name) =>
+    document.querySelector(`[aria-label='Compare Ranking ${name}']`));
+  if (!a || !b) return;
+  observer.disconnect();
+  a.click();
+  b.click();
+}).observe(document, { childList: true, subtree: true });
+"""
+
+
+def test_boxes_ticked_as_soon_as_the_list_shows_still_make_the_first_the_baseline(
+    live_server, page
+):
+    team = team_create(name="Shop", owner_email="lead@shop.test", owner_password=PASSWORD)
+    first, second = shop_pair(team)
+    log_in(page, live_server.url, "lead@shop.test")
+    page.add_init_script(QUICK_TICKS)
+
+    page.goto(f"{live_server.url}/evaluations/")
+    expect(page.get_by_label("Compare Ranking B")).to_be_checked()
+    page.get_by_role("button", name="Compare").click()
+
+    page.wait_for_url("**/evaluations/compare/**")
+    assert page.url.endswith(f"?e={first.id}&e={second.id}")  # A, ticked first, is the baseline
