@@ -60,6 +60,9 @@ def test_a_lead_settles_a_tie_and_sees_the_metric_change(live_server, page, eval
     screenshot("agreement")
 
     page.get_by_role("link", name="open, to settle").click()
+    # A decision is swapped in place by htmx, which starts when the page has loaded
+    # (before, the form posts and the open queue comes back without the settled row).
+    page.wait_for_load_state()
     row = page.locator("tr[data-snapshot]")
     assert row.count() == 1
     assert "Blue sandal" in row.inner_text()

@@ -5,7 +5,9 @@ itself when a grader's grade lands; then the leaderboard, model history and dash
 from datetime import timedelta
 
 import pytest
+from django.urls import reverse
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from apps.accounts.services import member_add, team_create
 from apps.endpoints.models import SearchEndpoint, SearchModel
@@ -14,6 +16,7 @@ from apps.evaluations.models import (
     EvaluationMetric,
     EvaluationMetricPoint,
     FeedbackSlot,
+    Keyword,
     Status,
 )
 from apps.evaluations.services import (
@@ -97,8 +100,9 @@ def keyword_order(page) -> list[str]:
 
 
 def charts_drawn(page) -> int:
-    """How many canvases Chart.js has drawn a chart on."""
-    page.wait_for_function("() => window.Chart !== undefined")
+    """How many canvases Chart.js has drawn a chart on, once charts.js has been through
+    them all (it marks each data-drawn; after a click the page may still be loading)."""
+    expect(page.locator("canvas[data-chart]:not([data-drawn])")).to_have_count(0)
     return page.evaluate(
         "() => [...document.querySelectorAll('canvas[data-chart]')]"
         ".filter(c => Chart.getChart(c) && c.width > 0).length"
@@ -142,6 +146,9 @@ def test_a_lead_reads_sorts_resets_and_watches_progress_move(live_server, page, 
 
     # A lead resets the top result of "wool socks".
     page.get_by_role("link", name="wool socks").click()
+    # Reset is swapped in place by htmx, which starts when the page has loaded (before,
+    # the form posts and the page reloads).
+    page.wait_for_load_state()
     first = page.locator("tr[data-position='1']")
     assert "checked by hand" in first.inner_text()
     page.once("dialog", lambda dialog: dialog.accept())
@@ -170,6 +177,22 @@ def test_a_lead_reads_sorts_resets_and_watches_progress_move(live_server, page, 
     # The metric values are swapped in with the progress: CG@3 now counts "tent" too.
     ndcg_value = EvaluationMetric.objects.get(evaluation=current, metric="cg").value
     assert cg.locator(".metric-value").inner_text() == f"{ndcg_value:.4f}"
+
+
+def test_a_reset_clicked_before_htmx_has_started_is_asked_first(live_server, page, shop):
+    current = shop["current"]
+    keyword = Keyword.objects.get(evaluation=current, text="wool socks")
+    log_in(page, live_server.url, "lead@shop.test")
+    page.route("**/htmx-2.min.js", lambda route: route.abort())  # htmx not started yet
+    page.goto(f"{live_server.url}{reverse('keyword_detail', args=[current.id, keyword.id])}")
+    asked = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+
+    page.locator("tr[data-position='1']").get_by_role("button", name="Reset").click()
+
+    assert asked == ["Reset this grade? The result goes back to the queue."]
+    slot = FeedbackSlot.objects.get(evaluation=current, keyword=keyword, snapshot__position=1)
+    assert slot.grade == 3  # dismissed: the grade stays
 
 
 def test_screenshots_of_the_leaderboard_model_history_and_dashboard(live_server, page, shop):

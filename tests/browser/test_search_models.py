@@ -45,6 +45,9 @@ def test_a_lead_creates_an_endpoint_and_a_model_then_tests_it(
     page.get_by_label("Query parameters").fill("q=#query#\nsize=5")
     page.get_by_label("Default keywords").fill("red shoes\nblue shirt")
     page.get_by_role("button", name="Create model").click()
+    # "Run keyword" is swapped in place by htmx, which starts when the page has loaded
+    # (before, the form posts to a page of its own).
+    page.wait_for_load_state()
     assert page.get_by_text("Created the model Default ranking.").is_visible()
     model = SearchModel.objects.get(name="Default ranking")
     assert model.params == [["q", "#query#"], ["size", "5"]]
