@@ -74,9 +74,8 @@ def locked_left_sql(lead_queue: bool) -> str:
 
 
 def waiting_sql(*, started: bool) -> str:
-    """How many results the grader could be given, counted over at most %(walk)s free
-    slots of the evaluations open to them: the count of distinct snapshots, and of slots
-    read (as many as the walk allows: there may be more). Snapshots that have a grade
+    """How many results the grader could be given: the distinct snapshots among at most
+    %(walk)s free slots of the evaluations open to them. Snapshots that have a grade
     (started) and those that have none are counted apart: no snapshot is in both, and the
     fresh ones are found without passing over the grader's own."""
     key = ("waiting", int(started))
@@ -85,7 +84,7 @@ def waiting_sql(*, started: bool) -> str:
         in_evaluations = f"s.evaluation_id IN ({OPEN_EVALUATIONS_SQL})"
         flag = "s.snapshot_started" if started else "NOT s.snapshot_started"
         sql = (
-            "SELECT COUNT(DISTINCT w.snapshot_id), COUNT(*) FROM "
+            "SELECT COUNT(DISTINCT w.snapshot_id) FROM "
             f"(SELECT s.snapshot_id FROM {SLOTS} s WHERE {_open_to_grader(in_evaluations)} "
             f"AND {flag} LIMIT %(walk)s) w"
         )

@@ -349,7 +349,8 @@ def results_waiting_for(membership: Membership) -> Waiting:
     One grader grades a snapshot once, so its free slots count once. Counting stops at
     WAITING_COUNTED_UP_TO results: past that the dashboard says "or more", and a pool
     of a million slots costs what one of a thousand does."""
-    # Reading one slot more than that many results can have tells "more" from "exactly".
+    # One slot more than that many results can have: a walk that reads them all has
+    # found more than WAITING_COUNTED_UP_TO results, one that stops short found them all.
     walk = WAITING_COUNTED_UP_TO * MOST_SLOTS_PER_SNAPSHOT + 1
     parameters = _claim_parameters(membership.user)
     parameters.update(open_evaluations_parameters(membership), walk=walk)
@@ -359,9 +360,8 @@ def results_waiting_for(membership: Membership) -> Waiting:
         count += int(cursor.fetchone()[0])
         for started in (False, True):
             cursor.execute(queue_sql.waiting_sql(started=started), parameters)
-            snapshots, slots_read = cursor.fetchone()
-            count += snapshots
-            if slots_read == walk or count > WAITING_COUNTED_UP_TO:
+            count += cursor.fetchone()[0]
+            if count > WAITING_COUNTED_UP_TO:
                 return Waiting(WAITING_COUNTED_UP_TO, more=True)
     return Waiting(count)
 
