@@ -21,14 +21,24 @@ from .errors import EngineError
 from .evaluation import mean_of, progress
 from .formulas import metric_value
 from .keyword import KeywordScore, score_keyword
-from .metrics import METRICS, PROFILES, MetricDef, get_metric, metric_label
+from .metrics import (
+    MAX_CUTOFF,
+    METRICS,
+    PROFILES,
+    WHOLE_LIST,
+    MetricDef,
+    get_metric,
+    metric_label,
+)
 from .scales import SCALES, Scale, get_scale
 from .transformers import default_rules, resolve_rules, validate_rules
 
 __all__ = [
+    "MAX_CUTOFF",
     "METRICS",
     "PROFILES",
     "SCALES",
+    "WHOLE_LIST",
     "BatchScores",
     "EngineError",
     "KeywordScore",

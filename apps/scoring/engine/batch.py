@@ -72,11 +72,14 @@ def score_keywords_batch(
     profile: str = "searchtweak",
     rules: Mapping[str, Mapping[int, int]] | None = None,
     decisions: Sequence[Decisions | None] | None = None,
+    unretrieved: Sequence[Sequence[int]] | None = None,
+    zero_without_results: bool = False,
 ) -> BatchScores:
     """``score_keyword`` for many keywords: ``keywords[i]`` is what ``score_keyword``
-    takes as ``snapshot_grades`` for keyword i, and ``decisions[i]`` (when given) what
-    it takes as ``decisions``. Same checks and EngineErrors, except that grades are
-    checked by value (1.0 passes for 1).
+    takes as ``snapshot_grades`` for keyword i, and ``decisions[i]`` and
+    ``unretrieved[i]`` (when given) what it takes as ``decisions`` and ``unretrieved``.
+    Same checks and EngineErrors, except that grades are checked by value (1.0 passes
+    for 1).
     """
     native = get_scale(scale)
     check_profile(profile)
@@ -95,19 +98,32 @@ def score_keywords_batch(
         ]
     grades, snapshot_counts = _grade_array(keywords)
     _check_grades(grades, native)
+    judged_elsewhere = _unretrieved_array(unretrieved, len(keywords))
+    _check_grades(judged_elsewhere, native)
 
     stage_one: dict[str, StageOneMatrix] = {}
 
     def on_scale(target: str) -> StageOneMatrix:
         if target not in stage_one:
-            transformed = _transform(grades, native, resolved_rules[target])
-            stage_one[target] = StageOneMatrix(transformed, get_scale(target))
+            mapping = resolved_rules[target]
+            stage_one[target] = StageOneMatrix(
+                _transform(grades, native, mapping),
+                get_scale(target),
+                snapshot_counts=snapshot_counts,
+                unretrieved=_transform(judged_elsewhere, native, mapping),
+            )
         return stage_one[target]
 
     # Nulls flow through as NaN; 0/0 and NaN comparisons are expected, not warnings.
     with np.errstate(invalid="ignore", divide="ignore"):
         results = {
-            (metric, k): metric_array(metric, k, on_scale(get_metric(metric).scale), profile)
+            (metric, k): metric_array(
+                metric,
+                k,
+                on_scale(get_metric(metric).scale),
+                profile,
+                zero_without_results=zero_without_results,
+            )
             for metric, k in metrics
         }
         native_values = on_scale(scale).values
@@ -159,6 +175,25 @@ def _grade_array(keywords: Sequence[SnapshotGrades]) -> tuple[FloatArray, np.nda
         slot_of_grade,
     ] = flat
     return grades, counts
+
+
+def _unretrieved_array(unretrieved: Sequence[Sequence[int]] | None, keywords: int) -> FloatArray:
+    """Each keyword's judged, unretrieved grades as keywords x documents (NaN = padding)."""
+    if unretrieved is None:
+        return np.full((keywords, 0), np.nan)
+    if len(unretrieved) != keywords:
+        raise EngineError(
+            f"unretrieved: expected one entry per keyword ({keywords}), got {len(unretrieved)}"
+        )
+    widest = max(map(len, unretrieved), default=0)
+    matrix = np.full((keywords, widest), np.nan)
+    for row, grades in enumerate(unretrieved):
+        if grades:
+            try:
+                matrix[row, : len(grades)] = grades
+            except (TypeError, ValueError):
+                raise EngineError("grades must be whole numbers or None") from None
+    return matrix
 
 
 def _check_grades(grades: FloatArray, scale: Scale) -> None:

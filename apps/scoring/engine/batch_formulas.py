@@ -19,7 +19,7 @@ from .formulas import (
     exponential_gain,
     rank_discount,
 )
-from .metrics import SEARCHTWEAK, TREC
+from .metrics import TREC, WHOLE_LIST
 from .scales import Scale
 
 FloatArray = np.ndarray  # float64; NaN marks null
@@ -30,11 +30,25 @@ FloatArray = np.ndarray  # float64; NaN marks null
 
 class StageOneMatrix:
     """Stage-1 values of every keyword on one scale (keywords x positions, NaN = null),
-    and the derived matrices the formulas share, each computed once on first use."""
+    and the derived matrices the formulas share, each computed once on first use.
 
-    def __init__(self, grades: FloatArray, scale: Scale) -> None:
+    ``unretrieved``: the values of each keyword's judged documents that are not among
+    its results (keywords x documents, NaN = padding), which the trec profile counts in
+    R and in the ideal ranking; ``snapshot_counts``: each keyword's number of results.
+    """
+
+    def __init__(
+        self,
+        grades: FloatArray,
+        scale: Scale,
+        *,
+        snapshot_counts: np.ndarray,
+        unretrieved: FloatArray,
+    ) -> None:
         self.grades = grades
         self.scale = scale
+        self.snapshot_counts = snapshot_counts
+        self.unretrieved = unretrieved
         if grades.shape[2] == 1:
             # One slot per snapshot: the vote or the mean of one grade is that grade.
             self.values = grades[:, :, 0]
@@ -71,8 +85,33 @@ class StageOneMatrix:
         return self.relevant.sum(axis=1)
 
     @cached_property
+    def has_results(self) -> np.ndarray:
+        return np.asarray(self.snapshot_counts > 0)
+
+    @cached_property
+    def unretrieved_judged(self) -> np.ndarray:
+        return np.asarray((~np.isnan(self.unretrieved)).any(axis=1))
+
+    @cached_property
+    def relevant_in_pool(self) -> np.ndarray:
+        """R of the trec profile: relevant results and relevant unretrieved documents."""
+        return self.relevant_total + np.equal(self.unretrieved, 1.0).sum(axis=1)
+
+    @cached_property
     def linear_gains(self) -> FloatArray:
         return np.nan_to_num(self.values, nan=0.0)
+
+    @cached_property
+    def unretrieved_linear_gains(self) -> FloatArray:
+        return np.nan_to_num(self.unretrieved, nan=0.0)
+
+    @cached_property
+    def unretrieved_exponential_gains(self) -> FloatArray:
+        # Whole grades, one each: Python's 2^v - 1 per distinct grade (module docstring).
+        gains = np.zeros(self.unretrieved.shape)
+        for grade in np.unique(self.unretrieved[~np.isnan(self.unretrieved)]).tolist():
+            gains[self.unretrieved == grade] = exponential_gain(grade)
+        return gains
 
     @cached_property
     def exponential_gains(self) -> FloatArray:
@@ -99,11 +138,26 @@ class StageOneMatrix:
 # --- stage 2 ------------------------------------------------------------------------
 
 
-def metric_array(metric: str, k: int, stage: StageOneMatrix, profile: str) -> FloatArray:
+def metric_array(
+    metric: str, k: int, stage: StageOneMatrix, profile: str, *, zero_without_results: bool
+) -> FloatArray:
     values = BATCH_FORMULAS[metric](stage, k, profile)
-    # The null rule of metric_value: trec needs a judgement anywhere, searchtweak in the top k.
-    judged = stage.any_judged if profile == TREC else stage.judged[:, :k].any(axis=1)
-    return np.where(judged, values, np.nan)
+    # The null rules of metric_value: trec needs results and a judgement anywhere in the
+    # pool, searchtweak a judgement in the top k; a keyword without results is 0 when
+    # asked for and it has judgements, else null.
+    if profile == TREC:
+        judged = stage.has_results & (stage.any_judged | stage.unretrieved_judged)
+    else:
+        judged = stage.judged[:, _upto(k)].any(axis=1)
+    scored = np.where(judged, values, np.nan)
+    if zero_without_results:
+        scored = np.where(~stage.has_results & stage.unretrieved_judged, 0.0, scored)
+    return scored
+
+
+def _upto(k: int) -> slice:
+    """The columns of the top k (all of them for the whole list)."""
+    return slice(None if k == WHOLE_LIST else k)
 
 
 def _sum_by_rank(terms: FloatArray) -> FloatArray:
@@ -119,22 +173,23 @@ def _ranks(count: int) -> np.ndarray:
 
 
 def _precision(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
-    relevant_in_top = stage.relevant[:, :k].sum(axis=1)
+    relevant_in_top = stage.relevant[:, _upto(k)].sum(axis=1)
     if profile == TREC:
-        return relevant_in_top / k  # why k: see formulas.precision
-    return relevant_in_top / stage.judged[:, :k].sum(axis=1)
+        # Why k, and the whole list's number of results: see formulas.precision.
+        return relevant_in_top / (stage.snapshot_counts if k == WHOLE_LIST else k)
+    return relevant_in_top / stage.judged[:, _upto(k)].sum(axis=1)
 
 
 def _average_precision(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
-    relevant = stage.relevant[:, :k]
+    relevant = stage.relevant[:, _upto(k)]
     relevant_so_far = relevant.cumsum(axis=1)
     total = _sum_by_rank(np.where(relevant, relevant_so_far / _ranks(relevant.shape[1]), 0.0))
-    divisor = stage.relevant_total if profile == TREC else relevant.sum(axis=1)
+    divisor = stage.relevant_in_pool if profile == TREC else relevant.sum(axis=1)
     return np.where(divisor > 0, total / divisor, 0.0)
 
 
 def _reciprocal_rank(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
-    relevant = stage.relevant[:, :k]
+    relevant = stage.relevant[:, _upto(k)]
     if relevant.shape[1] == 0:  # argmax cannot look at zero positions
         return np.zeros(len(relevant))
     first = relevant.argmax(axis=1) + 1
@@ -142,9 +197,10 @@ def _reciprocal_rank(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
 
 
 def _recall(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
-    found = stage.relevant[:, :k].sum(axis=1) / stage.relevant_total
+    to_find = stage.relevant_in_pool if profile == TREC else stage.relevant_total
+    found = stage.relevant[:, _upto(k)].sum(axis=1) / to_find
     none_to_find = 0.0 if profile == TREC else np.nan
-    return np.where(stage.relevant_total > 0, found, none_to_find)
+    return np.where(to_find > 0, found, none_to_find)
 
 
 def _f1(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
@@ -155,7 +211,7 @@ def _f1(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
 
 
 def _cumulative_gain(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
-    return _sum_by_rank(stage.linear_gains[:, :k])
+    return _sum_by_rank(stage.linear_gains[:, _upto(k)])
 
 
 def _discounted_sum(gains: FloatArray) -> FloatArray:
@@ -163,38 +219,41 @@ def _discounted_sum(gains: FloatArray) -> FloatArray:
     return _sum_by_rank(gains / discounts)
 
 
-def _normalised(gains: FloatArray, k: int, stage: StageOneMatrix, profile: str) -> FloatArray:
-    top = gains[:, :k]
-    ideal = stage.ideal_gains(gains)[:, :k] if profile == TREC else stage.ideal_gains(top)
+def _normalised(
+    gains: FloatArray, unretrieved: FloatArray, k: int, stage: StageOneMatrix, profile: str
+) -> FloatArray:
+    top = gains[:, _upto(k)]
+    if profile == TREC:
+        pool = np.concatenate([gains, unretrieved], axis=1)
+        ideal = stage.ideal_gains(pool)[:, _upto(k)]
+    else:
+        ideal = stage.ideal_gains(top)
     ideal_dcg = _discounted_sum(ideal)
     return np.where(ideal_dcg != 0, _discounted_sum(top) / ideal_dcg, 0.0)
 
 
 def _dcg(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
-    return _discounted_sum(stage.linear_gains[:, :k])
+    return _discounted_sum(stage.linear_gains[:, _upto(k)])
 
 
 def _ndcg(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
-    return _normalised(stage.linear_gains, k, stage, profile)
-
-
-def _ndcg_detail(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
-    # As formulas.ndcg_detail: the detail metrics follow searchtweak in both profiles.
-    return _normalised(stage.linear_gains, k, stage, SEARCHTWEAK)
+    return _normalised(stage.linear_gains, stage.unretrieved_linear_gains, k, stage, profile)
 
 
 def _dcg_exp(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
-    return _discounted_sum(stage.exponential_gains[:, :k])
+    return _discounted_sum(stage.exponential_gains[:, _upto(k)])
 
 
 def _ndcg_exp(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
-    return _normalised(stage.exponential_gains, k, stage, profile)
+    return _normalised(
+        stage.exponential_gains, stage.unretrieved_exponential_gains, k, stage, profile
+    )
 
 
 def _expected_reciprocal_rank(
     stage: StageOneMatrix, k: int, rank_factor: Callable[[int], float]
 ) -> FloatArray:
-    stop = stage.exponential_gains[:, :k] / ERR_MAX_GAIN
+    stop = stage.exponential_gains[:, _upto(k)] / ERR_MAX_GAIN
     total = np.zeros(len(stop))
     trust = np.ones(len(stop))
     for rank, stop_here in enumerate(stop.T, start=1):
@@ -226,5 +285,5 @@ BATCH_FORMULAS: dict[str, Callable[[StageOneMatrix, int, str], FloatArray]] = {
     "err_018": _err_018,
     "cg_d": _cumulative_gain,
     "dcg_d": _dcg,
-    "ndcg_d": _ndcg_detail,
+    "ndcg_d": _ndcg,
 }

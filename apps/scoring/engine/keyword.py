@@ -37,6 +37,8 @@ def score_keyword(
     profile: str = "searchtweak",
     rules: Mapping[str, Mapping[int, int]] | None = None,
     decisions: Decisions | None = None,
+    unretrieved: Sequence[int] = (),
+    zero_without_results: bool = False,
 ) -> KeywordScore:
     """Score one keyword from the raw grades of its snapshots.
 
@@ -49,6 +51,10 @@ def score_keyword(
     ``decisions``: a lead's grade per snapshot (None = not decided) that replaces the
     snapshot's slot grades in stage 1 (see decisions.py).
 
+    ``unretrieved``: the native grades of judged documents that are not among the
+    results, one each; ``zero_without_results``: a keyword without results but with
+    judgements scores 0 instead of null (both as ``metric_value`` takes them).
+
     Raises EngineError for an unknown scale/metric/profile, k < 1, a grade or decision
     that is not on ``scale`` or invalid rules.
     """
@@ -59,10 +65,12 @@ def score_keyword(
         check_cutoff(k)
     for slots in snapshot_grades:
         check_grades(slots, native)
+    check_grades(unretrieved, native)
     snapshot_grades = with_decisions(snapshot_grades, decisions, native)
     resolved_rules = resolve_rules(scale, rules)
 
     values_by_scale: dict[str, list[float | None]] = {}
+    unretrieved_by_scale: dict[str, list[float]] = {}
 
     def stage_one(target: str) -> list[float | None]:
         if target not in values_by_scale:
@@ -71,10 +79,24 @@ def score_keyword(
             )
         return values_by_scale[target]
 
-    results = {
-        (metric, k): metric_value(metric, k, stage_one(get_metric(metric).scale), profile)
-        for metric, k in metrics
-    }
+    def judged_elsewhere(target: str) -> list[float]:
+        # One grade each, so stage 1 of an unretrieved document is its mapped grade.
+        if target not in unretrieved_by_scale:
+            mapping = resolved_rules[target]
+            unretrieved_by_scale[target] = [float(mapping[grade]) for grade in unretrieved]
+        return unretrieved_by_scale[target]
+
+    results = {}
+    for metric, k in metrics:
+        target = get_metric(metric).scale
+        results[(metric, k)] = metric_value(
+            metric,
+            k,
+            stage_one(target),
+            profile,
+            unretrieved=judged_elsewhere(target),
+            zero_without_results=zero_without_results,
+        )
     return KeywordScore(snapshot_values=stage_one(scale), metrics=results)
 
 

@@ -6,9 +6,13 @@ formulas live in ``formulas.py`` (one keyword) and ``batch.py`` (many keywords).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from .errors import EngineError
+
+T = TypeVar("T")
 
 SEARCHTWEAK = "searchtweak"
 TREC = "trec"
@@ -69,16 +73,31 @@ def check_profile(profile: str) -> None:
         raise EngineError(f"unknown profile {profile!r}; expected one of {', '.join(PROFILES)}")
 
 
+# k of a metric computed over the whole ranking, with no cutoff (trec_eval's `map`,
+# `recip_rank`, `ndcg`). Stored as 0 so that (metric, k) stays a pair of plain values
+# everywhere; shown as the bare name ("AP"), and as null in JSON.
+WHOLE_LIST = 0
+# The deepest cutoff a metric may ask for: real TREC runs are 1,000 results deep.
+MAX_CUTOFF = 1000
+
+
 def check_cutoff(k: int) -> None:
     # bool is an int subclass, and True is not a cutoff anyone meant.
-    if type(k) is not int or k < 1:
-        raise EngineError(f"cutoff k must be a whole number >= 1, got {k!r}")
+    if type(k) is not int or k < 0:
+        raise EngineError(
+            f"cutoff k must be a whole number >= 1 (or {WHOLE_LIST} for the whole list), got {k!r}"
+        )
+
+
+def cut(values: Sequence[T], k: int) -> Sequence[T]:
+    """The first k values, or all of them for the whole list."""
+    return values if k == WHOLE_LIST else values[:k]
 
 
 def metric_label(metric: str, k: int, many_keywords: bool = False) -> str:
-    """The display label, e.g. ``"AP@10"`` for one keyword and ``"MAP@10"`` for a mean
-    over several keywords."""
+    """The display label, e.g. ``"AP@10"`` for one keyword, ``"MAP@10"`` for a mean over
+    several keywords, and ``"AP"`` / ``"MAP"`` over the whole list."""
     definition = get_metric(metric)
     check_cutoff(k)
     name = definition.mean_name if many_keywords else definition.name
-    return f"{name}@{k}"
+    return name if k == WHOLE_LIST else f"{name}@{k}"
