@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.core.errors import InvalidInput
+from apps.evaluations.metric_list import cutoff_out
 from apps.insights.comparison.selectors import (
     MAX_EVALUATIONS,
     Comparison,
@@ -31,7 +32,7 @@ class ComparedEvaluationOut(serializers.Serializer):
 
 class MetricComparisonOut(serializers.Serializer):
     metric = serializers.CharField()
-    k = serializers.IntegerField()
+    k = serializers.IntegerField(allow_null=True, help_text="the cutoff; null: the whole list")
     label = serializers.CharField()
     keywords_compared = serializers.IntegerField(help_text="common keywords with both values")
     keywords_excluded = serializers.IntegerField(help_text="common keywords without one")
@@ -61,7 +62,7 @@ class RankCorrelationOut(serializers.Serializer):
 
 class ComparedKeywordMetricOut(serializers.Serializer):
     metric = serializers.CharField()
-    k = serializers.IntegerField()
+    k = serializers.IntegerField(allow_null=True, help_text="the cutoff; null: the whole list")
     baseline = serializers.FloatField(allow_null=True)
     value = serializers.FloatField(allow_null=True)
     difference = serializers.FloatField(allow_null=True)
@@ -123,7 +124,7 @@ def _keywords(comparison: Comparison, pair: PairComparison) -> list[dict[str, An
             "metrics": [
                 {
                     "metric": metric,
-                    "k": k,
+                    "k": cutoff_out(k),
                     "baseline": _number(a),
                     "value": _number(b),
                     "difference": _number(b - a),
@@ -145,7 +146,7 @@ def _pair(comparison: Comparison, pair: PairComparison, with_keywords: bool) -> 
         "metrics": [
             {
                 "metric": m.metric,
-                "k": m.k,
+                "k": cutoff_out(m.k),
                 "label": m.label,
                 "keywords_compared": m.result.compared,
                 "keywords_excluded": m.excluded,

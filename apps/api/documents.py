@@ -16,7 +16,13 @@ _METRIC = {
     "additionalProperties": False,
     "properties": {
         "metric": {"type": "string", "enum": sorted(engine.METRICS)},
-        "k": {"type": "integer", "minimum": 1, "maximum": 100},
+        "k": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": engine.MAX_CUTOFF,
+            "nullable": True,
+            "description": "the cutoff; null (or 0) for the whole list",
+        },
         "value": _VALUE,
     },
 }
@@ -71,6 +77,21 @@ _KEYWORD = {
     "properties": {
         "keyword": _NAME,
         "snapshots": {"type": "array", "items": _SNAPSHOT},
+        "unretrieved": {
+            "type": "array",
+            "description": "judged documents that are not among the results (TREC qrels "
+            "lines for documents the run did not retrieve): the trec profile counts them "
+            "in R and the ideal ranking",
+            "items": {
+                "type": "object",
+                "required": ["doc_id", "grade"],
+                "additionalProperties": False,
+                "properties": {
+                    "doc_id": _NAME,
+                    "grade": {"type": "integer", "minimum": 0, "maximum": 10},
+                },
+            },
+        },
         "metrics": {"type": "array", "items": _METRIC, "readOnly": True},
     },
 }
@@ -86,6 +107,10 @@ EVALUATION_DOCUMENT = {
         "strategy": {"type": "integer", "enum": [1, 3]},
         "profile": {"type": "string", "enum": Profile.values},
         "show_position": {"type": "boolean"},
+        "zero_without_results": {
+            "type": "boolean",
+            "description": "judged keywords without results count as 0 (trec_eval -c)",
+        },
         "scoring_guidelines": _TEXT,
         "tags": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 60}},
         "transformers": {

@@ -5,6 +5,7 @@ lifecycle.py.
 """
 
 import io
+from dataclasses import asdict
 from typing import Any
 
 from django.db import transaction
@@ -35,7 +36,7 @@ from apps.core.errors import InvalidInput
 from apps.endpoints.models import SearchModel
 from apps.evaluations import services
 from apps.evaluations.downloads import EXPORT_FORMAT_NAMES, export_download
-from apps.evaluations.metric_list import parse_metric_list
+from apps.evaluations.metric_list import cutoff_out, parse_metric_list
 from apps.evaluations.models import Evaluation, EvaluationMetric, Profile, Reuse, Scale, Status
 from apps.scoring import engine
 
@@ -45,8 +46,10 @@ from .pagination import Pages
 
 class MetricValueOut(serializers.Serializer):
     metric = serializers.CharField()
-    k = serializers.IntegerField()
-    label = serializers.CharField(help_text="e.g. nDCG@10, or MAP@10 over several keywords")
+    k = serializers.IntegerField(allow_null=True, help_text="the cutoff; null: the whole list")
+    label = serializers.CharField(
+        help_text="e.g. nDCG@10, MAP@10 over several keywords, MAP over the whole list"
+    )
     value = serializers.FloatField(allow_null=True, help_text="full precision; null if none")
     keywords_counted = serializers.IntegerField(help_text="keywords with a value in the mean")
 
@@ -63,6 +66,9 @@ class EvaluationOut(serializers.Serializer):
     scoring_guidelines = serializers.CharField()
     reuse = serializers.ChoiceField(choices=Reuse.choices)
     auto_restart = serializers.BooleanField()
+    zero_without_results = serializers.BooleanField(
+        help_text="judged keywords without results count as 0 in the means (trec_eval -c)"
+    )
     transformers = serializers.DictField()
     pinned = serializers.BooleanField()
     archived = serializers.BooleanField()
@@ -93,7 +99,7 @@ class EvaluationOut(serializers.Serializer):
         return [
             {
                 "metric": m.metric,
-                "k": m.k,
+                "k": cutoff_out(m.k),
                 "label": engine.metric_label(m.metric, m.k, many_keywords=many),
                 "value": m.value,
                 "keywords_counted": m.value_count,
@@ -104,7 +110,15 @@ class EvaluationOut(serializers.Serializer):
 
 class MetricIn(serializers.Serializer):
     metric = serializers.ChoiceField(choices=sorted(engine.METRICS))
-    k = serializers.IntegerField(min_value=1, max_value=100)
+    k = serializers.IntegerField(
+        min_value=1,
+        max_value=engine.MAX_CUTOFF,
+        allow_null=True,
+        help_text="the cutoff; null for the whole list",
+    )
+
+    def validate_k(self, k: int | None) -> int:
+        return engine.WHOLE_LIST if k is None else k
 
 
 class EvaluationIn(serializers.Serializer):
@@ -117,6 +131,10 @@ class EvaluationIn(serializers.Serializer):
     scoring_guidelines = serializers.CharField(required=False, allow_blank=True, default="")
     reuse = serializers.ChoiceField(choices=Reuse.choices, default=Reuse.NONE)
     auto_restart = serializers.BooleanField(default=False)
+    zero_without_results = serializers.BooleanField(
+        default=False,
+        help_text="judged keywords without results count as 0 in the means (trec_eval -c)",
+    )
     transformers = serializers.DictField(
         child=serializers.DictField(child=serializers.IntegerField()), required=False, default=dict
     )
@@ -355,6 +373,10 @@ class TrecImportIn(serializers.Serializer):
     profile = serializers.ChoiceField(choices=Profile.choices, default=Profile.SEARCHTWEAK)
     strategy = serializers.ChoiceField(choices=[1, 3], default=1)
     keep_rank = serializers.BooleanField(default=False, help_text="keep the run's rank column")
+    zero_without_results = serializers.BooleanField(
+        default=False,
+        help_text="judged queries without results count as 0 in the means (trec_eval -c)",
+    )
 
     def validate_metrics(self, text: str) -> list[tuple[str, int]]:
         try:
@@ -363,17 +385,32 @@ class TrecImportIn(serializers.Serializer):
             raise serializers.ValidationError(str(error)) from None
 
 
+class TrecReportOut(serializers.Serializer):
+    keywords = serializers.IntegerField()
+    results = serializers.IntegerField()
+    results_without_judgements = serializers.IntegerField()
+    judged_not_retrieved = serializers.IntegerField()
+    score_ties_broken_by_docno = serializers.IntegerField()
+    queries_with_judgements_only = serializers.IntegerField()
+
+
+class TrecImportOut(EvaluationOut):
+    import_report = TrecReportOut(help_text="what the import did with the files")
+
+
 class EvaluationImportTrec(APIView):
     parser_classes = [MultiPartParser]
 
     @extend_schema(
         summary="Import a TREC run with its qrels (and topics) as a new evaluation",
         description="One keyword per qid (text from the topics file when given), results "
-        "ordered by score (ties by docno, as trec_eval) unless keep_rank, and one graded "
-        "slot per qrels line whose document is in the run. A file with any problem is "
-        "refused whole, listing every problem with its line.",
+        "ordered by score (ties by docno, as trec_eval) unless keep_rank, one graded "
+        "slot per qrels line whose document is in the run, and the other qrels lines kept "
+        "as judged documents not retrieved (the trec profile counts them, as trec_eval). "
+        "The answer is the evaluation with `import_report`: what the import did. A file "
+        "with any problem is refused whole, listing every problem with its line.",
         request={"multipart/form-data": TrecImportIn},
-        responses={201: EvaluationOut},
+        responses={201: TrecImportOut},
     )
     def post(self, request: Request) -> Response:
         from apps.evaluations.interchange import import_trec
@@ -381,7 +418,7 @@ class EvaluationImportTrec(APIView):
         data = TrecImportIn(data=request.data)
         data.is_valid(raise_exception=True)
         fields = data.validated_data
-        evaluation = import_trec(
+        imported = import_trec(
             team=request.user.team,
             run=fields["run"].file,
             qrels=fields["qrels"].file if fields.get("qrels") else None,
@@ -392,5 +429,8 @@ class EvaluationImportTrec(APIView):
             profile=fields["profile"],
             strategy=int(fields["strategy"]),
             keep_rank=fields["keep_rank"],
+            zero_without_results=fields["zero_without_results"],
         )
-        return answer(request, evaluation.id, status.HTTP_201_CREATED)
+        evaluation = get_object_or_404(team_evaluations(request), id=imported.evaluation.id)
+        body = {**EvaluationOut(evaluation).data, "import_report": asdict(imported.report)}
+        return Response(body, status=status.HTTP_201_CREATED)

@@ -9,6 +9,7 @@ from rest_framework import generics, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.evaluations.metric_list import cutoff_out
 from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot
 from apps.scoring.models import KeywordMetric
 
@@ -27,7 +28,7 @@ class SnapshotOut(serializers.Serializer):
 
 class KeywordMetricOut(serializers.Serializer):
     metric = serializers.CharField()
-    k = serializers.IntegerField()
+    k = serializers.IntegerField(allow_null=True, help_text="the cutoff; null: the whole list")
     value = serializers.FloatField(allow_null=True)
 
 
@@ -45,7 +46,8 @@ class KeywordOut(serializers.Serializer):
     @extend_schema_field(KeywordMetricOut(many=True))
     def get_metrics(self, keyword: Keyword) -> list[dict[str, Any]]:
         return [
-            {"metric": m.metric, "k": m.k, "value": m.value} for m in keyword.metric_values.all()
+            {"metric": m.metric, "k": cutoff_out(m.k), "value": m.value}
+            for m in keyword.metric_values.all()
         ]
 
 

@@ -35,6 +35,7 @@ class EvaluationChangeIn(serializers.Serializer):
     scoring_guidelines = serializers.CharField(required=False, allow_blank=True)
     reuse = serializers.ChoiceField(choices=Reuse.choices, required=False)
     auto_restart = serializers.BooleanField(required=False)
+    zero_without_results = serializers.BooleanField(required=False)
     transformers = serializers.DictField(
         child=serializers.DictField(child=serializers.IntegerField()), required=False
     )

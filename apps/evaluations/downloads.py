@@ -9,7 +9,7 @@ from apps.core.errors import InvalidInput
 
 from .models import Evaluation
 
-EXPORT_FORMAT_NAMES = ["json", "csv", "qrels", "qrels-raw", "run"]
+EXPORT_FORMAT_NAMES = ["json", "csv", "qrels", "qrels-raw", "run", "trec_eval"]
 
 
 def export_download(evaluation: Evaluation, format_name: str) -> FileResponse:

@@ -1,10 +1,11 @@
 """Editing an evaluation's settings while it is pending.
 
 Once an evaluation has started (its first start, not a resume), the settings that shape
-its grades and their meaning lock: scale, strategy, profile, transformers, reuse and the
-search model. Changing them later would mix grades given under different rules. Names,
-descriptions, guidelines, tags, metrics and the position flag stay editable while it is
-pending; a change that alters metric values queues a full recomputation.
+its grades and their meaning lock: scale, strategy, profile, transformers, reuse, the
+search model, and whether keywords without results count as 0. Changing them later
+would mix grades given under different rules. Names, descriptions, guidelines, tags,
+metrics and the position flag stay editable while it is pending; a change that alters
+metric values queues a full recomputation.
 """
 
 from __future__ import annotations
@@ -18,12 +19,20 @@ from django.db.models import Count
 from apps.accounts.models import Tag
 from apps.core.errors import InvalidInput, InvalidState
 
-from .models import Evaluation, EvaluationMetric, FeedbackSlot, Status
+from .models import Evaluation, EvaluationMetric, FeedbackSlot, Status, UnretrievedJudgement
 from .services import add_to_total_slots, settings_problems
 
-LOCKED_ONCE_STARTED = ("scale", "strategy", "profile", "transformers", "reuse", "search_model")
+LOCKED_ONCE_STARTED = (
+    "scale",
+    "strategy",
+    "profile",
+    "transformers",
+    "reuse",
+    "search_model",
+    "zero_without_results",
+)
 FREE_WHILE_PENDING = ("name", "description", "show_position", "scoring_guidelines", "auto_restart")
-RESCORING = ("profile", "transformers")
+RESCORING = ("profile", "transformers", "zero_without_results")
 
 
 def _changed(evaluation: Evaluation, field: str, value: Any) -> bool:
@@ -89,7 +98,9 @@ def evaluation_update(
     if tags is not None:
         current.tags.set(tag_list)
     metrics_changed = metrics is not None and _replace_metrics(current, metric_list)
-    if graded and (metrics_changed or any(field in changes for field in RESCORING)):
+    # Judged documents that are not results score too (the trec profile's pool).
+    scored = graded or UnretrievedJudgement.objects.filter(keyword__evaluation=current).exists()
+    if scored and (metrics_changed or any(field in changes for field in RESCORING)):
         from apps.scoring.tasks import recompute_evaluation
 
         transaction.on_commit(lambda: recompute_evaluation.delay(current.id))

@@ -17,7 +17,7 @@ from apps.accounts.models import Tag
 from apps.endpoints.models import SearchModel
 
 from .editing import LOCKED_ONCE_STARTED
-from .metric_list import parse_metric_list
+from .metric_list import metric_text, parse_metric_list
 from .models import Evaluation, Keyword, Profile, Reuse, Scale
 
 # What a new evaluation measures unless the lead says otherwise, per native scale.
@@ -89,7 +89,8 @@ class EvaluationForm(forms.Form):
     metrics = forms.CharField(
         required=False,
         initial=DEFAULT_METRICS[Scale.GRADED],
-        help_text="metric@k, separated by commas, e.g. ndcg@10, precision@5.",
+        help_text="metric@k, separated by commas, e.g. ndcg@10, precision@5; a metric "
+        "alone (ap, ndcg) is computed over the whole list. k goes up to 1000.",
     )
     transformers = forms.CharField(
         required=False,
@@ -111,6 +112,11 @@ class EvaluationForm(forms.Form):
     )
     auto_restart = forms.BooleanField(
         required=False, label="Start a fresh copy when it finishes (auto-restart)"
+    )
+    zero_without_results = forms.BooleanField(
+        required=False,
+        label="Keywords with judgements but no results count as 0",
+        help_text="As trec_eval -c. Otherwise they are left out of the means.",
     )
     tags = forms.ModelMultipleChoiceField(
         queryset=Tag.objects.none(),
@@ -206,7 +212,7 @@ def initial_of(evaluation: Evaluation) -> dict[str, Any]:
         "scale": evaluation.scale,
         "strategy": evaluation.strategy,
         "profile": evaluation.profile,
-        "metrics": ", ".join(f"{m.metric}@{m.k}" for m in evaluation.metrics.all()),
+        "metrics": ", ".join(metric_text(m.metric, m.k) for m in evaluation.metrics.all()),
         "transformers": json.dumps(evaluation.transformers, indent=2)
         if evaluation.transformers
         else "",
@@ -214,5 +220,6 @@ def initial_of(evaluation: Evaluation) -> dict[str, Any]:
         "scoring_guidelines": evaluation.scoring_guidelines,
         "reuse": evaluation.reuse,
         "auto_restart": evaluation.auto_restart,
+        "zero_without_results": evaluation.zero_without_results,
         "tags": list(evaluation.tags.all()),
     }

@@ -49,6 +49,9 @@ class Evaluation(models.Model):
     show_position = models.BooleanField(default=False)
     scoring_guidelines = models.TextField(blank=True)
     reuse = models.CharField(max_length=32, choices=Reuse.choices, default=Reuse.NONE)
+    # A keyword with judgements but no results scores 0 in every metric instead of being
+    # left out of the means (trec_eval -c).
+    zero_without_results = models.BooleanField(default=False)
     auto_restart = models.BooleanField(default=False)
     tags = models.ManyToManyField(Tag, blank=True, related_name="evaluations")
     # Where the results come from; none for imported results.
@@ -106,6 +109,7 @@ class EvaluationMetric(models.Model):
 
     evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="metrics")
     metric = models.CharField(max_length=16)
+    # The cutoff, 1 to 1,000; 0 is the whole list (engine.WHOLE_LIST).
     k = models.PositiveSmallIntegerField()
     value = models.FloatField(null=True, blank=True)
     value_sum = models.FloatField(default=0.0)
@@ -122,12 +126,12 @@ class EvaluationMetric(models.Model):
                 fields=["evaluation", "metric", "k"], name="evaluation_metric_once"
             ),
             models.CheckConstraint(
-                condition=models.Q(k__gte=1, k__lte=100), name="evaluation_metric_k_1_to_100"
+                condition=models.Q(k__gte=0, k__lte=1000), name="evaluation_metric_k_0_to_1000"
             ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.metric}@{self.k}"
+        return f"{self.metric}@{self.k}" if self.k else self.metric
 
 
 class EvaluationMetricPoint(models.Model):
@@ -217,6 +221,26 @@ class Snapshot(models.Model):
 
     def __str__(self) -> str:
         return f"{self.keyword_id}#{self.position} {self.doc_id}"
+
+
+class UnretrievedJudgement(models.Model):
+    """A judged document that is not among the keyword's results: a TREC qrels line for a
+    document the run did not retrieve. It belongs to the keyword's pool in the `trec`
+    profile (R and the ideal ranking, as trec_eval counts it), never to its ranking nor
+    to the grader's queue. `grade` is on the evaluation's native scale."""
+
+    keyword = models.ForeignKey(Keyword, on_delete=models.CASCADE, related_name="unretrieved")
+    doc_id = models.CharField(max_length=500)
+    grade = models.SmallIntegerField()
+
+    class Meta:
+        ordering = ["keyword", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["keyword", "doc_id"], name="unretrieved_doc_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.keyword_id} {self.doc_id}: {self.grade}"
 
 
 class FeedbackSlot(models.Model):

@@ -19,6 +19,7 @@ from apps.accounts.models import Tag, Team
 from apps.core.errors import InvalidInput, InvalidState
 from apps.scoring import engine
 
+from .metric_list import metric_text
 from .models import (
     Evaluation,
     EvaluationMetric,
@@ -86,10 +87,13 @@ def settings_problems(
     for index, (metric, k) in enumerate(metrics):
         if metric not in engine.METRICS:
             problems.append(f"metrics[{index}].metric: unknown metric {metric!r}")
-        if not _is_whole_number(k) or not 1 <= k <= 100:
-            problems.append(f"metrics[{index}].k: {k!r} must be a whole number from 1 to 100")
-        if (metric, k) in seen:
-            problems.append(f"metrics[{index}]: {metric}@{k} is listed twice")
+        if not _is_whole_number(k) or not (k == engine.WHOLE_LIST or 1 <= k <= engine.MAX_CUTOFF):
+            problems.append(
+                f"metrics[{index}].k: {k!r} must be a whole number from 1 to "
+                f"{engine.MAX_CUTOFF}, or null for the whole list"
+            )
+        elif (metric, k) in seen:
+            problems.append(f"metrics[{index}]: {metric_text(metric, k)} is listed twice")
         seen.add((metric, k))
     if scale in Scale.values:
         problems.extend(engine.validate_rules(scale, transformers or None))
@@ -115,6 +119,7 @@ def evaluation_create(
     scoring_guidelines: str = "",
     reuse: str = Reuse.NONE,
     auto_restart: bool = False,
+    zero_without_results: bool = False,
     tags: Iterable[Tag] = (),
     created_by: Any = None,
     search_model: Any = None,
@@ -148,6 +153,7 @@ def evaluation_create(
         scoring_guidelines=scoring_guidelines,
         reuse=reuse,
         auto_restart=auto_restart,
+        zero_without_results=zero_without_results,
         created_by=created_by,
         search_model=search_model,
     )

@@ -26,6 +26,11 @@ class ImportForm(forms.Form):
         initial="ndcg@10, precision@5", help_text="metric@k, separated by commas", required=False
     )
     keep_rank = forms.BooleanField(required=False, help_text="keep the run's rank column")
+    zero_without_results = forms.BooleanField(
+        required=False,
+        label="Judged queries without results count as 0",
+        help_text="as trec_eval -c; otherwise they are left out of the means",
+    )
 
     def clean(self) -> dict:
         data = super().clean() or {}

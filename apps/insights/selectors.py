@@ -14,6 +14,7 @@ from django.db.models.functions import TruncDate
 from django.utils.timezone import get_current_timezone, localtime
 
 from apps.accounts.models import Membership
+from apps.evaluations.metric_list import metric_text
 from apps.evaluations.models import (
     Evaluation,
     EvaluationMetric,
@@ -39,8 +40,9 @@ def team_evaluations(*, team_id: int, include_archived: bool = False) -> QuerySe
 
 
 def metric_key_text(metric: str, k: int) -> str:
-    """How a (metric, k) is written in query strings and data attributes: ndcg@10."""
-    return f"{metric}@{k}"
+    """How a (metric, k) is written in query strings and data attributes: ndcg@10, and
+    ap for the whole list."""
+    return metric_text(metric, k)
 
 
 def keyword_counts(evaluation_ids: Sequence[int]) -> dict[int, int]:

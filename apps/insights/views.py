@@ -254,7 +254,7 @@ def evaluation_import(request: HttpRequest) -> HttpResponse:
                     team=team, source=data["document"].file, created_by=request.user
                 )
             else:
-                evaluation = import_trec(
+                imported = import_trec(
                     team=team,
                     run=data["run"].file,
                     qrels=data["qrels"].file if data["qrels"] else None,
@@ -264,8 +264,12 @@ def evaluation_import(request: HttpRequest) -> HttpResponse:
                     metrics=data["metric_list"],
                     profile=data["profile"] or "trec",
                     keep_rank=data["keep_rank"],
+                    zero_without_results=data["zero_without_results"],
                     created_by=request.user,
                 )
+                evaluation = imported.evaluation
+                for line in imported.report.lines():
+                    messages.info(request, line)
         except InvalidInput as error:
             problems = error.problems
         else:

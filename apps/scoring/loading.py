@@ -2,11 +2,16 @@
 snapshot, and the settings."""
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
 
-from apps.evaluations.models import EvaluationMetric, FeedbackSlot, Keyword
+from apps.evaluations.models import (
+    EvaluationMetric,
+    FeedbackSlot,
+    Keyword,
+    UnretrievedJudgement,
+)
 
 from . import engine
 
@@ -28,8 +33,12 @@ class EvaluationSettings:
     profile: str
     transformers: dict[str, Any]
     metrics: list[tuple[str, int]]
+    zero_without_results: bool = False
 
-    def score(self, snapshots: list[SnapshotGrades]) -> engine.KeywordScore:
+    def score(
+        self, snapshots: list[SnapshotGrades], unretrieved: list[int] | None = None
+    ) -> engine.KeywordScore:
+        """`unretrieved`: the grades of the keyword's judged, unretrieved documents."""
         return engine.score_keyword(
             [snapshot.grades for snapshot in snapshots],
             scale=self.scale,
@@ -37,11 +46,17 @@ class EvaluationSettings:
             profile=self.profile,
             rules=_int_keyed(self.transformers) or None,
             decisions=self._decisions(snapshots),
+            unretrieved=self._on_scale(unretrieved or []),
+            zero_without_results=self.zero_without_results,
         )
 
-    def score_many(self, keywords: list[list[SnapshotGrades]]) -> engine.BatchScores:
+    def score_many(
+        self,
+        keywords: list[list[SnapshotGrades]],
+        unretrieved: list[list[int]] | None = None,
+    ) -> engine.BatchScores:
         """The engine's numpy path for many keywords: `.keyword_score(i)` is exactly what
-        `score` gives for keywords[i], at a fraction of the cost per keyword."""
+        `score` gives for keywords[i] (and unretrieved[i]), at a fraction of the cost."""
         return engine.score_keywords_batch(
             [[snapshot.grades for snapshot in snapshots] for snapshots in keywords],
             scale=self.scale,
@@ -49,7 +64,20 @@ class EvaluationSettings:
             profile=self.profile,
             rules=_int_keyed(self.transformers) or None,
             decisions=self._decisions_per_keyword(keywords),
+            unretrieved=None
+            if unretrieved is None
+            else [self._on_scale(grades) for grades in unretrieved],
+            zero_without_results=self.zero_without_results,
         )
+
+    def _on_scale(self, grades: list[int]) -> list[int]:
+        """Unretrieved grades are checked against the scale when they are stored; one that
+        is not on it any more (a pending evaluation's scale changed after the import) is
+        left out rather than stopping the keyword's scoring, as decisions are."""
+        if not grades:
+            return grades
+        scale = engine.get_scale(self.scale)
+        return [grade for grade in grades if scale.is_grade(grade)]
 
     def _decisions_per_keyword(
         self, keywords: list[list[SnapshotGrades]]
@@ -80,13 +108,15 @@ class KeywordInputs:
     version: int
     settings: EvaluationSettings
     snapshots: list[SnapshotGrades]
+    # The grades of the keyword's judged documents that are not among its results.
+    unretrieved: list[int] = field(default_factory=list)
 
     @property
     def graded_slots(self) -> int:
         return sum(grade is not None for s in self.snapshots for grade in s.grades)
 
     def score(self) -> engine.KeywordScore:
-        return self.settings.score(self.snapshots)
+        return self.settings.score(self.snapshots, self.unretrieved)
 
 
 def _int_keyed(transformers: dict[str, Any]) -> dict[str, dict[int, int]]:
@@ -109,6 +139,7 @@ def load_settings(evaluation: Any) -> EvaluationSettings:
         profile=evaluation.profile,
         transformers=evaluation.transformers or {},
         metrics=metrics,
+        zero_without_results=evaluation.zero_without_results,
     )
 
 
@@ -151,6 +182,7 @@ def load_keyword_inputs(*, keyword_id: int) -> KeywordInputs | None:
             "evaluation__scale",
             "evaluation__profile",
             "evaluation__transformers",
+            "evaluation__zero_without_results",
         )
         .filter(id=keyword_id)
         .first()
@@ -162,9 +194,25 @@ def load_keyword_inputs(*, keyword_id: int) -> KeywordInputs | None:
         .order_by("snapshot__position", "index")
         .values_list(*SLOT_COLUMNS)
     )
+    unretrieved = UnretrievedJudgement.objects.filter(keyword_id=keyword_id).values_list(
+        "grade", flat=True
+    )
     return KeywordInputs(
         keyword_id=keyword_id,
         version=keyword.grade_version,
         settings=load_settings(keyword.evaluation),
         snapshots=group_slots(rows),
+        unretrieved=list(unretrieved),
     )
+
+
+def evaluation_unretrieved(*, evaluation_id: int) -> dict[int, list[int]]:
+    """keyword id -> the grades of its judged, unretrieved documents, for the keywords of
+    an evaluation that have any."""
+    grades: dict[int, list[int]] = {}
+    rows = UnretrievedJudgement.objects.filter(keyword__evaluation_id=evaluation_id).values_list(
+        "keyword_id", "grade"
+    )
+    for keyword_id, grade in rows.iterator(chunk_size=20_000):
+        grades.setdefault(keyword_id, []).append(grade)
+    return grades

@@ -29,6 +29,7 @@ from .loading import (
     EvaluationSettings,
     KeywordInputs,
     evaluation_slot_rows,
+    evaluation_unretrieved,
     group_slots,
     load_settings,
 )
@@ -275,22 +276,50 @@ class _Computed:
 def _read_evaluation_inputs(
     evaluation: Evaluation, settings: EvaluationSettings
 ) -> Iterator[KeywordInputs]:
-    """Stream every keyword's slots in one ordered query; memory holds one keyword."""
+    """Stream every keyword's slots in one ordered query; memory holds one keyword's slots
+    (and the grades of the evaluation's judged, unretrieved documents). Keywords without
+    results come too: they score 0 when the evaluation counts them so."""
     # Versions are read before the slots, so every slot read is at least that fresh.
     versions = dict(
-        Keyword.objects.filter(evaluation_id=evaluation.id).values_list("id", "grade_version")
+        Keyword.objects.filter(evaluation_id=evaluation.id)
+        .order_by("id")
+        .values_list("id", "grade_version")
     )
+    unretrieved = evaluation_unretrieved(evaluation_id=evaluation.id)
+    without_results = iter(versions)
+
+    def inputs(keyword_id: int, rows: list[tuple[Any, ...]]) -> KeywordInputs:
+        return KeywordInputs(
+            keyword_id,
+            versions[keyword_id],
+            settings,
+            group_slots(rows),
+            unretrieved.get(keyword_id, []),
+        )
+
+    def keywords_before(keyword_id: int | None) -> Iterator[KeywordInputs]:
+        """The keywords without slots whose ids come before keyword_id (None: all left)."""
+        if keyword_id is not None and keyword_id not in versions:
+            return  # created after the versions were read: not this recompute's
+        for other in without_results:
+            if other == keyword_id:
+                return
+            yield inputs(other, [])
+
     current: int | None = None
     buffered: list[tuple[Any, ...]] = []
     for row in evaluation_slot_rows(evaluation_id=evaluation.id):
         keyword_id = row[0]
-        if keyword_id != current and current is not None:
-            yield KeywordInputs(current, versions[current], settings, group_slots(buffered))
-            buffered = []
+        if keyword_id != current:
+            if current is not None:
+                yield inputs(current, buffered)
+                buffered = []
+            yield from keywords_before(keyword_id)
         current = keyword_id
         buffered.append(row[1:])
     if current is not None:
-        yield KeywordInputs(current, versions[current], settings, group_slots(buffered))
+        yield inputs(current, buffered)
+    yield from keywords_before(None)
 
 
 def store_evaluation_scores(*, evaluation: Evaluation) -> None:
@@ -312,7 +341,9 @@ def store_evaluation_scores(*, evaluation: Evaluation) -> None:
 def _score_batch(settings: EvaluationSettings, batch: list[KeywordInputs]) -> list[_Computed]:
     """Score a batch with the engine's numpy path: the same KeywordScore per keyword as
     score_keyword gives, several times faster than scoring keywords one by one."""
-    scores = settings.score_many([inputs.snapshots for inputs in batch])
+    scores = settings.score_many(
+        [inputs.snapshots for inputs in batch], [inputs.unretrieved for inputs in batch]
+    )
     return [_Computed(inputs, scores.keyword_score(i)) for i, inputs in enumerate(batch)]
 
 

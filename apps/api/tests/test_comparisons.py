@@ -149,7 +149,12 @@ def test_a_logged_in_person_without_a_token_is_refused(owner, pair):
         ("evaluations={a},,{b}", "evaluations", "'' is not an evaluation id"),
         ("evaluations={a},{a}", "evaluations", "evaluation {a} is chosen twice"),
         ("evaluations=1,2,3,4,5,6,7", "evaluations", "compare at most 6 evaluations at once"),
-        ("evaluations={a},{b}&metric=ndcg", "metric", "'ndcg' is not metric@k (e.g. ndcg@10)"),
+        (
+            "evaluations={a},{b}&metric=ndcg@x",
+            "metric",
+            "'ndcg@x' is not metric@k (e.g. ndcg@10) or a metric alone",
+        ),
+        ("evaluations={a},{b}&metric=ndcg", "metric", "ndcg is not reported by Ranking A"),
         ("evaluations={a},{b}&metric=err@10", "metric", "err@10 is not reported by Ranking A"),
         ("evaluations={a},{b}&keywords=maybe", "keywords", "'maybe' is not true or false"),
         ("evaluations={a},{b}%00", "evaluations", "must not contain NUL (0x00) characters"),

@@ -18,7 +18,7 @@ from .export import (
     export_qrels_raw,
     export_run,
 )
-from .trec import import_trec
+from .trec import TrecImport, TrecReport, import_trec
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -29,4 +29,6 @@ __all__ = [
     "export_run",
     "import_document",
     "import_trec",
+    "TrecImport",
+    "TrecReport",
 ]

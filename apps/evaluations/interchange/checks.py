@@ -14,9 +14,10 @@ from apps.insights.agreement.services import REASON_MAX_LENGTH
 from apps.scoring import engine
 
 from .problems import Problems
-from .writer import Decision, SlotGrade, SnapshotRow
+from .writer import Decision, SlotGrade, SnapshotRow, UnretrievedRow
 
-KEYWORD_KEYS = {"keyword", "snapshots", "metrics"}
+KEYWORD_KEYS = {"keyword", "snapshots", "unretrieved", "metrics"}
+UNRETRIEVED_KEYS = {"doc_id", "grade"}
 SNAPSHOT_KEYS = {
     "position",
     "doc_id",
@@ -103,8 +104,11 @@ class KeywordCheck:
             if key not in known:
                 self.problems.add(f"{where}.{key}: unknown field")
 
-    def check(self, index: int, item: Any) -> tuple[str, list[SnapshotRow]] | None:
-        """The keyword's text and snapshot rows; None when it has a problem."""
+    def check(
+        self, index: int, item: Any
+    ) -> tuple[str, list[SnapshotRow], list[UnretrievedRow]] | None:
+        """The keyword's text, snapshot rows and judged unretrieved documents; None when
+        it has a problem."""
         where = f"keywords[{index}]"
         before = self.problems.count
         add = self.problems.add
@@ -134,7 +138,43 @@ class KeywordCheck:
                 row = self._snapshot(f"{where}.snapshots[{number}]", snapshot, positions)
             if row is not None:
                 rows.append(row)
-        return (text, rows) if self.problems.count == before else None
+        unretrieved = self._unretrieved(where, item.get("unretrieved", []), rows)
+        return (text, rows, unretrieved) if self.problems.count == before else None
+
+    def _unretrieved(self, where: str, given: Any, rows: list[SnapshotRow]) -> list[UnretrievedRow]:
+        """Judged documents that are not among the results: each a doc_id that no
+        snapshot of the keyword has, once, with a grade on the evaluation's scale."""
+        where = f"{where}.unretrieved"
+        if not isinstance(given, list):
+            self.problems.add(f'{where}: must be a list of {{"doc_id", "grade"}}')
+            return []
+        retrieved = {row[1] for row in rows}
+        seen: dict[str, int] = {}
+        judged: list[UnretrievedRow] = []
+        for number, entry in enumerate(given):
+            location = f"{where}[{number}]"
+            if not isinstance(entry, dict):
+                self.problems.add(f'{location}: must be an object {{"doc_id", "grade"}}')
+                continue
+            self._unknown_fields(location, entry, UNRETRIEVED_KEYS)
+            doc_id = entry.get("doc_id")
+            if not is_text(doc_id) or not doc_id or len(doc_id) > DOC_ID_LIMIT:
+                self.problems.add(f"{location}.doc_id: required, a text of 1 to {DOC_ID_LIMIT}")
+                continue
+            if doc_id in retrieved:
+                self.problems.add(
+                    f"{location}.doc_id: {doc_id!r} is among the keyword's results; judge it there"
+                )
+                continue
+            first = seen.setdefault(doc_id, number)
+            if first != number:
+                self.problems.add(f"{location}.doc_id: duplicate of {where}[{first}]")
+                continue
+            if "grade" not in entry:
+                self.problems.add(f"{location}.grade: required")
+            elif self._grade(f"{location}.grade", entry["grade"]):
+                judged.append((doc_id, entry["grade"]))
+        return judged
 
     def _quick_row(self, snapshot: Any, positions: set[int]) -> SnapshotRow | None:
         """The row of a snapshot that is plainly valid, else None (then _snapshot checks

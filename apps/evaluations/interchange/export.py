@@ -1,4 +1,5 @@
-"""Export an evaluation: the JSON document, CSV, qrels (aggregated or per grader), run.
+"""Export an evaluation: the JSON document, CSV, qrels (aggregated or per grader), run,
+and its metrics in trec_eval's format (trec_eval_output.py).
 
 Every format streams: keywords, their metrics, snapshots and slots are read with four
 ordered queries walked side by side, and written one keyword at a time.
@@ -14,11 +15,20 @@ from typing import Any, TextIO
 from django.db.models import QuerySet
 
 from apps.core.spreadsheet import number_cell, text_cell
-from apps.evaluations.models import Evaluation, EvaluationMetric, FeedbackSlot, Keyword, Snapshot
+from apps.evaluations.metric_list import cutoff_out
+from apps.evaluations.models import (
+    Evaluation,
+    EvaluationMetric,
+    FeedbackSlot,
+    Keyword,
+    Snapshot,
+    UnretrievedJudgement,
+)
 from apps.scoring.models import KeywordMetric
 
 from .settings_check import FORMAT
 from .tokens import to_column
+from .trec_eval_output import export_trec_eval
 
 CHUNK = 5_000
 RUN_TAG = "relevo"
@@ -61,6 +71,8 @@ class KeywordOut:
     text: str
     metrics: dict[tuple[str, int], float | None]
     snapshots: list[SnapshotOut]
+    # judged documents that are not among the results: (doc_id, grade)
+    unretrieved: list[tuple[str, int]]
 
 
 class _Grouped:
@@ -124,6 +136,13 @@ def keywords_of(evaluation: Evaluation, *, with_metrics: bool = True) -> Iterato
             )
         )
     )
+    unretrieved = _Grouped(
+        _stream(
+            UnretrievedJudgement.objects.filter(keyword__evaluation=evaluation)
+            .order_by("keyword__position", "id")
+            .values_list("keyword_id", "doc_id", "grade")
+        )
+    )
     for keyword_id, text in keywords:
         keyword_metrics = {(row[1], row[2]): row[3] for row in metrics.take(keyword_id)}
         keyword_snapshots = [
@@ -154,7 +173,8 @@ def keywords_of(evaluation: Evaluation, *, with_metrics: bool = True) -> Iterato
                 why,
             ) in snapshots.take(keyword_id)
         ]
-        yield KeywordOut(text, keyword_metrics, keyword_snapshots)
+        judged = [(doc_id, grade) for _, doc_id, grade in unretrieved.take(keyword_id)]
+        yield KeywordOut(text, keyword_metrics, keyword_snapshots, judged)
 
 
 def _metric_keys(evaluation: Evaluation) -> list[tuple[str, int, float | None]]:
@@ -185,6 +205,7 @@ def export_document(evaluation: Evaluation, out: TextIO) -> None:
         "strategy": evaluation.strategy,
         "profile": evaluation.profile,
         "show_position": evaluation.show_position,
+        "zero_without_results": evaluation.zero_without_results,
         "scoring_guidelines": evaluation.scoring_guidelines,
         "tags": list(evaluation.tags.order_by("name").values_list("name", flat=True)),
         "transformers": evaluation.transformers,
@@ -192,7 +213,7 @@ def export_document(evaluation: Evaluation, out: TextIO) -> None:
         "progress": evaluation.progress,
         "created_at": evaluation.created_at.isoformat(),
         "finished_at": evaluation.finished_at.isoformat() if evaluation.finished_at else None,
-        "metrics": [{"metric": m, "k": k, "value": value} for m, k, value in metrics],
+        "metrics": [{"metric": m, "k": cutoff_out(k), "value": value} for m, k, value in metrics],
     }
     out.write("{\n")
     for key, value in head.items():
@@ -200,13 +221,18 @@ def export_document(evaluation: Evaluation, out: TextIO) -> None:
     out.write('  "keywords": [')
     strategy = evaluation.strategy
     for number, keyword in enumerate(keywords_of(evaluation)):
-        document = {
+        document: dict[str, Any] = {
             "keyword": keyword.text,
             "metrics": [
-                {"metric": m, "k": k, "value": keyword.metrics.get((m, k))} for m, k, _ in metrics
+                {"metric": m, "k": cutoff_out(k), "value": keyword.metrics.get((m, k))}
+                for m, k, _ in metrics
             ],
             "snapshots": [_snapshot_document(s, strategy) for s in keyword.snapshots],
         }
+        if keyword.unretrieved:  # only keywords with judged, unretrieved documents
+            document["unretrieved"] = [
+                {"doc_id": doc_id, "grade": grade} for doc_id, grade in keyword.unretrieved
+            ]
         out.write(("\n    " if number == 0 else ",\n    ") + _dumps(document))
     out.write("\n  ]\n}\n")
 
@@ -269,7 +295,8 @@ def round_half_up(value: float) -> int:
 
 
 def export_qrels(evaluation: Evaluation, out: TextIO, *, raw: bool = False) -> None:
-    """`qid 0 docno grade` per judged snapshot: its stage-1 value rounded half up.
+    """`qid 0 docno grade` per judged snapshot: its stage-1 value rounded half up; then
+    each judged document that is not among the keyword's results, with its grade.
 
     raw: one line per graded slot instead, `qid grader docno grade`, with the grader
     (email or external name; "0" when the grade has none) in the iteration column.
@@ -285,6 +312,9 @@ def export_qrels(evaluation: Evaluation, out: TextIO, *, raw: bool = False) -> N
                     out.write(f"{qid} {grader} {docno} {slot.grade}\n")
             elif snapshot.value is not None:
                 out.write(f"{qid} 0 {docno} {round_half_up(snapshot.value)}\n")
+        # Judged documents the results do not hold, as the qrels they came from.
+        for doc_id, grade in keyword.unretrieved:
+            out.write(f"{qid} {ANONYMOUS_GRADER} {to_column(doc_id)} {grade}\n")
 
 
 def export_qrels_raw(evaluation: Evaluation, out: TextIO) -> None:
@@ -311,4 +341,6 @@ EXPORT_FORMATS: dict[str, tuple[Exporter, str, str]] = {
     "qrels": (export_qrels, "text/plain", ".qrels"),
     "qrels-raw": (export_qrels_raw, "text/plain", ".raw.qrels"),
     "run": (export_run, "text/plain", ".run"),
+    # the metrics per keyword and their means, as trec_eval -q prints them
+    "trec_eval": (export_trec_eval, "text/plain", ".trec_eval.txt"),
 }

@@ -19,7 +19,7 @@ from typing import Any
 from django.db import DatabaseError, models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot
+from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot, UnretrievedJudgement
 from apps.insights.models import SnapshotDecision
 from apps.scoring.models import KeywordMetric
 
@@ -119,6 +119,7 @@ class Copier:
             ["snapshot", "evaluation", "grade", "decided_by", "reason", "decided_at"],
             connection,
         )
+        self.unretrieved = Table(UnretrievedJudgement, ["keyword", "doc_id", "grade"], connection)
         with self.raw.cursor() as cursor:
             self.sequences = {
                 table.table: cursor.execute(
@@ -205,6 +206,8 @@ class Copier:
                 self._copy(cursor, table, lines)
             if any(row[6] is not None for rows in batch.rows for row in rows):
                 self._copy(cursor, self.decisions, self._decision_lines(batch, snapshot_ids))
+            if any(batch.unretrieved):
+                self._copy(cursor, self.unretrieved, self._unretrieved_lines(batch, keyword_ids))
 
     def _next_ids(self, cursor: Any, table: Table, count: int) -> list[int]:
         if not count:
@@ -286,6 +289,12 @@ class Copier:
                 value = values.get((metric, k))
                 shown = NULL if value is None else repr(value)
                 yield f"{keyword_id}\t{evaluation}\t{metric}\t{k}\t{shown}\t{now}"
+
+    @staticmethod
+    def _unretrieved_lines(batch: KeywordBatch, keyword_ids: list[int]) -> Iterator[str]:
+        for keyword_id, judged in zip(keyword_ids, batch.unretrieved, strict=True):
+            for doc_id, grade in judged:
+                yield f"{keyword_id}\t{text(doc_id)}\t{grade}"
 
     @staticmethod
     def _decision_lines(batch: KeywordBatch, snapshot_ids: list[int]) -> Iterator[str]:

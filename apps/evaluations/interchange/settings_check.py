@@ -9,6 +9,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from apps.evaluations.metric_list import cutoff_in
 from apps.scoring import engine
 
 from .checks import TAG_LIMIT, is_text
@@ -24,6 +25,7 @@ SETTINGS_KEYS = {
     "strategy",
     "profile",
     "show_position",
+    "zero_without_results",
     "scoring_guidelines",
     "tags",
     "transformers",
@@ -90,6 +92,10 @@ class SettingsCheck:
         if not isinstance(show_position, bool):
             self._flag("show_position", "must be true or false")
         arguments["show_position"] = show_position is True
+        zero_without_results = header.get("zero_without_results", False)
+        if not isinstance(zero_without_results, bool):
+            self._flag("zero_without_results", "must be true or false")
+        arguments["zero_without_results"] = zero_without_results is True
         transformers = header.get("transformers")
         arguments["transformers"] = transformers if transformers is not None else {}
         arguments["metrics"] = self._metrics(header.get("metrics"))
@@ -113,7 +119,10 @@ class SettingsCheck:
             for key in entry:
                 if key not in METRIC_KEYS:
                     self._flag(f"{location}.{key}", "unknown field")
-            pairs.append((_hashable(entry.get("metric")), _hashable(entry.get("k"))))
+            if "k" not in entry:
+                self._flag(f"{location}.k", "required (null for the whole list)")
+            k = cutoff_in(entry.get("k"))
+            pairs.append((_hashable(entry.get("metric")), _hashable(k)))
         return pairs
 
     def _tags(self, tags: Any) -> None:

@@ -3,12 +3,14 @@
 - Run `qid Q0 docno rank score tag`: one keyword per qid, in the order the qids first
   appear; its snapshots in trec_eval's order (score descending, ties by docno
   descending) at positions 1, 2, ...; with keep_rank, at the positions the rank column
-  gives instead (whole numbers from 1, once per qid).
+  gives instead (whole numbers from 1, once per qid). Text after the tag is ignored, as
+  trec_eval ignores it.
 - Qrels `qid iteration docno grade`: one graded slot (index 0, no grader) per (qid, docno)
-  of the run. Judgements of documents or qids absent from the run are ignored: trec_eval
-  would count relevant documents the run did not retrieve, Relevo's pool is the
-  evaluation's snapshots. On a binary evaluation grades >= 1 are relevant (1), the
-  others 0; on the other scales a grade must be one of the scale's.
+  of the run. A judged document the run did not retrieve is kept as the keyword's
+  unretrieved judgement (the trec profile counts it in R and the ideal ranking, as
+  trec_eval does), and a qid judged but not run becomes a keyword without results.
+  On a binary evaluation grades >= 1 are relevant (1), the others 0; on the other
+  scales a grade must be one of the scale's.
 - Topics `qid<TAB>text`: the keyword text of a qid; a qid without a topic keeps its own
   text. qids and docnos are read as tokens.from_column describes, so the files an
   export writes read back into the same keywords and documents.
@@ -19,6 +21,7 @@ reported as `<file name> line N: ...`.
 
 import math
 import os
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
@@ -48,6 +51,56 @@ class _Result:
 class _Query:
     line: int  # where the qid first appears
     results: dict[str, _Result]
+    file: str | None = None  # where it appears, when not in the run (the qrels)
+
+
+@dataclass
+class _Judged:
+    line: int  # where the qid first appears in the qrels
+    grades: dict[str, int]  # docno (as written) -> grade on the evaluation's scale
+
+
+@dataclass
+class TrecReport:
+    """What a TREC import did with what the files held (counts)."""
+
+    keywords: int = 0
+    results: int = 0
+    # Results of the run that no qrels line judges: not relevant, and left to the graders.
+    results_without_judgements: int = 0
+    # qrels lines for documents the run did not retrieve: kept as unretrieved judgements.
+    judged_not_retrieved: int = 0
+    # Results that share their score with another result of their query: trec_eval
+    # orders them by docno, descending, and so does the import (not with keep_rank).
+    score_ties_broken_by_docno: int = 0
+    # qids with qrels lines but no result: keywords without results.
+    queries_with_judgements_only: int = 0
+
+    def add(self, query: "_Query", grades: dict[str, int], *, keep_rank: bool) -> None:
+        """Count one keyword: its results and its judgements (docno -> grade)."""
+        self.keywords += 1
+        self.results += len(query.results)
+        self.queries_with_judgements_only += not query.results
+        self.results_without_judgements += sum(docno not in grades for docno in query.results)
+        self.judged_not_retrieved += sum(docno not in query.results for docno in grades)
+        if not keep_rank:
+            scores = Counter(result.score for result in query.results.values())
+            self.score_ties_broken_by_docno += sum(n for n in scores.values() if n > 1)
+
+    def lines(self) -> list[str]:
+        return [
+            f"{self.keywords} keywords, {self.results} results",
+            f"{self.results_without_judgements} results without judgements",
+            f"{self.judged_not_retrieved} judged documents not retrieved",
+            f"{self.score_ties_broken_by_docno} results in score ties, ordered by docno",
+            f"{self.queries_with_judgements_only} queries with judgements only",
+        ]
+
+
+@dataclass
+class TrecImport:
+    evaluation: Evaluation
+    report: TrecReport
 
 
 def import_trec(
@@ -62,10 +115,12 @@ def import_trec(
     profile: str = "searchtweak",
     strategy: int = 1,
     keep_rank: bool = False,
+    zero_without_results: bool = False,
     created_by: Any = None,
     progress: Callable[[int], None] | None = None,
-) -> Evaluation:
-    """Create a pending evaluation from TREC files, with the qrels' grades and metrics.
+) -> TrecImport:
+    """Create a pending evaluation from TREC files, with the qrels' grades and metrics,
+    and report what was done with them.
 
     `progress` as for import_document. Raises InvalidInput listing every problem
     (settings, then `<file> line N: ...`); then nothing is written.
@@ -80,6 +135,7 @@ def import_trec(
                 "metrics": list(metrics),
                 "profile": profile,
                 "strategy": strategy,
+                "zero_without_results": zero_without_results,
             },
             tag_names=[],
             created_by=created_by,
@@ -87,20 +143,31 @@ def import_trec(
         )
         texts = _read_topics(topics, problems) if topics is not None else {}
         queries = _read_run(run, keep_rank=keep_rank, problems=problems)
-        keywords = _keyword_texts(queries, texts, _file_name(run, "run"), problems)
-        grades = (
-            _read_qrels(qrels, queries, engine.SCALES.get(scale), problems)
-            if qrels is not None
-            else {}
+        judgements = (
+            _read_qrels(qrels, engine.SCALES.get(scale), problems) if qrels is not None else {}
         )
+        for qid, judged in judgements.items():
+            # A query judged but not run: a keyword without results (trec_eval -c counts it).
+            queries.setdefault(qid, _Query(judged.line, {}, _file_name(qrels, "qrels")))
+        keywords = _keyword_texts(queries, texts, _file_name(run, "run"), problems)
         problems.raise_if_any()
+        report = TrecReport()
         with writer_for(evaluation, progress) as writer:
             assert writer is not None and evaluation is not None  # no problem: both exist
             for qid, query in queries.items():
-                writer.add(keywords[qid], _snapshot_rows(qid, query, grades, keep_rank=keep_rank))
+                judged = judgements.get(qid)
+                grades = judged.grades if judged is not None else {}
+                rows = _snapshot_rows(query, grades, keep_rank=keep_rank)
+                unretrieved = [
+                    (from_column(docno), grade)
+                    for docno, grade in grades.items()
+                    if docno not in query.results
+                ]
+                writer.add(keywords[qid], rows, unretrieved)
+                report.add(query, grades, keep_rank=keep_rank)
             writer.close()
     evaluation.refresh_from_db()
-    return evaluation
+    return TrecImport(evaluation, report)
 
 
 def _file_name(stream: Any, default: str) -> str:
@@ -159,12 +226,13 @@ def _read_run(stream: IO[bytes], *, keep_rank: bool, problems: Problems) -> dict
     queries: dict[str, _Query] = {}
     for number, columns in _lines(stream, file, problems):
         where = f"{file} line {number}"
-        if len(columns) != 6:
+        if len(columns) < 6:
             problems.add(
                 f"{where}: expected 6 columns (qid Q0 docno rank score tag), got {len(columns)}"
             )
             continue
-        qid, _, docno, rank_text, score_text, _ = columns
+        # Text after the tag is ignored, as trec_eval ignores it.
+        qid, _, docno, rank_text, score_text = columns[:5]
         score = _float(score_text)
         if score is None:
             problems.add(f"{where}: score {score_text!r} is not a number")
@@ -216,7 +284,7 @@ def _keyword_texts(
     owner: dict[str, str] = {}
     for qid, query in queries.items():
         text = topics.get(qid) or from_column(qid).strip()
-        where = f"{file} line {query.line}"
+        where = f"{query.file or file} line {query.line}"
         if not text:
             problems.add(f"{where}: qid {qid!r} gives an empty keyword")
         elif len(text) > KEYWORD_LIMIT:
@@ -232,14 +300,12 @@ def _keyword_texts(
 
 
 def _read_qrels(
-    stream: IO[bytes],
-    queries: dict[str, _Query],
-    scale: engine.Scale | None,
-    problems: Problems,
-) -> dict[tuple[str, str], int]:
-    """(qid, docno) -> grade on the evaluation's scale, for the documents of the run."""
+    stream: IO[bytes], scale: engine.Scale | None, problems: Problems
+) -> dict[str, _Judged]:
+    """qid -> its judgements (docno -> grade on the evaluation's scale), every line kept:
+    those of documents the run did not retrieve too, and of qids it did not run."""
     file = _file_name(stream, "qrels")
-    grades: dict[tuple[str, str], int] = {}
+    judged: dict[str, _Judged] = {}
     lines: dict[tuple[str, str], int] = {}
     for number, columns in _lines(stream, file, problems):
         where = f"{file} line {number}"
@@ -260,9 +326,11 @@ def _read_qrels(
             )
             continue
         lines[key] = number
-        query = queries.get(qid)
-        if query is None or docno not in query.results or scale is None:
-            continue  # not in the run: ignored (or the scale itself is wrong)
+        if len(from_column(docno)) > DOC_ID_LIMIT:
+            problems.add(f"{where}: docno longer than {DOC_ID_LIMIT} characters")
+            continue
+        if scale is None:
+            continue  # the scale itself is wrong, and already reported
         if scale.name == "binary":
             grade = 1 if grade >= 1 else 0
         elif grade not in scale.grades:
@@ -270,13 +338,11 @@ def _read_qrels(
                 f"{where}: grade {grade} is not a {scale.name} grade {scale.describe_grades()}"
             )
             continue
-        grades[key] = grade
-    return grades
+        judged.setdefault(qid, _Judged(number, {})).grades[docno] = grade
+    return judged
 
 
-def _snapshot_rows(
-    qid: str, query: _Query, grades: dict[tuple[str, str], int], *, keep_rank: bool
-) -> list[SnapshotRow]:
+def _snapshot_rows(query: _Query, grades: dict[str, int], *, keep_rank: bool) -> list[SnapshotRow]:
     results = list(query.results.values())
     if keep_rank:
         ordered = sorted(results, key=lambda result: result.rank)
@@ -286,7 +352,7 @@ def _snapshot_rows(
         positions = list(range(1, len(ordered) + 1))
     rows: list[SnapshotRow] = []
     for position, result in zip(positions, ordered, strict=True):
-        grade = grades.get((qid, result.docno))
+        grade = grades.get(result.docno)
         slots: list[SlotGrade | None] = [] if grade is None else [(grade, None, "", "")]
         rows.append((position, from_column(result.docno), "", "", "{}", slots, None))
     return rows

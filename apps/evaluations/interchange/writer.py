@@ -28,7 +28,13 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
-from apps.evaluations.models import Evaluation, FeedbackSlot, Keyword, Snapshot
+from apps.evaluations.models import (
+    Evaluation,
+    FeedbackSlot,
+    Keyword,
+    Snapshot,
+    UnretrievedJudgement,
+)
 from apps.insights.models import SnapshotDecision
 from apps.scoring import engine
 from apps.scoring.loading import SnapshotGrades, load_settings
@@ -42,6 +48,8 @@ Decision = tuple[int, int | None, str]
 # position, doc_id, name, image, attributes as JSON text, one entry per slot index
 # (None: an empty slot; the list may be shorter than the strategy), the lead's decision
 SnapshotRow = tuple[int, str, str, str, str, list[SlotGrade | None], Decision | None]
+# a judged document that is not among the keyword's results: doc_id, grade
+UnretrievedRow = tuple[str, int]
 
 BATCH_SNAPSHOTS = 20_000
 
@@ -59,6 +67,7 @@ class KeywordBatch:
     positions: list[int]
     texts: list[str]
     rows: list[list[SnapshotRow]]
+    unretrieved: list[list[UnretrievedRow]]
     slots: list[list[list[SlotGrade | None]]]
     values: list[list[float | None]]
     metric_values: list[dict[tuple[str, int], float | None]]
@@ -95,7 +104,7 @@ class EvaluationWriter:
         self.graded = 0
         self.reported = 0
         self.stopped = False
-        self._batch: list[tuple[int, str, list[SnapshotRow]]] = []
+        self._batch: list[_Keyword] = []
         self._pending = 0
         self._store: Callable[[KeywordBatch], None]
         self._copier: Any = None
@@ -119,12 +128,17 @@ class EvaluationWriter:
         if self._copier is not None:
             self._copier.close(raise_errors=kind is None)
 
-    def add(self, text: str, snapshots: list[SnapshotRow]) -> None:
+    def add(
+        self,
+        text: str,
+        snapshots: list[SnapshotRow],
+        unretrieved: list[UnretrievedRow] | None = None,
+    ) -> None:
         if self.stopped:
             return
         self.keywords += 1
-        self._batch.append((self.keywords, text, snapshots))
-        self._pending += len(snapshots)
+        self._batch.append(_Keyword(self.keywords, text, snapshots, unretrieved or []))
+        self._pending += len(snapshots) + len(unretrieved or [])
         if self._pending >= self.batch_snapshots:
             self._flush()
 
@@ -172,9 +186,9 @@ class EvaluationWriter:
             self.reported = self.snapshots
             self.progress(self.snapshots)
 
-    def _scored(self, keywords: list[tuple[int, str, list[SnapshotRow]]]) -> KeywordBatch:
+    def _scored(self, keywords: list["_Keyword"]) -> KeywordBatch:
         strategy = self.strategy
-        rows = [sorted(snapshots, key=_position) for _, _, snapshots in keywords]
+        rows = [sorted(keyword.snapshots, key=_position) for keyword in keywords]
         slots = [[row[5] + [None] * (strategy - len(row[5])) for row in kw] for kw in rows]
         grades = [
             [[None if entry is None else entry[0] for entry in snapshot] for snapshot in kw]
@@ -187,7 +201,8 @@ class EvaluationWriter:
                     for snapshot, row in zip(kw_grades, kw_rows, strict=True)
                 ]
                 for kw_grades, kw_rows in zip(grades, rows, strict=True)
-            ]
+            ],
+            [[grade for _, grade in keyword.unretrieved] for keyword in keywords],
         )
         values: list[list[float | None]] = []
         metric_values: list[dict[tuple[str, int], float | None]] = []
@@ -200,9 +215,10 @@ class EvaluationWriter:
             strategy=strategy,
             now=self.now,
             metrics=self.settings.metrics,
-            positions=[position for position, _, _ in keywords],
-            texts=[text for _, text, _ in keywords],
+            positions=[keyword.position for keyword in keywords],
+            texts=[keyword.text for keyword in keywords],
             rows=rows,
+            unretrieved=[keyword.unretrieved for keyword in keywords],
             slots=slots,
             values=values,
             metric_values=metric_values,
@@ -210,6 +226,16 @@ class EvaluationWriter:
                 sum(grade is not None for snapshot in kw for grade in snapshot) for kw in grades
             ],
         )
+
+
+@dataclass
+class _Keyword:
+    """A keyword as added: its position, text, results and judged unretrieved documents."""
+
+    position: int
+    text: str
+    snapshots: list[SnapshotRow]
+    unretrieved: list[UnretrievedRow]
 
 
 def _position(row: SnapshotRow) -> int:
@@ -264,6 +290,11 @@ def _store_portably(batch: KeywordBatch) -> None:
         )
         for keyword, snapshot, entries in zip(keyword_of, snapshots, slots, strict=True)
         for index, entry in enumerate(entries)
+    )
+    UnretrievedJudgement.objects.bulk_create(
+        UnretrievedJudgement(keyword_id=keyword.id, doc_id=doc_id, grade=grade)
+        for keyword, judged in zip(keywords, batch.unretrieved, strict=True)
+        for doc_id, grade in judged
     )
     SnapshotDecision.objects.bulk_create(
         SnapshotDecision(

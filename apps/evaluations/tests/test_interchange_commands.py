@@ -140,11 +140,11 @@ def test_import_trec_lists_the_problems_of_the_files_with_their_lines(tmp_path):
 def test_import_trec_refuses_metrics_that_are_not_metric_at_k(tmp_path):
     (tmp_path / "run.txt").write_text("1 Q0 a 1 2 t\n")
 
-    with pytest.raises(CommandError, match="--metrics: 'ndcg' is not metric@k"):
+    with pytest.raises(CommandError, match="--metrics: 'ndcg@ten' is not metric@k"):
         run(
             "import_trec",
             *("--team", str(make_team().id), "--run", str(tmp_path / "run.txt")),
-            *("--scale", "graded", "--metrics", "precision@5,ndcg"),
+            *("--scale", "graded", "--metrics", "precision@5,ndcg@ten"),
         )
 
 

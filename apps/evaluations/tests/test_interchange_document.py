@@ -353,7 +353,7 @@ def test_every_problem_is_listed_with_its_location_and_nothing_is_written():
         "metrics": [
             {"metric": "ndcg", "k": 10},
             {"metric": "ndcg", "k": 10},
-            {"metric": "nope", "k": 0},
+            {"metric": "nope", "k": 1001},
             "p@5",
             {"metric": "ap", "k": 5, "cutoff": 3},
         ],
@@ -382,7 +382,7 @@ def test_every_problem_is_listed_with_its_location_and_nothing_is_written():
         "profile: 'pytrec' is not one of searchtweak, trec",
         "metrics[1]: ndcg@10 is listed twice",
         "metrics[2].metric: unknown metric 'nope'",
-        "metrics[2].k: 0 must be a whole number from 1 to 100",
+        "metrics[2].k: 1001 must be a whole number from 1 to 1000, or null for the whole list",
         "keywords[1].keyword: duplicate of keywords[0]",
         "keywords[2].keyword: required, a text",
         "keywords[2].snapshots: must be a list",

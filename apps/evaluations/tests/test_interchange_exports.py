@@ -127,6 +127,7 @@ def test_the_json_document_adds_ids_status_values_and_graders(evaluation):
         "strategy",
         "profile",
         "show_position",
+        "zero_without_results",
         "scoring_guidelines",
         "tags",
         "transformers",
@@ -137,10 +138,16 @@ def test_the_json_document_adds_ids_status_values_and_graders(evaluation):
         "metrics",
         "keywords",
     ]
-    assert (document["id"], document["status"], document["progress"]) == (
+    assert (
+        document["id"],
+        document["status"],
+        document["progress"],
+        document["zero_without_results"],
+    ) == (
         evaluation.id,
         "active",
         8 / 15,
+        False,
     )
     assert document["metrics"] == [
         {"metric": m.metric, "k": m.k, "value": m.value} for m in evaluation.metrics.all()

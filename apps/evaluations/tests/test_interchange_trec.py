@@ -8,7 +8,14 @@ import pytest
 
 from apps.core.errors import InvalidInput
 from apps.evaluations.interchange import export_qrels, export_run, import_trec
-from apps.evaluations.models import Evaluation, EvaluationMetric, FeedbackSlot, Keyword, Snapshot
+from apps.evaluations.models import (
+    Evaluation,
+    EvaluationMetric,
+    FeedbackSlot,
+    Keyword,
+    Snapshot,
+    UnretrievedJudgement,
+)
 from apps.scoring.models import KeywordMetric
 from tests.factories import make_team
 
@@ -34,7 +41,7 @@ def trec_import(run: str, qrels: str | None = None, topics: str | None = None, *
         "topics": None if topics is None else named(topics, "topics.tsv"),
     }
     arguments.update(settings)
-    return import_trec(**arguments)
+    return import_trec(**arguments).evaluation
 
 
 def snapshots_of(evaluation: Evaluation) -> dict[str, list[tuple[int, str, int | None]]]:
@@ -58,8 +65,8 @@ def random_trec_files(folder: Path, seed: int) -> tuple[Path, Path]:
     """A run with ties in its scores (in three queries of four) and unjudged documents,
     and its qrels.
 
-    Judgements cover only documents of the run: Relevo's pool is the run's documents,
-    trec_eval's every judged document (see import_trec).
+    Some judgements are of documents the run did not retrieve, which count in the trec
+    profile's pool as they do in trec_eval's.
     """
     rng = random.Random(seed)
     run_lines, qrels_lines = [], []
@@ -74,6 +81,9 @@ def random_trec_files(folder: Path, seed: int) -> tuple[Path, Path]:
             run_lines.append(f"{qid} Q0 d{number} {rank} {score} seeded")
             if query % 9 != 0 and rng.random() < 0.7:  # some queries have no judgement
                 qrels_lines.append(f"{qid} 0 d{number} {rng.choice([0, 0, 1, 2, 3])}")
+        if query % 9 != 0 and query % 3 == 0:  # judged documents the run did not retrieve
+            for number in range(200, 200 + rng.randint(1, 5)):
+                qrels_lines.append(f"{qid} 0 d{number} {rng.choice([0, 1, 2, 3])}")
     rng.shuffle(run_lines)  # a run need not be grouped or sorted
     qrels_lines.append("999 0 d1 3")  # a query the run does not have
     run, qrels = folder / "run.txt", folder / "qrels.txt"
@@ -97,7 +107,7 @@ def test_profile_trec_gives_the_per_keyword_values_of_ir_measures_on_the_same_fi
             scale="graded",
             profile="trec",
             metrics=metrics,
-        )
+        ).evaluation
     ours = {
         (text, metric, k): value
         for text, metric, k, value in KeywordMetric.objects.filter(
@@ -122,7 +132,7 @@ def test_profile_trec_gives_the_per_keyword_values_of_ir_measures_on_the_same_fi
     compared: dict[str, int] = {}
     for (qid, measure), value in reference.items():
         if qid == "999":
-            continue  # only in the qrels: ir_measures scores it 0, the import has no keyword
+            continue  # only in the qrels: ir_measures scores it 0 (trec_eval -c), Relevo null
         if measure == "RR@10":
             if qid not in untied:
                 continue
@@ -179,13 +189,21 @@ def test_keywords_come_in_the_order_their_qids_first_appear_with_topic_texts():
     assert texts == ["blue  shirt", "red running shoes", "c"]
 
 
-def test_qrels_give_one_graded_slot_per_result_of_the_run_and_the_rest_is_ignored():
+def test_qrels_give_one_graded_slot_per_result_and_keep_the_documents_not_retrieved():
     run = "q1 Q0 a 1 3 t\nq1 Q0 b 2 2 t\nq1 Q0 c 3 1 t\n"
     qrels = "q1 0 a 2\nq1 0 c 0\nq1 0 zz 3\nq9 0 a 3\n"
 
     evaluation = trec_import(run, qrels, strategy=3)
 
     assert snapshots_of(evaluation) == {"q1": [(1, "a", 2), (2, "b", None), (3, "c", 0)]}
+    # Judged documents the run did not retrieve, and a query judged but not run.
+    kept = UnretrievedJudgement.objects.filter(keyword__evaluation=evaluation)
+    assert sorted(kept.values_list("keyword__text", "doc_id", "grade")) == [
+        ("q1", "zz", 3),
+        ("q9", "a", 3),
+    ]
+    assert list(evaluation.keywords.values_list("text", flat=True)) == ["q1", "q9"]
+    assert not Snapshot.objects.filter(keyword__text="q9", keyword__evaluation=evaluation)
     graded = FeedbackSlot.objects.filter(evaluation=evaluation, grade__isnull=False)
     assert [(s.grader, s.external_grader, s.index) for s in graded] == [(None, "", 0)] * 2
     evaluation.refresh_from_db()
@@ -257,11 +275,11 @@ def test_every_problem_of_the_files_is_listed_with_its_line_and_nothing_is_writt
     before = row_counts()
 
     with pytest.raises(InvalidInput) as raised:
-        trec_import(run, qrels, topics, team=team, metrics=[("ndcg", 10), ("magic", 0)])
+        trec_import(run, qrels, topics, team=team, metrics=[("ndcg", 10), ("magic", 1001)])
 
     assert raised.value.problems == [
         "metrics[1].metric: unknown metric 'magic'",
-        "metrics[1].k: 0 must be a whole number from 1 to 100",
+        "metrics[1].k: 1001 must be a whole number from 1 to 1000, or null for the whole list",
         "topics.tsv line 2: expected qid<TAB>text",
         "topics.tsv line 4: qid 'q1' given twice (line 1)",
         "run.txt line 2: score 'x' is not a number",
@@ -271,6 +289,9 @@ def test_every_problem_of_the_files_is_listed_with_its_line_and_nothing_is_writt
         "qrels.txt line 2: docno 'a' judged twice for qid 'q1' (line 1)",
         "qrels.txt line 3: grade 'x' is not a whole number",
         "qrels.txt line 4: expected 4 columns (qid iteration docno grade), got 3",
+        # Judgements of documents the run does not hold are kept, so they are checked too.
+        "qrels.txt line 5: grade 7 is not a graded grade (0, 1, 2, 3)",
+        "qrels.txt line 6: grade 9 is not a graded grade (0, 1, 2, 3)",
     ]
     assert row_counts() == before
 
@@ -286,8 +307,8 @@ def test_a_grade_off_the_scale_and_clashing_keywords_are_problems_with_their_lin
 
     assert raised.value.problems == [
         "run.txt line 3: rank 'x' is not a whole number from 1",
-        "run.txt line 2: qid 'q2' gives the keyword 'shoes' of qid 'q1' (line 1)",
         "qrels.txt line 1: grade 4 is not a graded grade (0, 1, 2, 3)",
+        "run.txt line 2: qid 'q2' gives the keyword 'shoes' of qid 'q1' (line 1)",
     ]
     assert row_counts() == before
 

@@ -171,10 +171,19 @@ def test_an_evaluation_for_imported_results_needs_no_model_and_no_keywords(owner
     [
         ({"name": "   "}, "name", "required"),
         ({"name": "x" * 201}, "name", "at most 200 characters"),
-        ({"metrics": "ndcg"}, "metrics", "is not metric@k"),
+        ({"metrics": "ndcg@ten"}, "metrics", "is not metric@k"),
         ({"metrics": ""}, "metrics", "name at least one metric"),
         ({"metrics": "fancy@10"}, "metrics", "metrics[0].metric: unknown metric 'fancy'"),
-        ({"metrics": "ndcg@0"}, "metrics", "metrics[0].k: 0 must be a whole number from 1 to 100"),
+        (
+            {"metrics": "ndcg@1001"},
+            "metrics",
+            "metrics[0].k: 1001 must be a whole number from 1 to 1000, or null for the whole list",
+        ),
+        (
+            {"metrics": "ndcg@0"},
+            "metrics",
+            "'ndcg@0': k starts at 1; write 'ndcg' for the whole list",
+        ),
         ({"transformers": "{nope"}, "transformers", "not valid JSON (line 1, column 2"),
         ({"transformers": "[1]"}, "transformers", "must be a JSON object"),
         ({"transformers": '{"binary": {"0": 7}}'}, "transformers", "transformers.binary"),
@@ -383,12 +392,13 @@ def test_bad_edits_are_named_on_their_field_and_change_nothing(owner, team_a):
     evaluation = make_evaluation(team=team_a, start=False)
 
     response = client_for(owner).post(
-        edit_url(evaluation), edit_post(evaluation, name="Renamed", metrics="dcg@500")
+        edit_url(evaluation), edit_post(evaluation, name="Renamed", metrics="dcg@1001")
     )
 
     assert response.status_code == 400
-    assert "metrics[0].k: 500 must be a whole number from 1 to 100" in field_errors(
-        response, "metrics"
+    assert (
+        "metrics[0].k: 1001 must be a whole number from 1 to 1000, or null for the whole list"
+        in field_errors(response, "metrics")
     )
     evaluation.refresh_from_db()
     assert evaluation.name != "Renamed"

@@ -97,11 +97,13 @@ def test_an_unknown_metric_is_reported_with_its_index():
     assert problems == {"metrics[1].metric": "unknown metric 'bleu'"}
 
 
-@pytest.mark.parametrize("k", [0, 101, -1])
-def test_a_cutoff_outside_1_to_100_is_reported_with_its_index(k):
+@pytest.mark.parametrize("k", [1001, -1])
+def test_a_cutoff_outside_1_to_1000_is_reported_with_its_index(k):
     problems = problems_of(metrics=[("ndcg", 10), ("precision", k)])
 
-    assert problems == {"metrics[1].k": f"{k} must be a whole number from 1 to 100"}
+    assert problems == {
+        "metrics[1].k": f"{k} must be a whole number from 1 to 1000, or null for the whole list"
+    }
 
 
 def test_cutoffs_1_and_100_are_accepted():
@@ -110,6 +112,15 @@ def test_cutoffs_1_and_100_are_accepted():
     )
 
     assert sorted(evaluation.metrics.values_list("k", flat=True)) == [1, 100]
+
+
+def test_cutoff_1000_and_the_whole_list_are_accepted_and_the_whole_list_twice_is_not():
+    evaluation = evaluation_create(
+        team=make_team(), name="Deep", metrics=[("ndcg", 1000), ("ap", 0)]
+    )
+
+    assert list(evaluation.metrics.values_list("metric", "k")) == [("ndcg", 1000), ("ap", 0)]
+    assert problems_of(metrics=[("ap", 0), ("ap", 0)]) == {"metrics[1]": "ap is listed twice"}
 
 
 def test_the_same_metric_and_cutoff_twice_is_reported_at_the_second():
@@ -154,7 +165,7 @@ def test_every_problem_is_reported_at_once():
         strategy=2,
         profile="bing",
         reuse="always",
-        metrics=[("bleu", 0), ("ndcg", 101), ("ndcg", 101)],
+        metrics=[("bleu", 1001), ("ndcg", 1001), ("ndcg", -1), ("ndcg", 0), ("ndcg", 0)],
         transformers={"binary": {"0": 0, "1": 1, "2": 1}},
     )
 
@@ -167,7 +178,7 @@ def test_every_problem_is_reported_at_once():
         "metrics[0].k",
         "metrics[1].k",
         "metrics[2].k",
-        "metrics[2]",
+        "metrics[4]",
         "transformers.binary.3",
     }
 

@@ -22,7 +22,7 @@ from django.db.models import Count, QuerySet
 from django.http import Http404
 
 from apps.core.errors import InvalidInput
-from apps.evaluations.metric_list import parse_metric_list
+from apps.evaluations.metric_list import metric_text, parse_metric_list
 from apps.evaluations.models import Evaluation, EvaluationMetric, Keyword, Snapshot
 from apps.scoring import engine
 from apps.scoring.models import KeywordMetric
@@ -62,7 +62,7 @@ class MetricComparison:
 
     @property
     def key(self) -> str:
-        return f"{self.metric}@{self.k}"
+        return metric_text(self.metric, self.k)
 
 
 @dataclass(frozen=True)
@@ -250,9 +250,11 @@ def _check_metric_filter(
     for metric, k in metrics:
         key = (metric, k)
         if key not in reported[baseline.id]:
-            problems.append(f"{field}: {metric}@{k} is not reported by {baseline.name}")
+            shown = metric_text(metric, k)
+            problems.append(f"{field}: {shown} is not reported by {baseline.name}")
         elif not any(key in reported[c.id] for c in candidates):
-            problems.append(f"{field}: {metric}@{k} is not reported by any other evaluation")
+            shown = metric_text(metric, k)
+            problems.append(f"{field}: {shown} is not reported by any other evaluation")
     if problems:
         raise InvalidInput(problems)
 

@@ -20,7 +20,8 @@ def parse_metrics(text: str) -> list[tuple[str, int]]:
 class Command(BaseCommand):
     help = (
         "Import a TREC run (and qrels, topics) into a team as a pending evaluation: one "
-        "keyword per qid, the qrels as grades. Prints the new evaluation's id."
+        "keyword per qid, the qrels as grades. Prints the new evaluation's id, and on "
+        "stderr what the import did."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -37,6 +38,11 @@ class Command(BaseCommand):
             "--keep-rank",
             action="store_true",
             help="positions from the rank column instead of trec_eval's score order",
+        )
+        parser.add_argument(
+            "--zero-without-results",
+            action="store_true",
+            help="judged queries without results count as 0 in the means (trec_eval -c)",
         )
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -57,7 +63,7 @@ class Command(BaseCommand):
             sources = {role: opened(options[role]) for role in ("run", "qrels", "topics")}
             progress = files.enter_context(progress_bar(self.stderr, not options["no_progress"]))
             try:
-                evaluation = import_trec(
+                imported = import_trec(
                     team=team,
                     run=sources["run"],  # type: ignore[arg-type]
                     qrels=sources["qrels"],
@@ -68,8 +74,12 @@ class Command(BaseCommand):
                     profile=options["profile"],
                     strategy=options["strategy"],
                     keep_rank=options["keep_rank"],
+                    zero_without_results=options["zero_without_results"],
                     progress=progress,
                 )
             except InvalidInput as error:
                 raise rejected(error, str(run)) from error
-        self.stdout.write(str(evaluation.id))
+        # The id alone on stdout (scripts read it); what the import did on stderr.
+        for line in imported.report.lines():
+            self.stderr.write(line)
+        self.stdout.write(str(imported.evaluation.id))
