@@ -111,10 +111,10 @@ class EvaluationOut(serializers.Serializer):
 class MetricIn(serializers.Serializer):
     metric = serializers.ChoiceField(choices=sorted(engine.METRICS))
     k = serializers.IntegerField(
-        min_value=1,
+        min_value=0,
         max_value=engine.MAX_CUTOFF,
         allow_null=True,
-        help_text="the cutoff; null for the whole list",
+        help_text="the cutoff, 1 to 1000; null (or 0) for the whole list",
     )
 
     def validate_k(self, k: int | None) -> int:

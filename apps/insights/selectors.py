@@ -22,6 +22,7 @@ from apps.evaluations.models import (
     FeedbackSlot,
     Keyword,
     Status,
+    UnretrievedJudgement,
 )
 from apps.scoring import engine
 from apps.scoring.models import KeywordMetric
@@ -329,6 +330,8 @@ class KeywordRow:
     values: list[float | None]
     graded: int
     slots: int
+    # judged documents that are not among its results (counted in the trec pool)
+    unretrieved: int = 0
 
 
 @dataclass(frozen=True)
@@ -397,7 +400,8 @@ def keyword_table(
 ) -> KeywordTable:
     """One page of keywords with their value of every (metric, k) and their grading.
 
-    Four queries whatever the page size: the count, the page, its values, its slots.
+    Five queries whatever the page size: the count, the page, its values, its slots and
+    its judged unretrieved documents.
     `sort` and `only` are checked by the caller (forms.KeywordTableForm).
     """
     keywords = evaluation.keywords.all()
@@ -425,12 +429,20 @@ def keyword_table(
         .order_by()
         .values_list("keyword_id", "count")
     )
+    unretrieved = dict(
+        UnretrievedJudgement.objects.filter(keyword_id__in=ids)
+        .values_list("keyword_id")
+        .annotate(count=Count("id"))
+        .order_by()
+        .values_list("keyword_id", "count")
+    )
     rows = [
         KeywordRow(
             keyword,
             [values.get((keyword.id, column.metric, column.k)) for column in columns],
             keyword.graded_slots,
             slot_counts.get(keyword.id, 0),
+            unretrieved.get(keyword.id, 0),
         )
         for keyword in page_keywords
     ]

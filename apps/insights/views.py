@@ -156,6 +156,7 @@ def keyword_detail(request: HttpRequest, evaluation_id: int, keyword_id: int) ->
             "evaluation": keyword.evaluation,
             "snapshots": selectors.keyword_snapshots(keyword),
             "values": selectors.keyword_values(keyword),
+            "unretrieved": keyword.unretrieved.order_by("id"),
         },
     )
 

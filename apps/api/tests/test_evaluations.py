@@ -387,8 +387,8 @@ def test_create_reuses_an_existing_tag_of_the_team(api, team_a):
         ({"profile": "bing"}, {"profile"}),
         ({"reuse": "always"}, {"reuse"}),
         ({"metrics": []}, {"metrics"}),
-        ({"metrics": [{"metric": "ndcg", "k": 0}]}, {"metrics[0].k"}),
-        ({"metrics": [{"metric": "ndcg", "k": 101}]}, {"metrics[0].k"}),
+        ({"metrics": [{"metric": "ndcg", "k": -1}]}, {"metrics[0].k"}),
+        ({"metrics": [{"metric": "ndcg", "k": 1001}]}, {"metrics[0].k"}),
         (
             {"metrics": [{"metric": "ndcg", "k": 10}, {"metric": "magic", "k": "ten"}]},
             {"metrics[1].metric", "metrics[1].k"},

@@ -237,7 +237,7 @@ def test_import_as_multipart_without_a_file_field_is_400_naming_file(api):
     [
         ({"scale": "huge"}, "scale"),
         ({"strategy": 2}, "strategy"),
-        ({"metrics": [{"metric": "ndcg", "k": 0}]}, "metrics[0].k"),
+        ({"metrics": [{"metric": "ndcg", "k": 1001}]}, "metrics[0].k"),
         (
             {
                 "keywords": [
@@ -627,7 +627,7 @@ def test_trec_import_names_each_bad_field(api):
 
     response = api.post(
         "/api/v1/evaluations/import-trec",
-        trec_form(run=None, scale="huge", metrics="ndcg10"),
+        trec_form(run=None, scale="huge", metrics="ndcg@ten"),
     )
 
     assert response.status_code == 400

@@ -83,7 +83,7 @@ def test_a_lead_imports_a_trec_run_with_qrels(owner, team_a):
 
 
 def test_the_import_page_asks_for_the_files_each_kind_needs(owner):
-    response = client_for(owner).post("/evaluations/import/", {"kind": "trec", "metrics": "x"})
+    response = client_for(owner).post("/evaluations/import/", {"kind": "trec", "metrics": "x@y"})
 
     page = response.content.decode()
     assert "Choose the run file." in page
