@@ -1,12 +1,30 @@
 """How people and documents write an evaluation's metrics.
 
 In text, "ndcg@10, precision@5, ap": a metric with its cutoff, or alone for the whole
-list. In JSON, {"metric": "ap", "k": 10}, with "k": null (or 0) for the whole list. Inside
+list; trec_eval's names are understood too ("map, P_10, ndcg_cut_100, recip_rank").
+In JSON, {"metric": "ap", "k": 10}, with "k": null (or 0) for the whole list. Inside
 Relevo the whole list is k = engine.WHOLE_LIST (0), so (metric, k) stays a pair of
 plain values in every table and dictionary.
 """
 
+import re
+
 from apps.scoring.engine import WHOLE_LIST
+
+# trec_eval's names for the measures Relevo has, so people coming from trec_eval can
+# write what they know: "map, P_10, ndcg_cut_100, recip_rank". Name -> (metric, k),
+# k None when the name carries its cutoff after "_" (P_10) or takes "@k" (P@10).
+TREC_EVAL_ALIASES: dict[str, tuple[str, int | None]] = {
+    "map": ("ap", WHOLE_LIST),
+    "map_cut": ("ap", None),
+    "p": ("precision", None),
+    "set_p": ("precision", WHOLE_LIST),
+    "recip_rank": ("rr", WHOLE_LIST),
+    "recall": ("recall", None),
+    "set_recall": ("recall", WHOLE_LIST),
+    "ndcg_cut": ("ndcg", None),
+}
+_CUTOFF_SUFFIX = re.compile(r"^(?P<name>[a-z_]+?)_(?P<k>\d+)$")
 
 
 def parse_metric_list(text: str) -> list[tuple[str, int]]:
@@ -27,10 +45,25 @@ def parse_metric_list(text: str) -> list[tuple[str, int]]:
             raise ValueError(
                 f"{item!r}: k starts at 1; write {metric.strip()!r} for the whole list"
             )
-        metrics.append((metric.strip().lower(), int(k) if at else WHOLE_LIST))
+        metrics.append(_from_trec_eval(metric.strip().lower(), int(k) if at else None))
     if not metrics:
         raise ValueError("name at least one metric, e.g. ndcg@10")
     return metrics
+
+
+def _from_trec_eval(name: str, k: int | None) -> tuple[str, int]:
+    """(metric, k) of a name as written, trec_eval's names included (P_10 -> precision@10,
+    map -> ap over the whole list); any other name is passed on as it is."""
+    suffix = _CUTOFF_SUFFIX.match(name) if k is None else None
+    if suffix and TREC_EVAL_ALIASES.get(suffix["name"], ("", 0))[1] is None:
+        return TREC_EVAL_ALIASES[suffix["name"]][0], int(suffix["k"])
+    if name in TREC_EVAL_ALIASES:
+        metric, fixed = TREC_EVAL_ALIASES[name]
+        if fixed is None:  # P, recall: a cutoff with @, else the whole list
+            return metric, WHOLE_LIST if k is None else k
+        # map, recip_rank, set_P name the whole list; with @k they are ap@k, rr@k, P@k.
+        return metric, fixed if k is None else k
+    return name, WHOLE_LIST if k is None else k
 
 
 def metric_text(metric: str, k: int) -> str:

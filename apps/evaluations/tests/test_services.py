@@ -573,3 +573,34 @@ def test_two_slots_of_a_snapshot_cannot_share_an_index():
         FeedbackSlot.objects.create(
             evaluation=evaluation, keyword=slot.keyword, snapshot=slot.snapshot, index=0
         )
+
+
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [
+        ("ndcg@10, precision@5, ap", [("ndcg", 10), ("precision", 5), ("ap", 0)]),
+        # trec_eval's names, for people who come from it
+        (
+            "map, P_10, ndcg_cut_100, recip_rank",
+            [("ap", 0), ("precision", 10), ("ndcg", 100), ("rr", 0)],
+        ),
+        (
+            "map_cut_1000, recall_5, set_P, set_recall",
+            [("ap", 1000), ("recall", 5), ("precision", 0), ("recall", 0)],
+        ),
+        ("P@5, map@10, NDCG", [("precision", 5), ("ap", 10), ("ndcg", 0)]),
+        ("err_018@3, ndcg_d", [("err_018", 3), ("ndcg_d", 0)]),
+    ],
+)
+def test_metrics_are_written_as_relevo_or_trec_eval_names_them(written, meant):
+    from apps.evaluations.metric_list import parse_metric_list
+
+    assert parse_metric_list(written) == meant
+
+
+@pytest.mark.parametrize("written", ["ndcg@ten", "@5", "ndcg@0", " , "])
+def test_a_metric_list_that_is_not_metric_at_k_is_refused(written):
+    from apps.evaluations.metric_list import parse_metric_list
+
+    with pytest.raises(ValueError):
+        parse_metric_list(written)
