@@ -115,7 +115,7 @@ class EvaluationForm(forms.Form):
     )
     zero_without_results = forms.BooleanField(
         required=False,
-        label="Keywords with judgements but no results count as 0",
+        label="Judged queries without results count as 0",
         help_text="As trec_eval -c. Otherwise they are left out of the means.",
     )
     tags = forms.ModelMultipleChoiceField(
