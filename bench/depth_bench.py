@@ -278,7 +278,7 @@ def pytrec_eval_problems(data, depth: int, values, sample: int) -> list[str]:
         qid = f"q{number}"
         judged = dict(judged_lines(number, keyword))
         qrels[qid] = judged
-        run[qid] = {docno(number, rank): float(depth - rank) for rank in range(1, depth + 1)}
+        run[qid] = {docno(number, rank): float(depth - rank + 1) for rank in range(1, depth + 1)}
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(TREC_MEASURES.values()))
     measured = evaluator.evaluate(run)
     problems = []
