@@ -155,8 +155,8 @@ def import_trec(
         with writer_for(evaluation, progress) as writer:
             assert writer is not None and evaluation is not None  # no problem: both exist
             for qid, query in queries.items():
-                judged = judgements.get(qid)
-                grades = judged.grades if judged is not None else {}
+                found = judgements.get(qid)
+                grades = found.grades if found is not None else {}
                 rows = _snapshot_rows(query, grades, keep_rank=keep_rank)
                 unretrieved = [
                     (from_column(docno), grade)

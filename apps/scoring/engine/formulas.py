@@ -53,6 +53,7 @@ def metric_value(
         judged = any(value is not None for value in unretrieved)
         return 0.0 if zero_without_results and judged else None
     top = cut(values, k)
+    pool: Values
     if profile == TREC:
         pool = [*values, *unretrieved]
         # trec_eval evaluates every query that has judgements, however far down they are.
