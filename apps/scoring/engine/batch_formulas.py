@@ -134,6 +134,20 @@ class StageOneMatrix:
         """Each row's gains sorted descending."""
         return np.sort(gains, axis=1)[:, ::-1]
 
+    # The trec profile's ideal rankings: the whole pool (results and judged unretrieved
+    # documents) sorted, once per gain however many cutoffs read it.
+    @cached_property
+    def pool_ideal_linear_gains(self) -> FloatArray:
+        return self.ideal_gains(
+            np.concatenate([self.linear_gains, self.unretrieved_linear_gains], axis=1)
+        )
+
+    @cached_property
+    def pool_ideal_exponential_gains(self) -> FloatArray:
+        return self.ideal_gains(
+            np.concatenate([self.exponential_gains, self.unretrieved_exponential_gains], axis=1)
+        )
+
 
 # --- stage 2 ------------------------------------------------------------------------
 
@@ -220,14 +234,16 @@ def _discounted_sum(gains: FloatArray) -> FloatArray:
 
 
 def _normalised(
-    gains: FloatArray, unretrieved: FloatArray, k: int, stage: StageOneMatrix, profile: str
+    gains: FloatArray,
+    pool_ideal: Callable[[], FloatArray],
+    k: int,
+    stage: StageOneMatrix,
+    profile: str,
 ) -> FloatArray:
+    """Discounted gains over the ideal's: under trec the pool's ideal (`pool_ideal`, read
+    only then), under searchtweak the top k sorted."""
     top = gains[:, _upto(k)]
-    if profile == TREC:
-        pool = np.concatenate([gains, unretrieved], axis=1)
-        ideal = stage.ideal_gains(pool)[:, _upto(k)]
-    else:
-        ideal = stage.ideal_gains(top)
+    ideal = pool_ideal()[:, _upto(k)] if profile == TREC else stage.ideal_gains(top)
     ideal_dcg = _discounted_sum(ideal)
     return np.where(ideal_dcg != 0, _discounted_sum(top) / ideal_dcg, 0.0)
 
@@ -237,7 +253,7 @@ def _dcg(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
 
 
 def _ndcg(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
-    return _normalised(stage.linear_gains, stage.unretrieved_linear_gains, k, stage, profile)
+    return _normalised(stage.linear_gains, lambda: stage.pool_ideal_linear_gains, k, stage, profile)
 
 
 def _dcg_exp(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
@@ -246,7 +262,7 @@ def _dcg_exp(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
 
 def _ndcg_exp(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
     return _normalised(
-        stage.exponential_gains, stage.unretrieved_exponential_gains, k, stage, profile
+        stage.exponential_gains, lambda: stage.pool_ideal_exponential_gains, k, stage, profile
     )
 
 
