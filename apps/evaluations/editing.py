@@ -101,9 +101,9 @@ def evaluation_update(
     # Judged documents that are not results score too (the trec profile's pool).
     scored = graded or UnretrievedJudgement.objects.filter(keyword__evaluation=current).exists()
     if scored and (metrics_changed or any(field in changes for field in RESCORING)):
-        from apps.scoring.tasks import recompute_evaluation
+        from apps.scoring.services import evaluation_mark_for_scoring
 
-        transaction.on_commit(lambda: recompute_evaluation.delay(current.id))
+        evaluation_mark_for_scoring(evaluation_id=current.id)
     current.refresh_from_db()
     return current
 

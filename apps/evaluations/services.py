@@ -291,7 +291,7 @@ def evaluation_open(*, evaluation: Evaluation, after_fetch: bool = False) -> boo
     `after_fetch`: only if it is still fetching (a lead may have paused it meanwhile).
     Returns False when the evaluation was not in a state to open.
     """
-    from apps.scoring.tasks import recompute_evaluation
+    from apps.scoring.services import queue_evaluation_recompute
 
     with transaction.atomic():
         ready = Evaluation.objects.select_for_update().filter(
@@ -308,7 +308,8 @@ def evaluation_open(*, evaluation: Evaluation, after_fetch: bool = False) -> boo
             started_at=Coalesce(F("started_at"), Value(timezone.now())),
         )
         if reused:
-            transaction.on_commit(lambda: recompute_evaluation.delay(evaluation.id))
+            # reuse_apply marked the keywords it graded, in this transaction.
+            transaction.on_commit(lambda: queue_evaluation_recompute(evaluation_id=evaluation.id))
     return True
 
 

@@ -13,10 +13,11 @@ broker left marked.
 import logging
 import time
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from apps.evaluations.models import Evaluation, EvaluationMetric, Keyword
@@ -70,20 +71,49 @@ _broker_unavailable_until = 0.0
 
 def queue_keyword_recompute(*, keyword_id: int) -> None:
     """Queue the recomputation; a broker that cannot be reached is logged, never raised."""
-    global _broker_unavailable_until
     from .tasks import recompute_keyword
 
+    _publish(recompute_keyword, keyword_id)
+
+
+def evaluation_mark_for_scoring(*, evaluation_id: int) -> None:
+    """Call inside the transaction that changed how an evaluation is scored (its profile,
+    transformers, metrics, whether keywords without results count), or gave many of its
+    keywords grades at once.
+
+    Every keyword is marked as a grade marks it, so what was stored under the old
+    settings is older than the mark and the recompute stores over it (without the mark,
+    the version guard would keep the old values as fresh); the whole-evaluation
+    recompute is queued once the transaction commits, and the sweep covers a lost task.
+    """
+    Keyword.objects.filter(evaluation_id=evaluation_id).update(
+        needs_scoring=True, grade_version=F("grade_version") + 1
+    )
+    transaction.on_commit(lambda: queue_evaluation_recompute(evaluation_id=evaluation_id))
+
+
+def queue_evaluation_recompute(*, evaluation_id: int) -> None:
+    """Queue a whole evaluation's recomputation, tolerating a broker that is down."""
+    from .tasks import recompute_evaluation
+
+    _publish(recompute_evaluation, evaluation_id)
+
+
+def _publish(task: Any, object_id: int) -> None:
+    """task.delay(object_id), or, when the broker cannot be reached, a warning: what it
+    would recompute stays marked for the sweep."""
+    global _broker_unavailable_until
     if time.monotonic() < _broker_unavailable_until:
-        logger.debug("broker recently down; recompute_keyword(%s) left to the sweep", keyword_id)
+        logger.debug("broker recently down; %s(%s) left to the sweep", task.name, object_id)
         return
     try:
-        recompute_keyword.delay(keyword_id)
+        task.delay(object_id)
     except Exception:  # kombu, redis and socket errors share no base class
         _broker_unavailable_until = time.monotonic() + BROKER_BACKOFF_SECONDS
         logger.warning(
-            "could not queue recompute_keyword(%s); the keyword stays marked for the sweep, "
-            "and queueing pauses for %.0f s",
-            keyword_id,
+            "could not queue %s(%s); it stays marked for the sweep, and queueing pauses for %.0f s",
+            task.name,
+            object_id,
             BROKER_BACKOFF_SECONDS,
             exc_info=True,
         )

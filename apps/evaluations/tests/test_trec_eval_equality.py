@@ -103,7 +103,7 @@ def import_files(run: Path, qrels: Path, **settings):
             qrels=qrels_file,
             name="run-a",
             scale="graded",
-            profile="trec",
+            profile=settings.pop("profile_override", "trec"),
             metrics=METRICS,
             **settings,
         )
@@ -316,3 +316,39 @@ def test_a_json_document_carries_unretrieved_judgements_checked_like_grades():
         "keywords[0].unretrieved[5].grade: required",
         'keywords[0].unretrieved[6]: must be an object {"doc_id", "grade"}',
     ]
+
+
+def test_changing_the_profile_of_a_pending_import_rescores_it_as_a_fresh_import(
+    trec_files, django_capture_on_commit_callbacks
+):
+    """A settings change marks every keyword, so the recompute stores over what the old
+    settings gave (the version guard would otherwise keep it as fresh)."""
+    from apps.evaluations.editing import evaluation_update
+
+    run, qrels = trec_files
+    fresh = import_files(run, qrels).evaluation
+    changed = import_files(run, qrels, profile_override="searchtweak").evaluation
+    ap = {"metric": "ap", "k": WHOLE_LIST}
+    assert (
+        EvaluationMetric.objects.get(evaluation=changed, **ap).value
+        != EvaluationMetric.objects.get(evaluation=fresh, **ap).value
+    )
+
+    with django_capture_on_commit_callbacks(execute=True):
+        evaluation_update(evaluation=changed, profile="trec", zero_without_results=True)
+    with django_capture_on_commit_callbacks(execute=True):
+        evaluation_update(evaluation=fresh, zero_without_results=True)
+
+    def values(evaluation):
+        return sorted(
+            KeywordMetric.objects.filter(evaluation=evaluation).values_list(
+                "keyword__text", "metric", "k", "value"
+            )
+        )
+
+    assert values(changed) == values(fresh)
+    means = EvaluationMetric.objects.filter
+    assert [m.value for m in means(evaluation=changed)] == [
+        m.value for m in means(evaluation=fresh)
+    ]
+    assert not Keyword.objects.filter(evaluation=changed, needs_scoring=True).exists()
