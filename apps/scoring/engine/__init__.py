@@ -29,8 +29,9 @@ from .metrics import (
     MetricDef,
     get_metric,
     metric_label,
+    metric_scale,
 )
-from .scales import SCALES, Scale, get_scale
+from .scales import SCALES, Scale, custom_scale, custom_scale_problems, get_scale
 from .transformers import default_rules, resolve_rules, validate_rules
 
 __all__ = [
@@ -45,10 +46,13 @@ __all__ = [
     "MetricDef",
     "Scale",
     "default_rules",
+    "custom_scale",
+    "custom_scale_problems",
     "get_metric",
     "get_scale",
     "mean_of",
     "metric_label",
+    "metric_scale",
     "metric_value",
     "progress",
     "resolve_rules",

@@ -27,7 +27,7 @@ from .batch_formulas import FloatArray, StageOneMatrix, metric_array
 from .decisions import Decisions, with_decisions
 from .errors import EngineError
 from .keyword import KeywordScore, MetricRequest, SnapshotGrades
-from .metrics import check_cutoff, check_profile, get_metric
+from .metrics import check_cutoff, check_profile, metric_scale
 from .scales import Scale, get_scale
 from .transformers import resolve_rules
 
@@ -67,7 +67,7 @@ class BatchScores:
 def score_keywords_batch(
     keywords: Sequence[SnapshotGrades],
     *,
-    scale: str,
+    scale: str | Scale,
     metrics: Sequence[MetricRequest],
     profile: str = "searchtweak",
     rules: Mapping[str, Mapping[int, int]] | None = None,
@@ -83,10 +83,11 @@ def score_keywords_batch(
     """
     native = get_scale(scale)
     check_profile(profile)
+    targets = {}
     for metric, k in metrics:
-        get_metric(metric)
+        targets[metric] = metric_scale(metric, native)
         check_cutoff(k)
-    resolved_rules = resolve_rules(scale, rules)
+    resolved_rules = resolve_rules(native, rules)
     if decisions is not None:
         if len(decisions) != len(keywords):
             raise EngineError(
@@ -103,16 +104,16 @@ def score_keywords_batch(
 
     stage_one: dict[str, StageOneMatrix] = {}
 
-    def on_scale(target: str) -> StageOneMatrix:
-        if target not in stage_one:
-            mapping = resolved_rules[target]
-            stage_one[target] = StageOneMatrix(
+    def on_scale(target: Scale) -> StageOneMatrix:
+        if target.name not in stage_one:
+            mapping = resolved_rules[target.name]
+            stage_one[target.name] = StageOneMatrix(
                 _transform(grades, native, mapping),
-                get_scale(target),
+                target,
                 snapshot_counts=snapshot_counts,
                 unretrieved=_transform(judged_elsewhere, native, mapping),
             )
-        return stage_one[target]
+        return stage_one[target.name]
 
     # Nulls flow through as NaN; 0/0 and NaN comparisons are expected, not warnings.
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -120,13 +121,13 @@ def score_keywords_batch(
             (metric, k): metric_array(
                 metric,
                 k,
-                on_scale(get_metric(metric).scale),
+                on_scale(targets[metric]),
                 profile,
                 zero_without_results=zero_without_results,
             )
             for metric, k in metrics
         }
-        native_values = on_scale(scale).values
+        native_values = on_scale(native).values
     return BatchScores(
         snapshot_counts=snapshot_counts, snapshot_values=native_values, metrics=results
     )
@@ -209,11 +210,12 @@ def _transform(grades: FloatArray, source: Scale, mapping: Mapping[int, int]) ->
     """Map every raw grade through ``mapping`` with a lookup table (NaN stays NaN)."""
     if all(mapping[grade] == grade for grade in source.grades):
         return grades
-    table = np.full(source.highest + 1, np.nan)
+    # Indexed from the lowest grade, which a custom scale may put below 0.
+    table = np.full(source.highest - source.lowest + 1, np.nan)
     for grade, target in mapping.items():
-        table[grade] = target
+        table[grade - source.lowest] = target
     empty = np.isnan(grades)
-    transformed = table[np.where(empty, source.lowest, grades).astype(np.intp)]
+    transformed = table[(np.where(empty, source.lowest, grades) - source.lowest).astype(np.intp)]
     transformed[empty] = np.nan
     return transformed
 

@@ -118,35 +118,35 @@ class StageOneMatrix:
         # A value is grade_sum / slot_count, so there are few distinct values: tabulate
         # Python's 2^v - 1 per (sum, count) pair and look it up (see module docstring).
         max_slots = int(self.slot_counts.max(initial=0))
-        max_sum = self.scale.highest * max_slots
+        max_sum = max(self.scale.highest, 0) * max_slots
+        min_sum = min(self.scale.lowest, 0) * max_slots  # below 0 on a custom scale
         table = np.array(
             [
                 [
                     exponential_gain(total / count) if count else 0.0
                     for count in range(max_slots + 1)
                 ]
-                for total in range(max_sum + 1)
+                for total in range(min_sum, max_sum + 1)
             ]
         )
-        return table[self.grade_sums.astype(np.intp), self.slot_counts]
+        return table[(self.grade_sums - min_sum).astype(np.intp), self.slot_counts]
 
     def ideal_gains(self, gains: FloatArray) -> FloatArray:
         """Each row's gains sorted descending."""
         return np.sort(gains, axis=1)[:, ::-1]
 
     # The trec profile's ideal rankings: the whole pool (results and judged unretrieved
-    # documents) sorted, once per gain however many cutoffs read it.
+    # documents) sorted, once per gain however many cutoffs read it; gains below 0 (a
+    # custom scale's negative levels) count as 0, as trec_eval counts them.
     @cached_property
     def pool_ideal_linear_gains(self) -> FloatArray:
-        return self.ideal_gains(
-            np.concatenate([self.linear_gains, self.unretrieved_linear_gains], axis=1)
-        )
+        pool = np.concatenate([self.linear_gains, self.unretrieved_linear_gains], axis=1)
+        return self.ideal_gains(np.maximum(pool, 0.0))
 
     @cached_property
     def pool_ideal_exponential_gains(self) -> FloatArray:
-        return self.ideal_gains(
-            np.concatenate([self.exponential_gains, self.unretrieved_exponential_gains], axis=1)
-        )
+        pool = np.concatenate([self.exponential_gains, self.unretrieved_exponential_gains], axis=1)
+        return self.ideal_gains(np.maximum(pool, 0.0))
 
 
 # --- stage 2 ------------------------------------------------------------------------
@@ -243,7 +243,12 @@ def _normalised(
     """Discounted gains over the ideal's: under trec the pool's ideal (`pool_ideal`, read
     only then), under searchtweak the top k sorted."""
     top = gains[:, _upto(k)]
-    ideal = pool_ideal()[:, _upto(k)] if profile == TREC else stage.ideal_gains(top)
+    if profile == TREC:
+        # trec_eval adds only positive gains: a negative level counts as 0.
+        top = np.maximum(top, 0.0)
+        ideal = pool_ideal()[:, _upto(k)]
+    else:
+        ideal = stage.ideal_gains(top)
     ideal_dcg = _discounted_sum(ideal)
     return np.where(ideal_dcg != 0, _discounted_sum(top) / ideal_dcg, 0.0)
 

@@ -170,6 +170,9 @@ def discounted_gain_sum(gains: Sequence[float]) -> float:
 def _normalised_dcg(
     top: Values, pool: Values, k: int, profile: str, gain: Callable[[float | None], float]
 ) -> float:
+    if profile == TREC:
+        # trec_eval adds only positive gains: a custom scale's negative level counts as 0.
+        gain = _positive(gain)
     gains = [gain(value) for value in top]
     if profile == TREC:
         # trec_eval's ideal ranking is the whole pool sorted: a highly relevant document
@@ -181,6 +184,10 @@ def _normalised_dcg(
         ideal = sorted(gains, reverse=True)
     ideal_dcg = discounted_gain_sum(ideal)
     return discounted_gain_sum(gains) / ideal_dcg if ideal_dcg != 0 else 0.0
+
+
+def _positive(gain: Callable[[float | None], float]) -> Callable[[float | None], float]:
+    return lambda value: max(gain(value), 0.0)
 
 
 def dcg(top: Values, pool: Values, k: int, profile: str) -> float:

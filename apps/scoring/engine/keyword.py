@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from .aggregate import binary_vote, mean_grade
 from .decisions import Decisions, with_decisions
 from .formulas import metric_value
-from .metrics import check_cutoff, check_profile, get_metric
-from .scales import check_grades, get_scale
+from .metrics import check_cutoff, check_profile, metric_scale
+from .scales import Scale, check_grades, get_scale
 from .transformers import resolve_rules
 
 SnapshotGrades = Sequence[Sequence[int | None]]
@@ -32,7 +32,7 @@ class KeywordScore:
 def score_keyword(
     snapshot_grades: SnapshotGrades,
     *,
-    scale: str,
+    scale: str | Scale,
     metrics: Sequence[MetricRequest],
     profile: str = "searchtweak",
     rules: Mapping[str, Mapping[int, int]] | None = None,
@@ -60,14 +60,15 @@ def score_keyword(
     """
     native = get_scale(scale)
     check_profile(profile)
+    targets = {}
     for metric, k in metrics:
-        get_metric(metric)
+        targets[metric] = metric_scale(metric, native).name
         check_cutoff(k)
     for slots in snapshot_grades:
         check_grades(slots, native)
     check_grades(unretrieved, native)
     snapshot_grades = with_decisions(snapshot_grades, decisions, native)
-    resolved_rules = resolve_rules(scale, rules)
+    resolved_rules = resolve_rules(native, rules)
 
     values_by_scale: dict[str, list[float | None]] = {}
     unretrieved_by_scale: dict[str, list[float]] = {}
@@ -75,7 +76,10 @@ def score_keyword(
     def stage_one(target: str) -> list[float | None]:
         if target not in values_by_scale:
             values_by_scale[target] = snapshot_values_on(
-                snapshot_grades, source=scale, target=target, mapping=resolved_rules[target]
+                snapshot_grades,
+                source=native.name,
+                target=target,
+                mapping=resolved_rules[target],
             )
         return values_by_scale[target]
 
@@ -88,7 +92,7 @@ def score_keyword(
 
     results = {}
     for metric, k in metrics:
-        target = get_metric(metric).scale
+        target = targets[metric]
         results[(metric, k)] = metric_value(
             metric,
             k,
@@ -97,7 +101,7 @@ def score_keyword(
             unretrieved=judged_elsewhere(target),
             zero_without_results=zero_without_results,
         )
-    return KeywordScore(snapshot_values=stage_one(scale), metrics=results)
+    return KeywordScore(snapshot_values=stage_one(native.name), metrics=results)
 
 
 def snapshot_values_on(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from .errors import EngineError
+from .scales import Scale, get_scale
 
 T = TypeVar("T")
 
@@ -66,6 +67,26 @@ def get_metric(metric: str) -> MetricDef:
         raise EngineError(
             f"unknown metric {metric!r}; expected one of {', '.join(METRICS)}"
         ) from None
+
+
+# ERR reads a grade as a probability out of the graded scale's top grade (3); a custom
+# scale's levels are no such probability, so ERR is not offered on one.
+NOT_ON_CUSTOM_SCALES = ("err", "err_018")
+
+
+def metric_scale(metric: str, native: Scale) -> Scale:
+    """The scale ``metric`` is computed on for an evaluation on ``native``: its own, or
+    for a graded or detail metric of a custom scale the custom levels themselves (the
+    gain is the level, as in trec_eval)."""
+    definition = get_metric(metric)
+    if native.custom and definition.scale != "binary":
+        if metric in NOT_ON_CUSTOM_SCALES:
+            raise EngineError(
+                f"{definition.name} is defined on the graded scale's grades 0 to 3; "
+                "it is not offered on a custom scale"
+            )
+        return native
+    return get_scale(definition.scale)
 
 
 def check_profile(profile: str) -> None:

@@ -1,7 +1,10 @@
-"""Grading scales (metrics.md section 1).
+"""Grading scales (metrics.md section 1), and the integer scales a team defines.
 
 An evaluation has one native scale and graders always grade on it; every metric is
-defined on one of these three scales.
+defined on one of the three built-in scales. A custom scale (``custom_scale``) is a run
+of whole levels, such as TREC's -2..4: its binary metrics count the levels from
+``relevant_from`` up as relevant, and its graded and detail metrics take the level
+itself as the gain (trec_eval's semantics).
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ class Scale:
     grades: tuple[int, ...]
     labels: tuple[str, ...]
     keys: tuple[str, ...]
+    # Custom scales: the lowest level that is relevant for the binary metrics.
+    relevant_from: int = 1
+    custom: bool = False
 
     @property
     def lowest(self) -> int:
@@ -65,8 +71,87 @@ DETAIL = Scale(
 SCALES: dict[str, Scale] = {scale.name: scale for scale in (BINARY, GRADED, DETAIL)}
 
 
-def get_scale(name: str) -> Scale:
-    """The scale called ``name``; EngineError if there is none."""
+# The bounds of a custom scale: ten levels fit the keyboard's ten digits.
+MAX_LEVELS = 10
+LOWEST_LEVEL, HIGHEST_LEVEL = -100, 100
+LABEL_LIMIT = 40
+DEFAULT_KEYS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "0")
+
+
+def custom_scale_problems(
+    lowest: object,
+    highest: object,
+    *,
+    labels: object = None,
+    relevant_from: object = 1,
+    keys: object = None,
+) -> list[str]:
+    """Every problem with a custom scale's definition, as "<field>: <problem>"."""
+    problems: list[str] = []
+    for field, value in (("lowest", lowest), ("highest", highest)):
+        if type(value) is not int or not LOWEST_LEVEL <= value <= HIGHEST_LEVEL:
+            problems.append(
+                f"{field}: must be a whole number from {LOWEST_LEVEL} to {HIGHEST_LEVEL}"
+            )
+    if problems:
+        return problems
+    assert isinstance(lowest, int) and isinstance(highest, int)
+    count = highest - lowest + 1
+    if not 2 <= count <= MAX_LEVELS:
+        return [f"highest: from lowest to highest must be 2 to {MAX_LEVELS} levels, got {count}"]
+    if type(relevant_from) is not int or not lowest < relevant_from <= highest:
+        problems.append(
+            f"relevant_from: must be a level above the lowest ({lowest + 1} to {highest})"
+        )
+    if labels is not None:
+        if not isinstance(labels, list | tuple) or len(labels) != count:
+            problems.append(f"labels: one per level, {count} in all")
+        elif not all(isinstance(x, str) and 0 < len(x.strip()) <= LABEL_LIMIT for x in labels):
+            problems.append(f"labels: each a text of 1 to {LABEL_LIMIT} characters")
+    if keys is not None:
+        if not isinstance(keys, list | tuple) or len(keys) != count:
+            problems.append(f"keys: one per level, {count} in all")
+        elif not all(isinstance(x, str) and len(x) == 1 and x.isprintable() for x in keys):
+            problems.append("keys: each one printable character")
+        elif len(set(keys)) != count:
+            problems.append("keys: each level needs a key of its own")
+    return problems
+
+
+def custom_scale(
+    lowest: int,
+    highest: int,
+    *,
+    labels: Iterable[str] | None = None,
+    relevant_from: int = 1,
+    keys: Iterable[str] | None = None,
+    name: str = "custom",
+) -> Scale:
+    """A team's integer scale from ``lowest`` to ``highest``; EngineError listing every
+    problem. Labels default to the levels themselves, keys to the digits 1, 2, ... 0."""
+    labels = None if labels is None else tuple(labels)
+    keys = None if keys is None else tuple(keys)
+    problems = custom_scale_problems(
+        lowest, highest, labels=labels, relevant_from=relevant_from, keys=keys
+    )
+    if problems:
+        raise EngineError("invalid scale: " + "; ".join(problems))
+    grades = tuple(range(lowest, highest + 1))
+    return Scale(
+        name=name,
+        grades=grades,
+        labels=tuple(label.strip() for label in labels) if labels else tuple(map(str, grades)),
+        keys=keys or DEFAULT_KEYS[: len(grades)],
+        relevant_from=relevant_from,
+        custom=True,
+    )
+
+
+def get_scale(name: str | Scale) -> Scale:
+    """The scale called ``name`` (a custom scale is passed as itself); EngineError if
+    there is none."""
+    if isinstance(name, Scale):
+        return name
     try:
         return SCALES[name]
     except (KeyError, TypeError):

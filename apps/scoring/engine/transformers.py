@@ -36,18 +36,31 @@ DEFAULT_RULES: dict[tuple[str, str], dict[int, int]] = {
 }
 
 
-def default_rules(source: str, target: str) -> dict[int, int]:
+def default_rules(source: str | Scale, target: str | Scale) -> dict[int, int]:
     """The default mapping from ``source`` grades to ``target`` grades (a fresh dict).
 
     Identity when both are the same scale: grades on the native scale are used as given.
+    A custom scale maps to binary by its relevance threshold (trec_eval's relevance
+    level); its other metrics use its own levels (engine.metrics.metric_scale).
     """
     source_scale, target_scale = get_scale(source), get_scale(target)
-    if source_scale is target_scale:
+    if source_scale == target_scale:
         return {grade: grade for grade in source_scale.grades}
-    return dict(DEFAULT_RULES[(source, target)])
+    if source_scale.custom:
+        if target_scale.name != "binary":
+            raise EngineError(f"a custom scale maps to binary only, not to {target_scale.name}")
+        threshold = source_scale.relevant_from
+        return {grade: int(grade >= threshold) for grade in source_scale.grades}
+    return dict(DEFAULT_RULES[(source_scale.name, target_scale.name)])
 
 
-def validate_rules(native_scale: str, rules: Rules | None) -> list[str]:
+def targets_of(native: Scale) -> tuple[str, ...]:
+    """The scales a native scale's grades are mapped to: every built-in one, or for a
+    custom scale binary and itself."""
+    return ("binary", native.name) if native.custom else tuple(SCALES)
+
+
+def validate_rules(native_scale: str | Scale, rules: Rules | None) -> list[str]:
     """Every problem with ``rules`` for an evaluation on ``native_scale``, as
     ``"transformers.<scale>.<grade>: <problem>"`` lines; an empty list means valid.
 
@@ -66,8 +79,15 @@ def validate_rules(native_scale: str, rules: Rules | None) -> list[str]:
     for target_name, mapping in rules.items():
         location = f"transformers.{target_name}"
         target = SCALES.get(target_name) if isinstance(target_name, str) else None
+        if target_name == native.name:
+            target = native
         if target is None:
             problems.append(f"{location}: unknown scale")
+        elif native.custom and target.name not in targets_of(native):
+            problems.append(
+                f"{location}: a custom scale's graded and detail metrics take its levels as "
+                "gains; only binary rules apply"
+            )
         elif not isinstance(mapping, Mapping):
             problems.append(
                 f"{location}: must map each {native.name} grade to a {target.name} grade"
@@ -77,7 +97,7 @@ def validate_rules(native_scale: str, rules: Rules | None) -> list[str]:
     return problems
 
 
-def resolve_rules(native_scale: str, rules: Rules | None) -> dict[str, dict[int, int]]:
+def resolve_rules(native_scale: str | Scale, rules: Rules | None) -> dict[str, dict[int, int]]:
     """Complete rules for every scale, keyed by destination scale name: the given rules
     where present, the defaults elsewhere, the identity for the native scale itself.
 
@@ -86,9 +106,13 @@ def resolve_rules(native_scale: str, rules: Rules | None) -> dict[str, dict[int,
     problems = validate_rules(native_scale, rules)
     if problems:
         raise EngineError("invalid transformer rules: " + "; ".join(problems))
-    resolved = {target: default_rules(native_scale, target) for target in SCALES}
+    native = get_scale(native_scale)
+    resolved = {
+        target: default_rules(native, native if target == native.name else target)
+        for target in targets_of(native)
+    }
     for target, mapping in (rules or {}).items():
-        if target != native_scale:
+        if target != native.name:
             resolved[target] = {_source_grade(key): value for key, value in mapping.items()}
     return resolved
 

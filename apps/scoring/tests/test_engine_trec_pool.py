@@ -12,6 +12,7 @@ ir_measures = pytest.importorskip("ir_measures")
 from apps.scoring.engine import (  # noqa: E402
     WHOLE_LIST,
     EngineError,
+    custom_scale,
     mean_of,
     metric_value,
     score_keyword,
@@ -234,3 +235,104 @@ def test_unretrieved_grades_are_mapped_to_each_metrics_scale_and_checked():
     assert score.metrics[("ndcg", 2)] == pytest.approx(3 / (3 + 2 / 1.5849625007211563))
     with pytest.raises(EngineError, match="is not a graded grade"):
         score_keyword([[3]], scale="graded", metrics=[("ap", 1)], unretrieved=[7])
+
+
+# --- custom integer scales: TREC's grade levels ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("lowest", "highest", "relevant_from"),
+    [(-2, 4, 1), (-1, 4, 1), (0, 4, 1), (0, 4, 2), (-2, 4, 3)],
+)
+def test_custom_levels_equal_trec_eval_with_its_relevance_level(lowest, highest, relevant_from):
+    """TREC Web (-2..4), trec_eval's rel_level (-1..4), learning-to-rank sets (0..4): the
+    binary metrics count levels from the threshold up (trec_eval -l), nDCG's gain is the
+    level, and trec_eval adds no gain below 0."""
+    scale = custom_scale(lowest, highest, relevant_from=relevant_from)
+    rng = random.Random(lowest * 100 + relevant_from)
+    levels = list(range(lowest, highest + 1))
+    topics = [
+        (
+            [rng.choice([*levels, None, None]) for _ in range(rng.choice([1, 9, 120]))],
+            [rng.choice(levels) for _ in range(rng.choice([0, 5]))],
+        )
+        for _ in range(60)
+    ]
+    qrels, run = as_trec_files(topics)
+    # pytrec_eval 0.5.11 crashes (a segmentation fault in trec_eval's C code) when a
+    # query's highest level is below the relevance level: such queries (no relevant
+    # document, so every binary measure is 0) are checked apart, below.
+    reference = {q: judged for q, judged in qrels.items() if max(judged.values()) >= relevant_from}
+    measures = pytrec_eval.RelevanceEvaluator(
+        reference, TREC_EVAL_MEASURES, relevance_level=relevant_from
+    ).evaluate(run)
+    # nDCG does not depend on the relevance level: those queries' nDCG at level 1.
+    graded_only = {
+        q: judged for q, judged in qrels.items() if 1 <= max(judged.values()) < relevant_from
+    }
+    ndcg_only = pytrec_eval.RelevanceEvaluator(
+        graded_only, {"ndcg", "ndcg_cut.1,5,10,100,1000"}, relevance_level=1
+    ).evaluate(run)
+    grades = [[[value] for value in ranking] for ranking, _ in topics]
+    unretrieved = [judged for _, judged in topics]
+    batch = score_keywords_batch(
+        grades, scale=scale, metrics=METRICS, profile="trec", unretrieved=unretrieved
+    )
+    compared = 0
+    for q, (keyword, judged) in enumerate(zip(grades, unretrieved, strict=True)):
+        score = score_keyword(
+            keyword, scale=scale, metrics=METRICS, profile="trec", unretrieved=judged
+        )
+        assert batch.keyword_score(q) == score
+        if f"q{q}" not in run or f"q{q}" not in qrels:
+            assert all(value is None for value in score.metrics.values())
+            continue
+        if f"q{q}" not in measures:  # judged, none relevant: every binary measure is 0
+            for (metric, k), value in score.metrics.items():
+                expected = 0.0
+                if metric == "ndcg" and f"q{q}" in ndcg_only:
+                    expected = ndcg_only[f"q{q}"][trec_eval_name(metric, k)]
+                assert value == pytest.approx(expected, abs=1e-9), (q, metric, k)
+            continue
+        for metric, k in METRICS:
+            if metric == "rr":
+                continue
+            expected = measures[f"q{q}"][trec_eval_name(metric, k)]
+            assert score.metrics[(metric, k)] == pytest.approx(expected, abs=1e-9), (
+                q,
+                metric,
+                k,
+            )
+            compared += 1
+        assert score.metrics[("rr", WHOLE_LIST)] == pytest.approx(measures[f"q{q}"]["recip_rank"])
+    assert compared > 500
+
+
+def test_a_custom_scale_maps_to_binary_by_its_threshold_and_keeps_its_levels_as_gains():
+    scale = custom_scale(-2, 4, relevant_from=2, labels=["spam", "junk", "no", "a", "b", "c", "d"])
+    score = score_keyword(
+        [[-2], [1], [4]],
+        scale=scale,
+        metrics=[("precision", 3), ("cg", 3), ("dcg", 2)],
+        profile="searchtweak",
+    )
+    assert score.snapshot_values == [-2.0, 1.0, 4.0]
+    assert score.metrics[("precision", 3)] == pytest.approx(1 / 3)  # only 4 reaches 2
+    assert score.metrics[("cg", 3)] == 3.0  # searchtweak adds the levels as they are
+    assert score.metrics[("dcg", 2)] == pytest.approx(-2 + 1 / 1.5849625007211563)
+    assert scale.labels[0] == "spam" and scale.keys == tuple("1234567")
+
+
+def test_a_custom_scale_is_checked_and_refuses_err():
+    with pytest.raises(EngineError, match="relevant_from"):
+        custom_scale(0, 4, relevant_from=0)
+    with pytest.raises(EngineError, match="2 to 10 levels"):
+        custom_scale(-5, 5)
+    with pytest.raises(EngineError, match="keys: each level needs a key of its own"):
+        custom_scale(0, 2, keys=["a", "a", "b"])
+    with pytest.raises(EngineError, match="not offered on a custom scale"):
+        score_keyword([[1]], scale=custom_scale(0, 4), metrics=[("err", 3)])
+    with pytest.raises(EngineError, match="only binary rules apply"):
+        score_keyword(
+            [[1]], scale=custom_scale(0, 4), metrics=[("cg", 3)], rules={"graded": {0: 0}}
+        )
