@@ -26,18 +26,33 @@ _METRIC = {
         "value": _VALUE,
     },
 }
+_SCALE_LEVELS = {
+    "type": "object",
+    "nullable": True,
+    "description": "for scale custom: whole levels from lowest to highest (at most 10), the "
+    "lowest level the binary metrics count as relevant, optional labels and keys",
+    "required": ["lowest", "highest"],
+    "additionalProperties": False,
+    "properties": {
+        "lowest": {"type": "integer", "minimum": -100, "maximum": 100},
+        "highest": {"type": "integer", "minimum": -100, "maximum": 100},
+        "relevant_from": {"type": "integer", "default": 1},
+        "labels": {"type": "array", "items": _NAME, "maxItems": 10},
+        "keys": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 1}},
+    },
+}
 _GRADE = {
     "nullable": True,
     "description": "a grade, null for an empty slot, or {grader, grade, reason}",
     "oneOf": [
-        {"type": "integer", "minimum": 0, "maximum": 10},
+        {"type": "integer", "minimum": -100, "maximum": 100},
         {
             "type": "object",
             "required": ["grade"],
             "additionalProperties": False,
             "properties": {
                 "grader": {"type": "string", "description": "a member's email or an outside id"},
-                "grade": {"type": "integer", "minimum": 0, "maximum": 10},
+                "grade": {"type": "integer", "minimum": -100, "maximum": 100},
                 "reason": _TEXT,
             },
         },
@@ -50,7 +65,7 @@ _DECISION = {
     "required": ["grade"],
     "additionalProperties": False,
     "properties": {
-        "grade": {"type": "integer", "minimum": 0, "maximum": 10},
+        "grade": {"type": "integer", "minimum": -100, "maximum": 100},
         "by": {"type": "string", "nullable": True, "description": "the lead's email"},
         "reason": {"type": "string", "maxLength": 2000},
     },
@@ -88,7 +103,7 @@ _KEYWORD = {
                 "additionalProperties": False,
                 "properties": {
                     "doc_id": _NAME,
-                    "grade": {"type": "integer", "minimum": 0, "maximum": 10},
+                    "grade": {"type": "integer", "minimum": -100, "maximum": 100},
                 },
             },
         },
@@ -104,6 +119,7 @@ EVALUATION_DOCUMENT = {
         "name": _NAME,
         "description": _TEXT,
         "scale": {"type": "string", "enum": Scale.values},
+        "scale_levels": _SCALE_LEVELS,
         "strategy": {"type": "integer", "enum": [1, 3]},
         "profile": {"type": "string", "enum": Profile.values},
         "show_position": {"type": "boolean"},

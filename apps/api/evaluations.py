@@ -60,6 +60,9 @@ class EvaluationOut(serializers.Serializer):
     description = serializers.CharField()
     status = serializers.ChoiceField(choices=Status.choices)
     scale = serializers.ChoiceField(choices=Scale.choices)
+    scale_levels = serializers.JSONField(
+        allow_null=True, help_text="for scale custom: its levels; null for the others"
+    )
     strategy = serializers.IntegerField()
     profile = serializers.ChoiceField(choices=Profile.choices)
     show_position = serializers.BooleanField()
@@ -125,6 +128,12 @@ class EvaluationIn(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(required=False, allow_blank=True, default="")
     scale = serializers.ChoiceField(choices=Scale.choices, default=Scale.GRADED)
+    scale_levels = serializers.JSONField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text='for scale custom: {"lowest", "highest", "relevant_from", "labels", "keys"}',
+    )
     strategy = serializers.ChoiceField(choices=[1, 3], default=1)
     profile = serializers.ChoiceField(choices=Profile.choices, default=Profile.SEARCHTWEAK)
     show_position = serializers.BooleanField(default=False)
@@ -373,6 +382,13 @@ class TrecImportIn(serializers.Serializer):
     profile = serializers.ChoiceField(choices=Profile.choices, default=Profile.SEARCHTWEAK)
     strategy = serializers.ChoiceField(choices=[1, 3], default=1)
     keep_rank = serializers.BooleanField(default=False, help_text="keep the run's rank column")
+    relevant_from = serializers.IntegerField(
+        default=1,
+        min_value=-100,
+        max_value=100,
+        help_text="scale custom: the lowest level the binary metrics count as relevant "
+        "(trec_eval -l); the levels are those the qrels hold",
+    )
     zero_without_results = serializers.BooleanField(
         default=False,
         help_text="judged queries without results count as 0 in the means (trec_eval -c)",
@@ -429,6 +445,7 @@ class EvaluationImportTrec(APIView):
             profile=fields["profile"],
             strategy=int(fields["strategy"]),
             keep_rank=fields["keep_rank"],
+            relevant_from=fields["relevant_from"],
             zero_without_results=fields["zero_without_results"],
         )
         evaluation = get_object_or_404(team_evaluations(request), id=imported.evaluation.id)

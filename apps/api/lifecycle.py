@@ -29,6 +29,7 @@ class EvaluationChangeIn(serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False)
     description = serializers.CharField(required=False, allow_blank=True)
     scale = serializers.ChoiceField(choices=Scale.choices, required=False)
+    scale_levels = serializers.JSONField(required=False, allow_null=True)
     strategy = serializers.ChoiceField(choices=[1, 3], required=False)
     profile = serializers.ChoiceField(choices=Profile.choices, required=False)
     show_position = serializers.BooleanField(required=False)

@@ -24,6 +24,7 @@ from .services import add_to_total_slots, settings_problems
 
 LOCKED_ONCE_STARTED = (
     "scale",
+    "scale_levels",
     "strategy",
     "profile",
     "transformers",
@@ -57,6 +58,8 @@ def evaluation_update(
     if current.status != Status.PENDING or current.fetching:
         state = "starting" if current.fetching else current.status
         raise InvalidState(f"only a pending evaluation can be edited; this one is {state}")
+    if changes.get("scale", "custom") != "custom" and "scale_levels" not in changes:
+        changes["scale_levels"] = None  # a built-in scale has no levels of its own
     changes = {k: v for k, v in changes.items() if _changed(current, k, v)}
     problems = [
         f"{field}: locked once the evaluation has started"
@@ -64,19 +67,31 @@ def evaluation_update(
         if field in changes and current.started_at is not None
     ]
     graded = FeedbackSlot.objects.filter(evaluation=current, grade__isnull=False).exists()
-    for field in ("scale", "strategy"):
+    for field in ("scale", "scale_levels", "strategy"):
         if field in changes and graded:
             problems.append(f"{field}: cannot change while results have grades")
-    if "scale" in changes and not graded and _has_decisions(current):
+    scale_changed = "scale" in changes or "scale_levels" in changes
+    if scale_changed and not graded and _has_decisions(current):
         # A lead's final grades are on the old scale.
         problems.append("scale: cannot change while a lead's decisions exist")
+    if scale_changed and UnretrievedJudgement.objects.filter(keyword__evaluation=current).exists():
+        # So are the grades of judged documents the results do not hold.
+        problems.append("scale: cannot change while judged, unretrieved documents have grades")
     tag_list = list(tags) if tags is not None else list(current.tags.all())
     metric_list = (
         list(metrics) if metrics is not None else list(current.metrics.values_list("metric", "k"))
     )
     merged = {
         name: changes.get(name, getattr(current, name))
-        for name in ("name", "scale", "strategy", "profile", "reuse", "transformers")
+        for name in (
+            "name",
+            "scale",
+            "scale_levels",
+            "strategy",
+            "profile",
+            "reuse",
+            "transformers",
+        )
     }
     problems += settings_problems(
         team=current.team,

@@ -25,10 +25,26 @@ DEFAULT_METRICS = {
     Scale.BINARY: "precision@10, ap@10, rr@10",
     Scale.GRADED: "ndcg@10, precision@10",
     Scale.DETAIL: "ndcg_d@10, precision@10",
+    Scale.CUSTOM: "ndcg@10, precision@10",
+}
+# The form's fields for a custom scale's levels, and their keys in scale_levels.
+LEVEL_FIELDS = {
+    "levels_lowest": "lowest",
+    "levels_highest": "highest",
+    "levels_relevant_from": "relevant_from",
+    "levels_labels": "labels",
 }
 KEYWORD_LIMIT = Keyword._meta.get_field("text").max_length or 500
 # Services name some places differently from the form's fields.
-FIELD_OF_LOCATION = {"model": "search_model"}
+FIELD_OF_LOCATION = {
+    "model": "search_model",
+    "scale_levels": "levels_lowest",
+    "scale_levels.lowest": "levels_lowest",
+    "scale_levels.highest": "levels_highest",
+    "scale_levels.relevant_from": "levels_relevant_from",
+    "scale_levels.labels": "levels_labels",
+    "scale_levels.keys": "levels_labels",
+}
 _LOCATION = re.compile(r"^([a-z_]+)")
 
 
@@ -51,9 +67,10 @@ def put_problems(form: forms.Form, problems: list[str]) -> None:
         location, _, reason = problem.partition(": ")
         match = _LOCATION.match(location)
         name = match.group(1) if match else ""
-        field = FIELD_OF_LOCATION.get(name, name)
+        field = FIELD_OF_LOCATION.get(location) or FIELD_OF_LOCATION.get(name, name)
         if field in form.fields:
-            form.add_error(field, reason if location == name else problem)
+            whole = location == name or location in FIELD_OF_LOCATION
+            form.add_error(field, reason if whole else problem)
         else:
             form.add_error(None, problem)
 
@@ -82,6 +99,24 @@ class EvaluationForm(forms.Form):
         help_text="One per line. Blank lines and repeats are skipped.",
     )
     scale = forms.ChoiceField(choices=Scale.choices, initial=Scale.GRADED)
+    levels_lowest = forms.IntegerField(
+        required=False, label="Lowest level", help_text="Custom levels only, e.g. -2."
+    )
+    levels_highest = forms.IntegerField(
+        required=False, label="Highest level", help_text="At most 10 levels in all, e.g. 4."
+    )
+    levels_relevant_from = forms.IntegerField(
+        required=False,
+        label="Relevant from",
+        initial=1,
+        help_text="The lowest level the binary metrics (P, AP, RR, recall) count as relevant.",
+    )
+    levels_labels = forms.CharField(
+        required=False,
+        label="Level names",
+        widget=_textarea(4, placeholder="Spam\nJunk\nNot relevant\nRelevant\nHighly relevant"),
+        help_text="Optional: one per line, lowest level first; the grader's buttons show them.",
+    )
     strategy = forms.TypedChoiceField(
         choices=Evaluation.STRATEGY_CHOICES, coerce=int, initial=1, label="Grades per result"
     )
@@ -167,10 +202,24 @@ class EvaluationForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
+        levels = {key: data.pop(field, None) for field, key in LEVEL_FIELDS.items()}
+        if data.get("scale") == Scale.CUSTOM and "scale" not in self.fields_locked():
+            labels = [line.strip() for line in (levels["labels"] or "").splitlines()]
+            levels["labels"] = [label for label in labels if label] or None
+            if levels["relevant_from"] is None:
+                levels["relevant_from"] = 1
+            data["scale_levels"] = {
+                key: value for key, value in levels.items() if value is not None
+            }
+        elif "scale" not in self.fields_locked():
+            data["scale_levels"] = None
         needs_keywords = data.get("search_model") and "keywords" in self.fields
         if needs_keywords and not data.get("keywords") and "keywords" not in self.errors:
             self.add_error("keywords", "give at least one keyword for the search model to run")
         return data
+
+    def fields_locked(self) -> tuple[str, ...]:
+        return ()
 
 
 class EvaluationEditForm(EvaluationForm):
@@ -193,8 +242,13 @@ class EvaluationEditForm(EvaluationForm):
             self.locked = ("scale", "strategy")
             self.locked_reason = "its results already have grades."
         for name in self.locked:
-            self.fields[name].disabled = True
-            self.fields[name].help_text = "Locked."
+            for field in (name, *LEVEL_FIELDS) if name == "scale" else (name,):
+                if field in self.fields:
+                    self.fields[field].disabled = True
+                    self.fields[field].help_text = "Locked."
+
+    def fields_locked(self) -> tuple[str, ...]:
+        return self.locked
 
     def changes(self) -> dict[str, Any]:
         """The settings to hand to evaluation_update, locked ones left out."""
@@ -204,12 +258,20 @@ class EvaluationEditForm(EvaluationForm):
         return {name: value for name, value in data.items() if name not in self.locked}
 
 
+def _shown_level(levels: dict[str, Any] | None, key: str) -> Any:
+    value = (levels or {}).get(key)
+    return "\n".join(value) if key == "labels" and value else value
+
+
 def initial_of(evaluation: Evaluation) -> dict[str, Any]:
     return {
         "search_model": evaluation.search_model_id,
         "name": evaluation.name,
         "description": evaluation.description,
         "scale": evaluation.scale,
+        **{
+            field: _shown_level(evaluation.scale_levels, key) for field, key in LEVEL_FIELDS.items()
+        },
         "strategy": evaluation.strategy,
         "profile": evaluation.profile,
         "metrics": ", ".join(metric_text(m.metric, m.k) for m in evaluation.metrics.all()),

@@ -10,12 +10,15 @@ from django.conf import settings
 from django.db import models
 
 from apps.accounts.models import Tag, Team
+from apps.scoring import engine
 
 
 class Scale(models.TextChoices):
     BINARY = "binary", "Binary (0-1)"
     GRADED = "graded", "Graded (0-3)"
     DETAIL = "detail", "Detail (1-10)"
+    # Whole levels the evaluation defines (Evaluation.scale_levels), e.g. TREC's -2..4.
+    CUSTOM = "custom", "Custom levels"
 
 
 class Profile(models.TextChoices):
@@ -42,6 +45,9 @@ class Evaluation(models.Model):
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     scale = models.CharField(max_length=16, choices=Scale.choices, default=Scale.GRADED)
+    # For scale "custom": {"lowest", "highest", "relevant_from", "labels", "keys"}
+    # (apps/evaluations/scales.py); null for the built-in scales.
+    scale_levels = models.JSONField(null=True, blank=True)
     strategy = models.PositiveSmallIntegerField(choices=STRATEGY_CHOICES, default=1)
     profile = models.CharField(max_length=16, choices=Profile.choices, default=Profile.SEARCHTWEAK)
     # Custom transformer rules keyed by destination scale; empty means the defaults.
@@ -98,6 +104,21 @@ class Evaluation(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def grading_scale(self) -> engine.Scale:
+        """The scale graders grade on and the engine scores with."""
+        from .scales import scale_of
+
+        return scale_of(self.scale, self.scale_levels)
+
+    @property
+    def scale_text(self) -> str:
+        """The scale as pages name it: "Graded (0-3)", or "Custom levels (-2 to 4)"."""
+        if self.scale != Scale.CUSTOM or not self.scale_levels:
+            return self.get_scale_display()
+        levels = self.scale_levels
+        return f"Custom levels ({levels.get('lowest')} to {levels.get('highest')})"
 
 
 class EvaluationMetric(models.Model):

@@ -70,6 +70,12 @@ def _earlier_grades(
             evaluation__team_id=evaluation.team_id,
             evaluation__status=Status.FINISHED,
             evaluation__scale=evaluation.scale,
+            # A custom scale's grades mean what its own levels say: the same levels only.
+            **(
+                {"evaluation__scale_levels": evaluation.scale_levels}
+                if evaluation.scale_levels is not None
+                else {}
+            ),
             grade__isnull=False,
             keyword__text__in=texts,
         )

@@ -32,6 +32,7 @@ from .models import (
     Status,
 )
 from .reuse import reuse_apply
+from .scales import scale_levels_problems, scale_of
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +67,7 @@ def settings_problems(
     transformers: Mapping[str, Any] | None,
     tags: Sequence[Tag],
     search_model: Any = None,
+    scale_levels: Any = None,
 ) -> list[str]:
     """Every problem with the settings of a new evaluation, each with its location."""
     problems: list[str] = []
@@ -73,8 +75,17 @@ def settings_problems(
         problems.append("name: required")
     elif len(name.strip()) > NAME_LIMIT:
         problems.append(f"name: at most {NAME_LIMIT} characters (got {len(name.strip())})")
+    native: engine.Scale | None = None
     if scale not in Scale.values:
         problems.append(f"scale: {scale!r} is not one of {', '.join(Scale.values)}")
+    elif scale == Scale.CUSTOM:
+        level_problems = scale_levels_problems(scale_levels)
+        problems.extend(level_problems)
+        native = None if level_problems else scale_of(scale, scale_levels)
+    elif scale_levels is not None:
+        problems.append("scale_levels: only for the custom scale")
+    else:
+        native = engine.get_scale(scale)
     if not _is_whole_number(strategy) or strategy not in (1, 3):
         problems.append(f"strategy: {strategy!r} must be 1 or 3")
     if profile not in Profile.values:
@@ -87,6 +98,11 @@ def settings_problems(
     for index, (metric, k) in enumerate(metrics):
         if metric not in engine.METRICS:
             problems.append(f"metrics[{index}].metric: unknown metric {metric!r}")
+        elif native is not None and native.custom:
+            try:
+                engine.metric_scale(metric, native)
+            except engine.EngineError as error:
+                problems.append(f"metrics[{index}].metric: {error}")
         if not _is_whole_number(k) or not (k == engine.WHOLE_LIST or 1 <= k <= engine.MAX_CUTOFF):
             problems.append(
                 f"metrics[{index}].k: {k!r} must be a whole number from 1 to "
@@ -95,8 +111,8 @@ def settings_problems(
         elif (metric, k) in seen:
             problems.append(f"metrics[{index}]: {metric_text(metric, k)} is listed twice")
         seen.add((metric, k))
-    if scale in Scale.values:
-        problems.extend(engine.validate_rules(scale, transformers or None))
+    if native is not None:
+        problems.extend(engine.validate_rules(native, transformers or None))
     if any(tag.team_id != team.id for tag in tags):
         problems.append("tags: every tag must belong to the evaluation's team")
     if search_model is not None and search_model.team_id != team.id:
@@ -111,6 +127,7 @@ def evaluation_create(
     name: str,
     metrics: Sequence[tuple[str, int]],
     scale: str = Scale.GRADED,
+    scale_levels: Mapping[str, Any] | None = None,
     strategy: int = 1,
     profile: str = Profile.SEARCHTWEAK,
     transformers: Mapping[str, Any] | None = None,
@@ -138,6 +155,7 @@ def evaluation_create(
         transformers=transformers,
         tags=tags,
         search_model=search_model,
+        scale_levels=scale_levels,
     )
     if problems:
         raise InvalidInput(problems)
@@ -146,6 +164,7 @@ def evaluation_create(
         name=name.strip(),
         description=description,
         scale=scale,
+        scale_levels=dict(scale_levels) if scale_levels is not None else None,
         strategy=strategy,
         profile=profile,
         transformers=dict(transformers or {}),
@@ -359,6 +378,7 @@ def evaluation_clone(*, evaluation: Evaluation, name: str | None = None) -> Eval
         name=name or next_name(evaluation.name),
         metrics=list(evaluation.metrics.values_list("metric", "k")),
         scale=evaluation.scale,
+        scale_levels=evaluation.scale_levels,
         strategy=evaluation.strategy,
         profile=evaluation.profile,
         transformers=evaluation.transformers,
@@ -367,6 +387,7 @@ def evaluation_clone(*, evaluation: Evaluation, name: str | None = None) -> Eval
         scoring_guidelines=evaluation.scoring_guidelines,
         reuse=evaluation.reuse,
         auto_restart=evaluation.auto_restart,
+        zero_without_results=evaluation.zero_without_results,
         tags=evaluation.tags.all(),
         created_by=evaluation.created_by,
         search_model=evaluation.search_model,

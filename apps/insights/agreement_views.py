@@ -19,7 +19,6 @@ from apps.accounts.decorators import lead_required
 from apps.accounts.models import Membership
 from apps.core.errors import DomainError
 from apps.evaluations.models import Evaluation, Snapshot
-from apps.scoring import engine
 
 from .agreement import readings, selectors, services
 
@@ -51,7 +50,7 @@ def evaluation_agreement(request: HttpRequest, evaluation_id: int) -> HttpRespon
 
 
 def _queue_context(evaluation: Evaluation) -> dict[str, Any]:
-    scale = engine.get_scale(evaluation.scale)
+    scale = evaluation.grading_scale
     return {
         "evaluation": evaluation,
         "buttons": list(zip(scale.grades, scale.labels, strict=True)),

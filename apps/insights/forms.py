@@ -26,6 +26,15 @@ class ImportForm(forms.Form):
         initial="ndcg@10, precision@5", help_text="metric@k, separated by commas", required=False
     )
     keep_rank = forms.BooleanField(required=False, help_text="keep the run's rank column")
+    relevant_from = forms.IntegerField(
+        required=False,
+        initial=1,
+        min_value=-100,
+        max_value=100,
+        label="Relevant from",
+        help_text="Custom levels: the lowest relevant level (trec_eval -l); the levels are "
+        "those the qrels hold",
+    )
     zero_without_results = forms.BooleanField(
         required=False,
         label="Judged queries without results count as 0",

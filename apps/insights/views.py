@@ -266,6 +266,7 @@ def evaluation_import(request: HttpRequest) -> HttpResponse:
                     profile=data["profile"] or "trec",
                     keep_rank=data["keep_rank"],
                     zero_without_results=data["zero_without_results"],
+                    relevant_from=data["relevant_from"] or 1,
                     created_by=request.user,
                 )
                 evaluation = imported.evaluation

@@ -52,11 +52,13 @@ CLAIM_LOCK_SPACE = 7_310_001
 STARTED_WINDOW = 200
 
 
-def _check_grade(grade: Any, scale: str) -> int:
-    valid = engine.get_scale(scale).grades
-    if isinstance(grade, bool) or not isinstance(grade, int) or grade not in valid:
-        shown = ", ".join(str(g) for g in valid)
-        raise InvalidInput({"grade": f"{grade!r} is not a {scale} grade ({shown})"}, field="grade")
+def _check_grade(grade: Any, evaluation: Evaluation) -> int:
+    scale = evaluation.grading_scale
+    if isinstance(grade, bool) or not isinstance(grade, int) or grade not in scale.grades:
+        shown = ", ".join(str(g) for g in scale.grades)
+        raise InvalidInput(
+            {"grade": f"{grade!r} is not a {scale.name} grade ({shown})"}, field="grade"
+        )
     return grade
 
 
@@ -80,7 +82,7 @@ def slot_grade(
         raise NotAllowed(NOT_YOURS)
     if slot.evaluation.status != Status.ACTIVE:
         raise InvalidState("the evaluation is not open for grading")
-    _check_grade(grade, slot.evaluation.scale)
+    _check_grade(grade, slot.evaluation)
     now = timezone.now()
     if connection.vendor == "postgresql":
         graded, _mode = _grade_in_one_statement(
@@ -283,7 +285,7 @@ def slot_record_grade(
     The grader is a user, or a name for a grader who has no account here.
     """
     slot = FeedbackSlot.objects.select_related("evaluation").get(id=slot_id)
-    _check_grade(grade, slot.evaluation.scale)
+    _check_grade(grade, slot.evaluation)
     now = timezone.now()
     with transaction.atomic():
         # A recorded grade starts its snapshot too, so the queue finishes it first.

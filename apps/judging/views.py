@@ -24,7 +24,6 @@ from apps.accounts.selectors import is_lead
 from apps.core.errors import DomainError, InvalidState
 from apps.core.markdown import render_markdown
 from apps.evaluations.models import Evaluation, FeedbackSlot, Status
-from apps.scoring import engine
 
 from . import selectors, services
 
@@ -145,7 +144,7 @@ def _card_context(
         "urls": _card_urls(slot, reviewing=reviewing),
     }
     if slot is not None:
-        scale = engine.get_scale(slot.evaluation.scale)
+        scale = slot.evaluation.grading_scale
         context.update(
             evaluation=slot.evaluation,
             buttons=list(zip(scale.grades, scale.labels, scale.keys, strict=True)),

@@ -29,7 +29,7 @@ class SnapshotGrades:
 @dataclass(frozen=True)
 class EvaluationSettings:
     evaluation_id: int
-    scale: str
+    scale: str | engine.Scale
     profile: str
     transformers: dict[str, Any]
     metrics: list[tuple[str, int]]
@@ -135,7 +135,7 @@ def load_settings(evaluation: Any) -> EvaluationSettings:
     )
     return EvaluationSettings(
         evaluation_id=evaluation.id,
-        scale=evaluation.scale,
+        scale=evaluation.grading_scale,
         profile=evaluation.profile,
         transformers=evaluation.transformers or {},
         metrics=metrics,
@@ -180,6 +180,7 @@ def load_keyword_inputs(*, keyword_id: int) -> KeywordInputs | None:
         .only(
             "grade_version",
             "evaluation__scale",
+            "evaluation__scale_levels",
             "evaluation__profile",
             "evaluation__transformers",
             "evaluation__zero_without_results",

@@ -202,6 +202,7 @@ def export_document(evaluation: Evaluation, out: TextIO) -> None:
         "name": evaluation.name,
         "description": evaluation.description,
         "scale": evaluation.scale,
+        **({"scale_levels": evaluation.scale_levels} if evaluation.scale_levels else {}),
         "strategy": evaluation.strategy,
         "profile": evaluation.profile,
         "show_position": evaluation.show_position,

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from apps.evaluations.metric_list import cutoff_in
+from apps.evaluations.scales import scale_levels_problems, scale_of
 from apps.scoring import engine
 
 from .checks import TAG_LIMIT, is_text
@@ -22,6 +23,7 @@ SETTINGS_KEYS = {
     "name",
     "description",
     "scale",
+    "scale_levels",
     "strategy",
     "profile",
     "show_position",
@@ -84,8 +86,9 @@ class SettingsCheck:
         arguments["description"] = self._text(header, "description")
         arguments["scoring_guidelines"] = self._text(header, "scoring_guidelines")
         if "scale" not in header:
-            self._flag("scale", "required (binary, graded or detail)")
+            self._flag("scale", "required (binary, graded, detail or custom)")
         arguments["scale"] = _hashable(header.get("scale"))
+        arguments["scale_levels"] = header.get("scale_levels")
         arguments["strategy"] = _hashable(header.get("strategy", 1))
         arguments["profile"] = _hashable(header.get("profile", engine.PROFILES[0]))
         show_position = header.get("show_position", False)
@@ -148,6 +151,9 @@ class SettingsCheck:
     def scale(self) -> engine.Scale | None:
         """The scale, when it is valid (grades cannot be checked otherwise)."""
         scale = self.arguments["scale"]
+        levels = self.arguments["scale_levels"]
+        if scale == "custom":
+            return None if scale_levels_problems(levels) else scale_of(scale, levels)
         return engine.SCALES.get(scale) if isinstance(scale, str) else None
 
     @property

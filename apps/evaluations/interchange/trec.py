@@ -22,7 +22,7 @@ reported as `<file name> line N: ...`.
 import math
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -30,6 +30,7 @@ from django.db import transaction
 
 from apps.accounts.models import Team
 from apps.evaluations.models import Evaluation
+from apps.evaluations.scales import levels_found
 from apps.scoring import engine
 
 from .checks import DOC_ID_LIMIT, KEYWORD_LIMIT
@@ -112,6 +113,8 @@ def import_trec(
     name: str,
     scale: str,
     metrics: Sequence[tuple[str, int]],
+    scale_levels: Mapping[str, Any] | None = None,
+    relevant_from: int = 1,
     profile: str = "searchtweak",
     strategy: int = 1,
     keep_rank: bool = False,
@@ -122,16 +125,22 @@ def import_trec(
     """Create a pending evaluation from TREC files, with the qrels' grades and metrics,
     and report what was done with them.
 
-    `progress` as for import_document. Raises InvalidInput listing every problem
-    (settings, then `<file> line N: ...`); then nothing is written.
+    `scale` "custom" without `scale_levels` takes the levels the qrels hold (from the
+    lowest, or 0, to the highest), relevant from `relevant_from` (trec_eval's relevance
+    level, 1 unless told). `progress` as for import_document. Raises InvalidInput listing
+    every problem (settings, then `<file> line N: ...`); then nothing is written.
     """
     problems = Problems()
+    if scale == "custom" and scale_levels is None:
+        held = _levels_in(qrels) if qrels is not None else []
+        scale_levels = levels_found(held, relevant_from=relevant_from)
     with transaction.atomic():
         evaluation = evaluation_for_import(
             team=team,
             arguments={
                 "name": name,
                 "scale": scale,
+                "scale_levels": scale_levels,
                 "metrics": list(metrics),
                 "profile": profile,
                 "strategy": strategy,
@@ -143,9 +152,9 @@ def import_trec(
         )
         texts = _read_topics(topics, problems) if topics is not None else {}
         queries = _read_run(run, keep_rank=keep_rank, problems=problems)
-        judgements = (
-            _read_qrels(qrels, engine.SCALES.get(scale), problems) if qrels is not None else {}
-        )
+        # The grades are checked on the evaluation's scale (when its settings are valid).
+        native = evaluation.grading_scale if evaluation is not None else engine.SCALES.get(scale)
+        judgements = _read_qrels(qrels, native, problems) if qrels is not None else {}
         for qid, judged in judgements.items():
             # A query judged but not run: a keyword without results (trec_eval -c counts it).
             queries.setdefault(qid, _Query(judged.line, {}, _file_name(qrels, "qrels")))
@@ -297,6 +306,21 @@ def _keyword_texts(
         owner.setdefault(text, qid)
         texts[qid] = text
     return texts
+
+
+def _levels_in(stream: IO[bytes]) -> list[int]:
+    """The distinct grades of the qrels' well-formed lines (the real read reports the
+    others); the stream is read from the start and left there again."""
+    found: set[int] = set()
+    for raw in stream:
+        columns = raw.split()
+        if len(columns) == 4:
+            text = columns[3]
+            grade = _whole(text.decode("utf-8", "replace") if isinstance(text, bytes) else text)
+            if grade is not None:
+                found.add(grade)
+    stream.seek(0)
+    return sorted(found)
 
 
 def _read_qrels(

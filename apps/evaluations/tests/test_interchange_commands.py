@@ -59,7 +59,7 @@ def test_import_evaluation_of_a_bad_file_lists_every_problem_and_imports_nothing
 
     assert str(raised.value).split("\n") == [
         f"{path} rejected; nothing was imported:",
-        "scale: 'huge' is not one of binary, graded, detail",
+        "scale: 'huge' is not one of binary, graded, detail, custom",
         "keywords[0].snapshots[0].position: required a whole number from 1 to 2147483647",
         "keywords[0].snapshots[0].doc_id: required, a text",
     ]

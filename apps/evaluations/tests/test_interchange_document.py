@@ -377,7 +377,7 @@ def test_every_problem_is_listed_with_its_location_and_nothing_is_written():
         "tags[1]: must be a name of 1 to 60 characters",
         "tags[2]: must be a name of 1 to 60 characters",
         "name: required",
-        "scale: 'x' is not one of binary, graded, detail",
+        "scale: 'x' is not one of binary, graded, detail, custom",
         "strategy: 2 must be 1 or 3",
         "profile: 'pytrec' is not one of searchtweak, trec",
         "metrics[1]: ndcg@10 is listed twice",
@@ -511,7 +511,7 @@ def test_keywords_that_are_not_a_list_and_missing_settings_are_reported():
         "keywords: must be a list",
         "name: given twice",
         "format: required; expected 'relevo.evaluation/1'",
-        "scale: required (binary, graded or detail)",
+        "scale: required (binary, graded, detail or custom)",
         'metrics: required: a list of {"metric", "k"}',
     ]
 

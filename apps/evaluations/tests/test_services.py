@@ -69,7 +69,9 @@ def test_a_blank_name_is_reported_against_the_name():
 
 
 def test_an_unknown_scale_is_reported_against_the_scale():
-    assert problems_of(scale="likert") == {"scale": "'likert' is not one of binary, graded, detail"}
+    assert problems_of(scale="likert") == {
+        "scale": "'likert' is not one of binary, graded, detail, custom"
+    }
 
 
 def test_an_unknown_profile_is_reported_against_the_profile():

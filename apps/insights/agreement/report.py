@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from apps.scoring.engine import get_scale
+from apps.scoring.engine import Scale, get_scale
 
 from .consensus import GraderAgreement, grader_agreement
 from .stats import (
@@ -49,7 +49,7 @@ class Ratings:
         return len(self.grades)
 
 
-def level_of(scale: str) -> Level:
+def level_of(scale: str | Scale) -> Level:
     """Nominal for binary (two unordered classes), ordinal for graded and detail."""
     return "nominal" if get_scale(scale).name == "binary" else "ordinal"
 
@@ -72,7 +72,9 @@ class AgreementReport:
         return self.items - self.kappa.items
 
 
-def agreement_report(ratings: Ratings, *, scale: str, ratings_per_item: int) -> AgreementReport:
+def agreement_report(
+    ratings: Ratings, *, scale: str | Scale, ratings_per_item: int
+) -> AgreementReport:
     """Fleiss' kappa over the snapshots with all ``ratings_per_item`` grades (the
     evaluation's strategy), Krippendorff's alpha at the scale's level over those with two
     grades or more, the observed agreement, and each grader's agreement with the others.

@@ -108,7 +108,7 @@ def evaluation_agreement(evaluation: Evaluation) -> Agreement:
     queries and no pass over the slots but the one read."""
     read = evaluation_ratings(evaluation)
     report = agreement_report(
-        read.ratings, scale=evaluation.scale, ratings_per_item=evaluation.strategy
+        read.ratings, scale=evaluation.grading_scale, ratings_per_item=evaluation.strategy
     )
     user_ids = [user for user, _name in read.graders if user is not None]
     emails = (

@@ -41,8 +41,7 @@ def _team_snapshot(membership: Membership, snapshot_id: int, evaluation_id: int 
     return snapshot
 
 
-def _checked_grade(grade: Any, scale_name: str) -> int:
-    scale = engine.get_scale(scale_name)
+def _checked_grade(grade: Any, scale: engine.Scale) -> int:
     if not scale.is_grade(grade):
         raise InvalidInput(
             {"grade": f"{grade!r} is not a {scale.name} grade {scale.describe_grades()}"},
@@ -70,7 +69,7 @@ def snapshot_decide(
         )
     snapshot = _team_snapshot(membership, snapshot_id, evaluation_id)
     evaluation = snapshot.keyword.evaluation
-    checked = _checked_grade(grade, evaluation.scale)
+    checked = _checked_grade(grade, evaluation.grading_scale)
     with transaction.atomic():
         # Marking updates the keyword's row first. Its lock makes two leads deciding on
         # one keyword take turns, and it is the order in which the pipeline's store locks

@@ -76,6 +76,7 @@ MAX_LEVELS = 10
 LOWEST_LEVEL, HIGHEST_LEVEL = -100, 100
 LABEL_LIMIT = 40
 DEFAULT_KEYS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "0")
+RESERVED_KEYS = {"s", "S", "g", "G"}
 
 
 def custom_scale_problems(
@@ -115,6 +116,8 @@ def custom_scale_problems(
             problems.append("keys: each one printable character")
         elif len(set(keys)) != count:
             problems.append("keys: each level needs a key of its own")
+        elif RESERVED_KEYS & set(keys):
+            problems.append("keys: s and g are the grading page's Skip and Guidelines")
     return problems
 
 

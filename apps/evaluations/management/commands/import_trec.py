@@ -29,7 +29,18 @@ class Command(BaseCommand):
         parser.add_argument("--run", required=True, type=Path, help="qid Q0 docno rank score tag")
         parser.add_argument("--qrels", type=Path, help="qid iteration docno grade")
         parser.add_argument("--topics", type=Path, help="qid<TAB>keyword text")
-        parser.add_argument("--scale", required=True, choices=["binary", "graded", "detail"])
+        parser.add_argument(
+            "--scale",
+            required=True,
+            choices=["binary", "graded", "detail", "custom"],
+            help="custom: the levels the qrels hold (e.g. -2..4), as trec_eval reads them",
+        )
+        parser.add_argument(
+            "--relevant-from",
+            type=int,
+            default=1,
+            help="custom scale: the lowest relevant level (trec_eval -l; default 1)",
+        )
         parser.add_argument("--metrics", required=True, help="e.g. ndcg@10,precision@5")
         parser.add_argument("--profile", default="searchtweak", choices=["searchtweak", "trec"])
         parser.add_argument("--strategy", type=int, default=1, choices=[1, 3])
@@ -70,6 +81,7 @@ class Command(BaseCommand):
                     topics=sources["topics"],
                     name=options["name"] or run.name,
                     scale=options["scale"],
+                    relevant_from=options["relevant_from"],
                     metrics=metrics,
                     profile=options["profile"],
                     strategy=options["strategy"],
