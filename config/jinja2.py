@@ -4,6 +4,7 @@ from typing import Any
 
 from jinja2 import Environment, StrictUndefined
 
+from apps.core.image_sources import image_source
 from apps.core.templatetags.relevo import percent, render_value
 
 
@@ -13,5 +14,5 @@ def environment(**options: Any) -> Environment:
     options["undefined"] = StrictUndefined
     options["autoescape"] = True  # Django sets it too; the card relies on it
     env = Environment(**options)
-    env.filters.update(percent=percent, render_value=render_value)
+    env.filters.update(percent=percent, render_value=render_value, image_source=image_source)
     return env

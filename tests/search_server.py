@@ -157,6 +157,22 @@ FIXED_ANSWERS = {
     "/malformed": (200, b'{"hits": {"hits": [{"_id": 1,, }]}}', JSON),
     "/empty": (200, b'{"hits": {"total": 0, "hits": []}}', JSON),
     "/html": (200, b"<html>down for maintenance</html>", "text/html"),
+    # Hostile answers: nesting no parser should follow, and images no page should show.
+    "/deep": (200, b'{"hits": ' + b"[" * 5_000 + b"]" * 5_000 + b"}", JSON),
+    "/script-images": (
+        200,
+        json.dumps(
+            {
+                "hits": {
+                    "hits": [
+                        {"_id": "a", "_source": {"title": "A", "img": "javascript:alert(1)"}},
+                        {"_id": "b", "_source": {"title": "B", "img": "https://img.example/b"}},
+                    ]
+                }
+            }
+        ).encode(),
+        JSON,
+    ),
 }
 
 

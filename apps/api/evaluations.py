@@ -25,7 +25,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import generics, serializers, status
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -42,6 +42,7 @@ from apps.scoring import engine
 
 from .documents import DOCUMENT_UPLOAD, EVALUATION_DOCUMENT
 from .pagination import Pages
+from .parsers import BoundedJSONParser
 
 
 class MetricValueOut(serializers.Serializer):
@@ -333,7 +334,7 @@ class RequestBody(io.RawIOBase):
 
 
 class EvaluationImport(APIView):
-    parser_classes = [JSONParser, MultiPartParser]
+    parser_classes = [BoundedJSONParser, MultiPartParser]
 
     @extend_schema(
         summary="Import an evaluation document (relevo.evaluation/1)",

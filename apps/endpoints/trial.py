@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from apps.core.image_sources import is_image_source
 from apps.search import Document, InvalidMapper, KeywordRun, RequestError
 
 from .calling import ModelCall
@@ -64,10 +65,7 @@ class ModelTest:
     def rows(self) -> list[tuple[Document, bool]]:
         """Each document, and whether its image is a web address to show as a picture
         (anything else the search system sent is shown as text)."""
-        return [
-            (document, document.image.lower().startswith(("https://", "http://")))
-            for document in self.documents
-        ]
+        return [(document, is_image_source(document.image)) for document in self.documents]
 
 
 def describe_run(call: ModelCall, run: KeywordRun) -> ModelTest:

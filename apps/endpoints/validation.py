@@ -21,6 +21,7 @@ from typing import Required, TypedDict, Unpack
 from django.db.models import Model
 
 from apps.accounts.models import Tag, Team
+from apps.core import bounded_json
 from apps.core.errors import InvalidInput
 from apps.search import RequestError, SearchTemplate, validate_mapper
 from apps.search.request import BODY_TYPES, SAMPLE_KEYWORD
@@ -255,7 +256,10 @@ def _parse_mapper(mapper: object, problems: list[str]) -> dict[str, object] | No
             problems.append("mapper: required")
             return None
         try:
-            mapper = json.loads(mapper)
+            mapper = bounded_json.loads(mapper)
+        except bounded_json.JsonLimitError as exc:
+            problems.append(f"mapper: {exc}")
+            return None
         except json.JSONDecodeError as exc:
             problems.append(
                 f"mapper: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"

@@ -36,6 +36,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from apps.core.bulk import bulk_set
+from apps.core.image_sources import image_source
 from apps.search import Document, KeywordRun
 
 from .models import Evaluation, Keyword, Snapshot, Status
@@ -152,7 +153,10 @@ def _snapshot_fields(document: Document) -> tuple[str, str, str] | str:
     """(doc id, name, image) fitted to the columns, or why the document cannot be stored."""
     if len(document.doc_id) > DOC_ID_LIMIT:
         return f"a result's id is longer than {DOC_ID_LIMIT} characters"
+    # An image the page could not show safely or that does not fit is left out, as the
+    # result itself is still worth judging.
     image = document.image if len(document.image) <= IMAGE_LIMIT else ""
+    image = image_source(image)
     return document.doc_id, document.name[:NAME_LIMIT], image
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from django import forms
 
 from apps.accounts.models import Tag
+from apps.core import bounded_json
 from apps.endpoints.models import SearchModel
 
 from .editing import LOCKED_ONCE_STARTED
@@ -178,7 +179,9 @@ class EvaluationForm(forms.Form):
         if not text:
             return {}
         try:
-            rules = json.loads(text)
+            rules = bounded_json.loads(text)
+        except bounded_json.JsonLimitError as error:
+            raise forms.ValidationError(str(error)) from None
         except json.JSONDecodeError as error:
             raise forms.ValidationError(
                 f"not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"

@@ -34,6 +34,8 @@ from functools import lru_cache
 import certifi
 import httpx
 
+from apps.core import bounded_json
+
 from .request import PreparedSearch
 from .safety import AddressRefused, IPAddress, Resolver, addresses_to_call
 
@@ -296,7 +298,9 @@ def _parse_json(text: str) -> tuple[object, str | None]:
     if not text.strip():
         return None, "the response body is empty, expected JSON"
     try:
-        return json.loads(text), None
+        return bounded_json.loads(text), None
+    except bounded_json.JsonLimitError as exc:
+        return None, f"the response is refused: {exc}"
     except json.JSONDecodeError as exc:
         start = max(0, exc.pos - _EXCERPT_CHARS // 4)
         excerpt = text[start : start + _EXCERPT_CHARS]

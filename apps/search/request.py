@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import SplitResult, quote, quote_plus, urlencode, urlsplit, urlunsplit
 
+from apps.core import bounded_json
+
 PLACEHOLDER = "#query#"
 METHODS = ("GET", "POST", "PUT")
 BODY_TYPES = ("json", "form", "text")
@@ -229,7 +231,10 @@ def _fill_body(
         return template.replace(PLACEHOLDER, keyword).encode("utf-8")
     body = fill_json_template(template, keyword)
     try:
-        json.loads(body)
+        bounded_json.loads(body)
+    except bounded_json.JsonLimitError as exc:
+        problems.append(f"body: {exc}")
+        return None
     except json.JSONDecodeError as exc:
         problems.append(
             f"body: not valid JSON after putting in the keyword: {exc.msg} "

@@ -633,3 +633,25 @@ def test_trec_import_names_each_bad_field(api):
     assert response.status_code == 400
     fields = {error["field"] for error in response.json()["errors"]}
     assert {"run", "scale", "metrics"} <= fields
+
+
+def test_a_json_export_imported_back_keeps_the_leads_decisions(api, team_a):
+    # Issue 15, item 21: the round trip through the API keeps everything the export holds.
+    from apps.evaluations.tests.test_interchange_document import graded_evaluation
+    from apps.insights.models import SnapshotDecision
+
+    graders = [make_grader(team_a, f"ann{i}@example.test") for i in range(2)]
+    original = graded_evaluation(team_a, graders)
+    exported = body_of(api.get(export_url(original, "json")))
+
+    response = api.generic("POST", IMPORT, exported, content_type="application/json")
+
+    assert response.status_code == 201, response.content[:300]
+    copy = response.json()["id"]
+    [decision] = SnapshotDecision.objects.filter(evaluation_id=copy)
+    assert (decision.grade, decision.reason) == (3, "the photo shows it")
+    again = json.loads(body_of(api.get(f"/api/v1/evaluations/{copy}/export?format=json")))
+    identity = {"id", "created_at", "finished_at", "status"}
+    assert {k: v for k, v in again.items() if k not in identity} == {
+        k: v for k, v in json.loads(exported).items() if k not in identity
+    }

@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from typing import Any, TypeGuard
 
 from apps.accounts.models import Membership, Tag, Team
+from apps.core.image_sources import RULE as IMAGE_RULE
+from apps.core.image_sources import is_image_source
 from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot
 from apps.insights.agreement.services import REASON_MAX_LENGTH
 from apps.scoring import engine
@@ -132,11 +134,23 @@ class KeywordCheck:
             return None
         positions: set[int] = set()
         rows: list[SnapshotRow] = []
+        # doc_id -> the snapshot that had it first: a result is listed once per keyword
+        # (two grades of one document would count twice in every metric).
+        documents: dict[str, tuple[int, int]] = {}
         for number, snapshot in enumerate(snapshots):
             row = self._quick_row(snapshot, positions)
             if row is None:  # something is unusual: the full check says what
                 row = self._snapshot(f"{where}.snapshots[{number}]", snapshot, positions)
-            if row is not None:
+            if row is None:
+                continue
+            first, first_position = documents.setdefault(row[1], (number, row[0]))
+            if first != number:
+                add(
+                    f"{where}.snapshots[{number}].doc_id: {row[1]!r} is listed twice for "
+                    f"keyword {text!r}: at position {first_position} (snapshots[{first}]) "
+                    f"and at position {row[0]}"
+                )
+            else:
                 rows.append(row)
         unretrieved = self._unretrieved(where, item.get("unretrieved", []), rows)
         return (text, rows, unretrieved) if self.problems.count == before else None
@@ -199,7 +213,7 @@ class KeywordCheck:
         image = get("image")
         if image is None:
             image = ""
-        elif type(image) is not str or not _plain(image, IMAGE_LIMIT):
+        elif type(image) is not str or not _plain(image, IMAGE_LIMIT) or not is_image_source(image):
             return None
         attributes = get("attributes")
         if not attributes and (attributes is None or type(attributes) is dict):
@@ -294,6 +308,8 @@ class KeywordCheck:
             add(f"{where}.doc_id: at most {DOC_ID_LIMIT} characters (got {len(doc_id)})")
         name = self._optional_text(where, snapshot, "name", NAME_LIMIT)
         image = self._optional_text(where, snapshot, "image", IMAGE_LIMIT)
+        if image and not is_image_source(image):
+            add(f"{where}.image: must be {IMAGE_RULE}")
         attributes = snapshot.get("attributes")
         attributes_json = "{}"
         if attributes is not None:

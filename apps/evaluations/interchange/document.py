@@ -22,6 +22,7 @@ import ijson
 from django.db import transaction
 
 from apps.accounts.models import Team
+from apps.core.bounded_json import MAX_DEPTH, JsonLimitError, SurrogateGuard, too_deep
 from apps.evaluations.models import Evaluation
 
 from .checks import KeywordCheck, team_members
@@ -53,7 +54,7 @@ def import_document(
         return _import_copy(team=team, source=source, created_by=created_by, progress=progress)
     start = source.tell()
     problems = Problems()
-    header = read_top_level(source, problems)
+    header = read_top_level(SurrogateGuard(source), problems)
     if header is None:  # not JSON, or not an object: nothing more can be said
         problems.raise_if_any()
     assert header is not None
@@ -73,7 +74,9 @@ def import_document(
             scale=settings.scale, strategy=settings.strategy, members=members, problems=problems
         )
         with writer_for(evaluation, progress, members.values()) as writer:
-            for index, item in enumerate(ijson.items(source, "keywords.item", use_float=True)):
+            # The first pass read the whole file within its limits, so this one can build.
+            keywords = ijson.items(SurrogateGuard(source), "keywords.item", use_float=True)
+            for index, item in enumerate(keywords):
                 keyword = check.check(index, item)
                 if writer is None:
                     continue
@@ -97,15 +100,16 @@ def _import_copy(
         return import_document(team=team, source=copy, created_by=created_by, progress=progress)
 
 
-def read_top_level(source: IO[bytes], problems: Problems) -> dict[str, Any] | None:
+def read_top_level(source: IO[bytes] | SurrogateGuard, problems: Problems) -> dict[str, Any] | None:
     """Every top-level value of the document except `keywords`, whose shape is checked.
 
-    None when the file is not a JSON object: a syntax error anywhere in the file is
-    found here, before any write.
+    None when the file is not a JSON object: a syntax error, a nesting deeper than
+    bounded_json.MAX_DEPTH or text that is not Unicode anywhere in the file is found
+    here, before any write.
     """
     values: dict[str, Any] = {}
-    events = ijson.basic_parse(source, use_float=True)
     try:
+        events = ijson.basic_parse(source, use_float=True)
         first = next(events, None)
         if first is None or first[0] != "start_map":
             problems.add("document: must be a JSON object")
@@ -126,7 +130,19 @@ def read_top_level(source: IO[bytes], problems: Problems) -> dict[str, Any] | No
     except ijson.JSONError as error:
         problems.add(f"document: not valid JSON ({error})")
         return None
+    except JsonLimitError as error:
+        problems.add(f"document: {error}")
+        return None
+    except UnicodeDecodeError as error:
+        problems.add(f"document: not UTF-8 text ({error.reason})")
+        return None
     return values
+
+
+# The values of the top-level keys sit one level below the document itself: nesting is
+# counted from there, and refused past MAX_DEPTH before anything deeper is built (ijson's
+# own builders cost memory and time that grow with the square of the depth).
+_DEEPEST = MAX_DEPTH - 1
 
 
 def _build_value(events: Any) -> Any:
@@ -137,13 +153,15 @@ def _build_value(events: Any) -> Any:
     builder.event(event, value)
     depth = 1
     for event, value in events:
-        builder.event(event, value)
         if event in _OPENING:
             depth += 1
+            if depth > _DEEPEST:
+                raise too_deep()
         elif event in _CLOSING:
             depth -= 1
-            if depth == 0:
-                break
+        builder.event(event, value)
+        if depth == 0:
+            break
     return builder.value
 
 
@@ -161,5 +179,7 @@ def _skip_keywords(events: Any, problems: Problems) -> None:
         change = step(event)
         if change:
             depth += change
+            if depth > _DEEPEST:
+                raise too_deep()
             if not depth:
                 break

@@ -33,7 +33,7 @@ from apps.evaluations.models import Evaluation
 from apps.evaluations.scales import levels_found
 from apps.scoring import engine
 
-from .checks import DOC_ID_LIMIT, KEYWORD_LIMIT
+from .checks import DOC_ID_LIMIT, KEYWORD_LIMIT, MAX_POSITION
 from .creation import evaluation_for_import, writer_for
 from .problems import Problems
 from .tokens import from_column
@@ -51,14 +51,14 @@ class _Result:
 @dataclass
 class _Query:
     line: int  # where the qid first appears
-    results: dict[str, _Result]
+    results: dict[str, _Result]  # by doc id (the docno decoded)
     file: str | None = None  # where it appears, when not in the run (the qrels)
 
 
 @dataclass
 class _Judged:
     line: int  # where the qid first appears in the qrels
-    grades: dict[str, int]  # docno (as written) -> grade on the evaluation's scale
+    grades: dict[str, int]  # doc id (docno decoded) -> grade on the evaluation's scale
 
 
 @dataclass
@@ -168,9 +168,9 @@ def import_trec(
                 grades = found.grades if found is not None else {}
                 rows = _snapshot_rows(query, grades, keep_rank=keep_rank)
                 unretrieved = [
-                    (from_column(docno), grade)
-                    for docno, grade in grades.items()
-                    if docno not in query.results
+                    (doc_id, grade)
+                    for doc_id, grade in grades.items()
+                    if doc_id not in query.results
                 ]
                 writer.add(keywords[qid], rows, unretrieved)
                 report.add(query, grades, keep_rank=keep_rank)
@@ -195,6 +195,8 @@ def _lines(stream: IO[bytes], file: str, problems: Problems) -> Iterator[tuple[i
                 continue
         else:
             line = raw
+        if number == 1:  # a byte-order mark is not part of the first qid
+            line = line.removeprefix("\ufeff")
         if "\x00" in line:
             problems.add(f"{file} line {number}: contains a NUL character")
             continue
@@ -213,6 +215,8 @@ def _read_topics(stream: IO[bytes], problems: Problems) -> dict[str, str]:
         except UnicodeDecodeError:
             problems.add(f"{file} line {number}: not UTF-8 text")
             continue
+        if number == 1:
+            line = line.removeprefix("\ufeff")
         if not line.strip():
             continue
         if "\x00" in line:
@@ -246,18 +250,22 @@ def _read_run(stream: IO[bytes], *, keep_rank: bool, problems: Problems) -> dict
         if score is None:
             problems.add(f"{where}: score {score_text!r} is not a number")
         rank = _whole(rank_text)
-        if keep_rank and (rank is None or rank < 1):
-            problems.add(f"{where}: rank {rank_text!r} is not a whole number from 1")
-        if len(from_column(docno)) > DOC_ID_LIMIT:
+        if keep_rank and (rank is None or not 1 <= rank <= MAX_POSITION):
+            problems.add(
+                f"{where}: rank {rank_text!r} is not a whole number from 1 to {MAX_POSITION}"
+            )
+            rank = None
+        doc_id = from_column(docno)
+        if len(doc_id) > DOC_ID_LIMIT:
             problems.add(f"{where}: docno longer than {DOC_ID_LIMIT} characters")
         query = queries.setdefault(qid, _Query(number, {}))
-        first = query.results.get(docno)
+        first = query.results.get(doc_id)
         if first is not None:
             problems.add(
                 f"{where}: docno {docno!r} given twice for qid {qid!r} (line {first.line})"
             )
         elif score is not None:
-            query.results[docno] = _Result(docno, score, rank or 0, number)
+            query.results[doc_id] = _Result(docno, score, rank or 0, number)
     if keep_rank:
         for qid, query in queries.items():
             seen: dict[int, int] = {}
@@ -343,14 +351,15 @@ def _read_qrels(
         if grade is None:
             problems.add(f"{where}: grade {grade_text!r} is not a whole number")
             continue
-        key = (qid, docno)
+        doc_id = from_column(docno)
+        key = (qid, doc_id)
         if key in lines:
             problems.add(
                 f"{where}: docno {docno!r} judged twice for qid {qid!r} (line {lines[key]})"
             )
             continue
         lines[key] = number
-        if len(from_column(docno)) > DOC_ID_LIMIT:
+        if len(doc_id) > DOC_ID_LIMIT:
             problems.add(f"{where}: docno longer than {DOC_ID_LIMIT} characters")
             continue
         if scale is None:
@@ -362,7 +371,7 @@ def _read_qrels(
                 f"{where}: grade {grade} is not a {scale.name} grade {scale.describe_grades()}"
             )
             continue
-        judged.setdefault(qid, _Judged(number, {})).grades[docno] = grade
+        judged.setdefault(qid, _Judged(number, {})).grades[doc_id] = grade
     return judged
 
 
@@ -376,7 +385,8 @@ def _snapshot_rows(query: _Query, grades: dict[str, int], *, keep_rank: bool) ->
         positions = list(range(1, len(ordered) + 1))
     rows: list[SnapshotRow] = []
     for position, result in zip(positions, ordered, strict=True):
-        grade = grades.get(result.docno)
+        doc_id = from_column(result.docno)
+        grade = grades.get(doc_id)
         slots: list[SlotGrade | None] = [] if grade is None else [(grade, None, "", "")]
-        rows.append((position, from_column(result.docno), "", "", "{}", slots, None))
+        rows.append((position, doc_id, "", "", "{}", slots, None))
     return rows

@@ -311,7 +311,7 @@ def test_progress_may_use_the_database_while_batches_are_written(monkeypatch):
 
     monkeypatch.setattr(writer, "BATCH_SNAPSHOTS", 4)
     keywords = [
-        {"keyword": f"k{i}", "snapshots": [{"position": p, "doc_id": "d"} for p in (1, 2, 3)]}
+        {"keyword": f"k{i}", "snapshots": [{"position": p, "doc_id": f"d{p}"} for p in (1, 2, 3)]}
         for i in range(10)
     ]
     stored: list[tuple[int, int]] = []

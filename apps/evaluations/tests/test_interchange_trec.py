@@ -306,7 +306,7 @@ def test_a_grade_off_the_scale_and_clashing_keywords_are_problems_with_their_lin
         trec_import(run, qrels, topics, keep_rank=True)
 
     assert raised.value.problems == [
-        "run.txt line 3: rank 'x' is not a whole number from 1",
+        "run.txt line 3: rank 'x' is not a whole number from 1 to 2147483647",
         "qrels.txt line 1: grade 4 is not a graded grade (0, 1, 2, 3)",
         "run.txt line 2: qid 'q2' gives the keyword 'shoes' of qid 'q1' (line 1)",
     ]

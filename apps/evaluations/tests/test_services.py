@@ -336,6 +336,34 @@ def test_snapshots_added_later_continue_the_positions_and_raise_the_total():
     assert FeedbackSlot.objects.filter(evaluation=evaluation).count() == 7
 
 
+def test_a_document_already_among_the_results_or_given_twice_is_refused():
+    evaluation = make_evaluation(strategy=1, keywords={"red shoes": 2}, start=False)
+    keyword = evaluation.keywords.get()
+    existing = keyword.snapshots.order_by("position").first().doc_id
+    documents = [Document("new"), Document(existing), Document("new")]
+
+    with pytest.raises(InvalidInput) as refused:
+        snapshots_add(keyword=keyword, documents=documents)
+
+    assert refused.value.problems == [
+        f"documents[1].doc_id: {existing!r} is among the keyword's results",
+        "documents[2].doc_id: 'new' is given as documents[0]",
+    ]
+    assert keyword.snapshots.count() == 2
+
+
+def test_an_image_that_is_not_a_picture_address_is_refused():
+    keyword = make_evaluation(keywords={"red shoes": 0}, start=False).keywords.get()
+
+    with pytest.raises(InvalidInput) as refused:
+        snapshots_add(keyword=keyword, documents=[Document("d", image="javascript:alert(1)")])
+
+    assert refused.value.problems == [
+        "documents[0].image: must be an http(s) address, or a data:image/png, jpeg, gif, "
+        "webp or avif picture"
+    ]
+
+
 def test_adding_no_documents_changes_nothing():
     evaluation = make_evaluation(keywords={"red shoes": 2}, start=False)
 

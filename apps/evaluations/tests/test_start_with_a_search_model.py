@@ -279,3 +279,24 @@ def test_starting_twice_while_keywords_run_is_refused(start, search_server):
 
     with pytest.raises(InvalidState, match="already starting"):
         start(evaluation)
+
+
+def test_a_search_answer_nested_too_deep_fails_its_keyword_with_the_reason(start, search_server):
+    evaluation = model_evaluation(make_team(), search_server, keywords=["shoes"], path="/deep")
+
+    start(evaluation)
+
+    keyword = Keyword.objects.get(evaluation=evaluation)
+    assert keyword.failed
+    assert "nested deeper than 20 levels" in keyword.execution_message
+
+
+def test_a_result_image_that_is_not_a_web_address_is_left_out(start, search_server):
+    evaluation = model_evaluation(
+        make_team(), search_server, keywords=["shoes"], path="/script-images"
+    )
+
+    start(evaluation)
+
+    stored = Snapshot.objects.filter(keyword__evaluation=evaluation).order_by("position")
+    assert [(s.doc_id, s.image) for s in stored] == [("a", ""), ("b", "https://img.example/b")]
