@@ -16,3 +16,10 @@ urlpatterns = [
     path("demo/search", demo_api.search, name="demo_search"),
     path("", include("apps.endpoints.urls")),
 ]
+
+# An error raised outside any view (in a middleware, e.g. a session saved as the response
+# leaves) while the database is unavailable answers 503 too; every other error is
+# Django's 500. Views' errors are answered by apps.core.unavailable's middleware.
+handler500 = "apps.core.unavailable.server_error"
+# An unknown path under /api/ answers JSON, as the rest of the API does.
+handler404 = "apps.api.not_found.page_not_found"

@@ -1,4 +1,10 @@
+from typing import Any
+
+from django import forms
 from django.contrib import admin
+from django.http import HttpRequest
+
+from apps.core.errors import InvalidInput
 
 from .models import (
     Evaluation,
@@ -12,10 +18,15 @@ from .models import (
 
 
 class EvaluationMetricInline(admin.TabularInline):
+    # Metrics are chosen on the evaluation's edit page, which recomputes their values.
     model = EvaluationMetric
     extra = 0
     fields = ["metric", "k", "value", "value_count", "means_exact"]
-    readonly_fields = ["value", "value_count", "means_exact"]
+    readonly_fields = ["metric", "k", "value", "value_count", "means_exact"]
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
 
 @admin.register(Evaluation)
@@ -24,7 +35,16 @@ class EvaluationAdmin(admin.ModelAdmin):
     list_filter = ["team", "status", "scale", "profile", "archived", "pinned"]
     search_fields = ["name", "description"]
     filter_horizontal = ["tags"]
+    # What decides the metric values is changed on the evaluation's edit page
+    # (editing.evaluation_update), which checks the lock and marks every keyword for
+    # recomputation; a change here would leave the stored values of the old settings.
     readonly_fields = [
+        "scale",
+        "scale_levels",
+        "strategy",
+        "profile",
+        "transformers",
+        "zero_without_results",
         "total_slots",
         "graded_slots",
         "progress",
@@ -48,13 +68,94 @@ class SnapshotAdmin(admin.ModelAdmin):
     list_display = ["doc_id", "name", "keyword", "position", "value"]
     search_fields = ["doc_id", "name"]
     raw_id_fields = ["keyword"]
+    # The result's value is computed from its grades by the pipeline, which would only
+    # overwrite an edit here (and the metrics would not follow it meanwhile).
+    readonly_fields = ["value"]
+
+
+class FeedbackSlotForm(forms.ModelForm):
+    class Meta:
+        model = FeedbackSlot
+        fields = ["grade", "reason"]
+        help_texts = {
+            "grade": "Saved as any grade is: the keyword's metrics are recomputed. Empty "
+            "clears the slot (grade and grader) so the queue offers it again."
+        }
+
+    def clean_grade(self) -> int | None:
+        from apps.judging.services import check_grade
+
+        grade = self.cleaned_data["grade"]
+        if grade is not None:
+            try:
+                check_grade(grade, self.instance.evaluation)
+            except InvalidInput as error:
+                raise forms.ValidationError(error.message) from error
+        return grade
 
 
 @admin.register(FeedbackSlot)
 class FeedbackSlotAdmin(admin.ModelAdmin):
+    """A slot's grade and reason go through the judging services, as every grade does: a
+    grade is checked against the evaluation's scale and its keyword is marked for its
+    metrics, whose recompute is queued (slot_record_grade); an emptied grade is the lead's
+    reset (slot_reset). Saving the row directly left the metrics wrong. The rest of a slot
+    is kept by those services and is read-only here, and slots are never added or deleted
+    here: they come and go with their results, and the evaluation counts them."""
+
+    form = FeedbackSlotForm
     list_display = ["id", "snapshot", "index", "grader", "external_grader", "grade", "graded_at"]
     list_filter = ["grade"]
-    raw_id_fields = ["evaluation", "keyword", "snapshot", "grader"]
+    fields = [
+        "evaluation",
+        "keyword",
+        "snapshot",
+        "index",
+        "grader",
+        "external_grader",
+        "grade",
+        "reason",
+        "assigned_at",
+        "graded_at",
+        "reused",
+    ]
+    readonly_fields = [
+        "evaluation",
+        "keyword",
+        "snapshot",
+        "index",
+        "grader",
+        "external_grader",
+        "assigned_at",
+        "graded_at",
+        "reused",
+    ]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        from apps.judging.services import slot_record_grade, slot_reset
+
+        if not form.has_changed():
+            return
+        if obj.grade is None:
+            slot_reset(slot_id=obj.id)
+            return
+        # The grade stays its grader's; a slot nobody held is recorded as the admin's.
+        grader_name = obj.external_grader
+        if obj.grader is None and not grader_name:
+            grader_name = request.user.get_username()
+        slot_record_grade(
+            slot_id=obj.id,
+            grade=obj.grade,
+            grader=obj.grader,
+            grader_name=grader_name,
+            reason=obj.reason,
+        )
 
 
 @admin.register(SnapshotSkip)

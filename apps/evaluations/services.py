@@ -17,6 +17,9 @@ from django.utils import timezone
 
 from apps.accounts.models import Tag, Team
 from apps.core.errors import InvalidInput, InvalidState
+from apps.core.image_sources import RULE as IMAGE_RULE
+from apps.core.image_sources import image_source, is_image_source
+from apps.core.queueing import queue_after_commit
 from apps.scoring import engine
 
 from .metric_list import metric_text
@@ -211,7 +214,11 @@ def keywords_add(*, evaluation: Evaluation, texts: Iterable[str]) -> list[Keywor
 
 @transaction.atomic
 def snapshots_add(*, keyword: Keyword, documents: Sequence[Document]) -> list[Snapshot]:
-    """Store results after the keyword's existing ones, each with its empty feedback slots."""
+    """Store results after the keyword's existing ones, each with its empty feedback slots.
+
+    A document already among the keyword's results, or given twice, is refused, and so is
+    an image that is not a picture's address (core.image_sources)."""
+    _check_documents(keyword, documents)
     evaluation = keyword.evaluation
     last = keyword.snapshots.order_by("-position").values_list("position", flat=True).first()
     start = (last or 0) + 1
@@ -243,6 +250,20 @@ def snapshots_add(*, keyword: Keyword, documents: Sequence[Document]) -> list[Sn
     return snapshots
 
 
+def _check_documents(keyword: Keyword, documents: Sequence[Document]) -> None:
+    problems: list[str] = []
+    listed = dict.fromkeys(keyword.snapshots.values_list("doc_id", flat=True), "already")
+    for number, doc in enumerate(documents):
+        if doc.image and not is_image_source(doc.image):
+            problems.append(f"documents[{number}].image: must be {IMAGE_RULE}")
+        first = listed.setdefault(doc.doc_id, f"documents[{number}]")
+        if first != f"documents[{number}]":
+            where = "among the keyword's results" if first == "already" else f"given as {first}"
+            problems.append(f"documents[{number}].doc_id: {doc.doc_id!r} is {where}")
+    if problems:
+        raise InvalidInput(problems)
+
+
 @transaction.atomic
 def add_to_total_slots(*, evaluation_id: int, added: int) -> None:
     """Count new slots into the evaluation's total and progress (under its row lock, as
@@ -264,6 +285,7 @@ def evaluation_start(*, evaluation: Evaluation) -> Evaluation:
     (apps.evaluations.fetching), which then opens the evaluation; otherwise it opens now.
     """
     from .fetching import keywords_to_run
+    from .tasks import fetch_evaluation
 
     if evaluation.search_model_id is not None and not evaluation.keywords.exists():
         raise InvalidState("add keywords before starting: the search model has none to run")
@@ -274,7 +296,9 @@ def evaluation_start(*, evaluation: Evaluation) -> Evaluation:
             ).update(fetching=True)
             if not changed:
                 _refuse_start(evaluation.id)
-            transaction.on_commit(lambda: queue_fetch(evaluation_id=evaluation.id))
+            # With the broker down the start is saved all the same: the keywords run when
+            # resume_stalled_fetches finds the evaluation fetching with no runner.
+            queue_after_commit(fetch_evaluation, evaluation.id)
     elif not evaluation_open(evaluation=evaluation):
         _refuse_start(evaluation.id)
     evaluation.refresh_from_db()
@@ -290,27 +314,13 @@ def _refuse_start(evaluation_id: int) -> None:
     raise InvalidState(f"only a pending evaluation can start; this one is {current['status']}")
 
 
-def queue_fetch(*, evaluation_id: int) -> None:
-    """Queue the keyword run; with the broker down the sweep starts it later."""
-    from .tasks import fetch_evaluation
-
-    try:
-        fetch_evaluation.delay(evaluation_id)
-    except Exception:  # kombu, redis and socket errors share no base class
-        logger.warning(
-            "could not queue fetch_evaluation(%s); the sweep will start it",
-            evaluation_id,
-            exc_info=True,
-        )
-
-
 def evaluation_open(*, evaluation: Evaluation, after_fetch: bool = False) -> bool:
     """Apply the reuse strategy and open a pending evaluation for grading.
 
     `after_fetch`: only if it is still fetching (a lead may have paused it meanwhile).
     Returns False when the evaluation was not in a state to open.
     """
-    from apps.scoring.services import queue_evaluation_recompute
+    from apps.scoring.tasks import recompute_evaluation
 
     with transaction.atomic():
         ready = Evaluation.objects.select_for_update().filter(
@@ -327,8 +337,9 @@ def evaluation_open(*, evaluation: Evaluation, after_fetch: bool = False) -> boo
             started_at=Coalesce(F("started_at"), Value(timezone.now())),
         )
         if reused:
-            # reuse_apply marked the keywords it graded, in this transaction.
-            transaction.on_commit(lambda: queue_evaluation_recompute(evaluation_id=evaluation.id))
+            # reuse_apply marked the keywords it graded, in this transaction, so with the
+            # broker down the sweep recomputes them.
+            queue_after_commit(recompute_evaluation, evaluation.id)
     return True
 
 
@@ -403,7 +414,9 @@ def evaluation_clone(*, evaluation: Evaluation, name: str | None = None) -> Eval
         snapshots_add(
             keyword=new_keyword,
             documents=[
-                Document(s.doc_id, s.name, s.image, s.attributes) for s in keyword.snapshots.all()
+                # image_source: an image stored before the rule is not copied on
+                Document(s.doc_id, s.name, image_source(s.image), s.attributes)
+                for s in keyword.snapshots.all()
             ],
         )
     copy.refresh_from_db()

@@ -2,7 +2,9 @@
 
 from celery import shared_task
 
-from . import fetching, services
+from apps.core.queueing import queue_in, queue_now
+
+from . import fetching
 
 # When another evaluation is calling the same endpoint, look again after this long.
 ENDPOINT_BUSY_RETRY_SECONDS = 5
@@ -12,7 +14,8 @@ ENDPOINT_BUSY_RETRY_SECONDS = 5
 def fetch_evaluation(self, evaluation_id: int) -> str:  # type: ignore[no-untyped-def]
     outcome = fetching.evaluation_fetch(evaluation_id=evaluation_id)
     if outcome == "endpoint busy" and not self.request.is_eager:
-        self.apply_async((evaluation_id,), countdown=ENDPOINT_BUSY_RETRY_SECONDS)
+        # If the broker cannot take it, resume_stalled_fetches starts the run later.
+        queue_in(ENDPOINT_BUSY_RETRY_SECONDS, self, evaluation_id)
     return outcome
 
 
@@ -21,5 +24,5 @@ def resume_stalled_fetches() -> int:
     """Beat: start a runner for every evaluation whose keyword run has none."""
     stalled = fetching.stalled_fetches()
     for evaluation_id in stalled:
-        services.queue_fetch(evaluation_id=evaluation_id)
+        queue_now(fetch_evaluation, evaluation_id)
     return len(stalled)

@@ -52,7 +52,9 @@ CLAIM_LOCK_SPACE = 7_310_001
 STARTED_WINDOW = 200
 
 
-def _check_grade(grade: Any, evaluation: Evaluation) -> int:
+def check_grade(grade: Any, evaluation: Evaluation) -> int:
+    """The grade, if it is one of the evaluation's scale; InvalidInput otherwise. (Also
+    what the admin's slot form checks before the grade is recorded.)"""
     scale = evaluation.grading_scale
     if isinstance(grade, bool) or not isinstance(grade, int) or grade not in scale.grades:
         shown = ", ".join(str(g) for g in scale.grades)
@@ -82,7 +84,7 @@ def slot_grade(
         raise NotAllowed(NOT_YOURS)
     if slot.evaluation.status != Status.ACTIVE:
         raise InvalidState("the evaluation is not open for grading")
-    _check_grade(grade, slot.evaluation)
+    check_grade(grade, slot.evaluation)
     now = timezone.now()
     if connection.vendor == "postgresql":
         graded, _mode = _grade_in_one_statement(
@@ -285,7 +287,7 @@ def slot_record_grade(
     The grader is a user, or a name for a grader who has no account here.
     """
     slot = FeedbackSlot.objects.select_related("evaluation").get(id=slot_id)
-    _check_grade(grade, slot.evaluation)
+    check_grade(grade, slot.evaluation)
     now = timezone.now()
     with transaction.atomic():
         # A recorded grade starts its snapshot too, so the queue finishes it first.

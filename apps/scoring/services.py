@@ -11,7 +11,6 @@ broker left marked.
 """
 
 import logging
-import time
 from datetime import timedelta
 from typing import Any
 
@@ -63,12 +62,6 @@ def queue_recompute_after_mark(*, keyword_id: int, unscored_changes: int) -> Non
         transaction.on_commit(lambda: queue_keyword_recompute(keyword_id=keyword_id))
 
 
-# After a failed publish this process stops trying for a while, so graders do not each
-# wait for a broker that is down; the keywords stay marked and the sweep catches up.
-BROKER_BACKOFF_SECONDS = 15.0
-_broker_unavailable_until = 0.0
-
-
 def queue_keyword_recompute(*, keyword_id: int) -> None:
     """Queue the recomputation; a broker that cannot be reached is logged, never raised."""
     from .tasks import recompute_keyword
@@ -101,22 +94,11 @@ def queue_evaluation_recompute(*, evaluation_id: int) -> None:
 
 def _publish(task: Any, object_id: int) -> None:
     """task.delay(object_id), or, when the broker cannot be reached, a warning: what it
-    would recompute stays marked for the sweep."""
-    global _broker_unavailable_until
-    if time.monotonic() < _broker_unavailable_until:
-        logger.debug("broker recently down; %s(%s) left to the sweep", task.name, object_id)
-        return
-    try:
-        task.delay(object_id)
-    except Exception:  # kombu, redis and socket errors share no base class
-        _broker_unavailable_until = time.monotonic() + BROKER_BACKOFF_SECONDS
-        logger.warning(
-            "could not queue %s(%s); it stays marked for the sweep, and queueing pauses for %.0f s",
-            task.name,
-            object_id,
-            BROKER_BACKOFF_SECONDS,
-            exc_info=True,
-        )
+    would recompute stays marked for the sweep. The broker guard (and its pause after a
+    failure) is the one every task shares: apps.core.queueing."""
+    from apps.core.queueing import queue_now
+
+    queue_now(task, object_id)
 
 
 def _claim(keyword_id: int) -> bool:
