@@ -1,12 +1,16 @@
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
+from . import lockout
 from .models import Membership, Tag, Team, User
 
 
 @admin.register(User)
 class UserAdmin(BaseUserAdmin):
     ordering = ["email"]
+    actions = ["unlock_login"]
     list_display = ["email", "first_name", "last_name", "is_staff", "is_active"]
     search_fields = ["email", "first_name", "last_name"]
     fieldsets = (
@@ -16,6 +20,16 @@ class UserAdmin(BaseUserAdmin):
         ("Important dates", {"fields": ("last_login", "date_joined")}),
     )
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "password1", "password2")}),)
+
+    @admin.action(description="Unlock log-in (forget failed log-ins)", permissions=["change"])
+    def unlock_login(self, request: HttpRequest, queryset: QuerySet[User]) -> None:
+        """Lift a lock-out after too many wrong passwords (apps/accounts/lockout.py), from
+        every address. Axes' "Access attempts" page shows who is locked, by address too."""
+        forgotten = sum(lockout.unlock(user.email) for user in queryset)
+        self.message_user(
+            request,
+            f"Unlocked {len(queryset)} account(s) ({forgotten} lock-out record(s) removed).",
+        )
 
 
 class MembershipInline(admin.TabularInline):

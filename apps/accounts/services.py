@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from apps.core.errors import InvalidInput
 
+from . import limits
 from .models import Invitation, Membership, Role, Tag, Team, User
 
 
@@ -106,7 +107,9 @@ def _token_hash(token: str) -> str:
 def invitation_create(
     *, team: Team, email: str, role: str, tags: Iterable[Tag] = (), invited_by: User | None
 ) -> tuple[Invitation, str]:
-    """Invite someone; returns the invitation and the secret token for its link."""
+    """Invite someone; returns the invitation and the secret token for its link.
+
+    RateLimited when the team or the inviter sent too many invitations lately."""
     email = clean_email(email)
     if role not in (Role.ADMIN, Role.EVALUATOR):
         raise InvalidInput({"role": "must be admin or evaluator"}, field="role")
@@ -125,6 +128,9 @@ def invitation_create(
     if any(tag.team_id != team.id for tag in tags):
         raise InvalidInput({"tags": "every tag must belong to the team"}, field="tags")
     invitation.tags.set(tags)
+    # Last, so only an invitation that is otherwise fine counts; over the limit, the
+    # RateLimited it raises rolls the invitation back with the transaction.
+    limits.invitation_count(team=team, invited_by=invited_by)
     return invitation, token
 
 

@@ -2,14 +2,13 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from . import views
-from .forms import PasswordResetForm
 
 urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path(
         "accounts/password-reset/",
-        auth_views.PasswordResetView.as_view(form_class=PasswordResetForm),
+        views.PasswordResetView.as_view(),
         name="password_reset",
     ),
     path(
@@ -19,7 +18,7 @@ urlpatterns = [
     ),
     path(
         "accounts/reset/<uidb64>/<token>/",
-        auth_views.PasswordResetConfirmView.as_view(),
+        views.PasswordResetConfirmView.as_view(),
         name="password_reset_confirm",
     ),
     path(

@@ -1,20 +1,29 @@
 """Pages for people and teams: switcher, members, invitations, tags."""
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import authenticate, login
+from django.contrib.auth import views as auth_views
 from django.core.mail import send_mail
-from django.http import Http404, HttpRequest, HttpResponse
+from django.forms import Form
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from apps.core.errors import InvalidInput
+from apps.core.errors import InvalidInput, RateLimited
+from apps.core.ratelimit import client_address
 
-from . import services
+from . import limits, lockout, services
 from .decorators import lead_required, team_member_required
-from .forms import AcceptInvitationForm, ApiTokenForm, InviteForm, MembershipForm, TagForm
+from .forms import (
+    AcceptInvitationForm,
+    ApiTokenForm,
+    InviteForm,
+    MembershipForm,
+    PasswordResetForm,
+    TagForm,
+)
 from .models import ApiToken, Invitation, Membership, Tag, User
 from .selectors import SESSION_TEAM_KEY, evaluations_restricted_by, memberships_of
 from .tokens import api_token_create, api_token_revoke
@@ -39,6 +48,7 @@ def _form_errors(form: object, error: InvalidInput) -> None:
 def members(request: HttpRequest) -> HttpResponse:
     team = request.membership.team  # type: ignore[attr-defined]
     form = InviteForm(request.POST or None, team=team)
+    status = 200
     if request.method == "POST" and form.is_valid():
         try:
             invitation, token = services.invitation_create(
@@ -50,6 +60,9 @@ def members(request: HttpRequest) -> HttpResponse:
             )
         except InvalidInput as error:
             _form_errors(form, error)
+        except RateLimited as error:
+            form.add_error(None, error.message)
+            status = 429
         else:
             link = request.build_absolute_uri(reverse("accept_invitation", args=[token]))
             send_mail(
@@ -74,6 +87,7 @@ def members(request: HttpRequest) -> HttpResponse:
         request,
         "accounts/members.html",
         {"form": form, "team_memberships": memberships, "pending": pending},
+        status=status,
     )
 
 
@@ -194,7 +208,9 @@ def accept_invitation(request: HttpRequest, token: str) -> HttpResponse:
             except InvalidInput as error:
                 _form_errors(form, error)
             else:
-                login(request, membership.user, backend=settings.AUTHENTICATION_BACKENDS[0])
+                # Named: the first of AUTHENTICATION_BACKENDS is the lock-out guard,
+                # which checks log-ins but cannot read a session's person back.
+                login(request, membership.user, backend="apps.accounts.sessions.UserBackend")
                 request.session[SESSION_TEAM_KEY] = membership.team_id
                 messages.success(request, f"Welcome to {membership.team.name}.")
                 return redirect("dashboard")
@@ -238,3 +254,26 @@ def api_token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
     api_token_revoke(token=token)
     messages.success(request, f"Revoked the token {token.name}: it no longer works.")
     return redirect("api_tokens")
+
+
+class PasswordResetView(auth_views.PasswordResetView):
+    """Django's, with a limit on the mails (apps/accounts/limits.py)."""
+
+    form_class = PasswordResetForm
+
+    def form_valid(self, form: Form) -> HttpResponse:
+        email = form.cleaned_data["email"]
+        if limits.password_reset_allowed(email=email, address=client_address(self.request)):
+            return super().form_valid(form)
+        # Over the limit: no mail, and the very page a sent mail leads to.
+        return HttpResponseRedirect(self.get_success_url())
+
+
+class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):
+    """Django's; a new password chosen from the emailed link also lifts a log-in
+    lock-out of the account: whoever holds the mailbox is its owner."""
+
+    def form_valid(self, form: Form) -> HttpResponse:
+        response = super().form_valid(form)
+        lockout.unlock(form.user.email)  # type: ignore[attr-defined]
+        return response

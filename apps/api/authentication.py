@@ -9,6 +9,7 @@ from rest_framework import authentication, exceptions, permissions
 
 from apps.accounts.models import ApiToken, Team
 from apps.accounts.tokens import api_token_check
+from apps.core.ratelimit import check, client_address, hit
 
 
 @dataclass(frozen=True)
@@ -32,20 +33,39 @@ class TeamTokenAuthentication(authentication.BaseAuthentication):
         header = authentication.get_authorization_header(request).decode(errors="replace")
         if not header:
             return None
+        refuse_while_guessing(request)
         scheme, _, text = header.partition(" ")
         # The scheme is case-insensitive (RFC 9110 section 11.1): "bearer" works too.
         if scheme.lower() != self.keyword.lower() or not text.strip():
+            count_invalid_token(request)
             raise exceptions.AuthenticationFailed(
                 "Send the token as 'Authorization: Bearer <token>'."
             )
         token = api_token_check(text)
         if token is None:
+            count_invalid_token(request)
             raise exceptions.AuthenticationFailed("This token is not valid or was revoked.")
         return TeamClient(team=token.team, token=token), token
 
     def authenticate_header(self, request: Any) -> str:
         # Makes DRF answer 401 (not 403) with a WWW-Authenticate header when it is missing.
         return f'{self.keyword} realm="api"'
+
+
+def refuse_while_guessing(request: Any) -> None:
+    """429 to an address that sent THROTTLE_API_TOKEN_FAILURES_PER_ADDRESS invalid tokens
+    lately, before its next token is even looked at: a guess that would be right is
+    refused too, so guessing gets nowhere (docs/security.md)."""
+    verdict = check("api_token_failures", client_address(request))
+    if not verdict.allowed:
+        raise exceptions.Throttled(
+            wait=verdict.retry_after,
+            detail="Too many invalid tokens were sent from this address.",
+        )
+
+
+def count_invalid_token(request: Any) -> None:
+    hit("api_token_failures", client_address(request))
 
 
 class PageVisitor(authentication.BaseAuthentication):

@@ -4,6 +4,7 @@
                               "message": "duplicate"}]}
 """
 
+import logging
 from typing import Any
 
 from django.http import Http404
@@ -12,7 +13,10 @@ from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from apps.core.errors import DomainError, InvalidInput, InvalidState, NotAllowed
+from apps.core import unavailable
+from apps.core.errors import DomainError, InvalidInput, InvalidState, NotAllowed, RateLimited
+
+logger = logging.getLogger(__name__)
 
 
 def _split(problem: str) -> dict[str, str | None]:
@@ -48,6 +52,15 @@ def _flatten(detail: Any, prefix: str = "") -> list[dict[str, str | None]]:
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if unavailable.is_database_unavailable(exc):
+        # A restart or failover of the database, not a fault of the request: 503 and
+        # when to try again, so a client retries instead of giving up on a 500.
+        logger.warning("database unavailable: the API answered 503", exc_info=exc)
+        return Response(
+            {"detail": unavailable.MESSAGE, "errors": []},
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": str(unavailable.RETRY_AFTER_SECONDS)},
+        )
     if isinstance(exc, InvalidInput):
         errors = [_split(problem) for problem in exc.problems]
         return Response(
@@ -61,6 +74,12 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         )
     if isinstance(exc, NotAllowed):
         return Response({"detail": exc.message, "errors": []}, status=status.HTTP_403_FORBIDDEN)
+    if isinstance(exc, RateLimited):
+        return Response(
+            {"detail": exc.message, "errors": []},
+            status=status.HTTP_429_TOO_MANY_REQUESTS,
+            headers={"Retry-After": str(exc.retry_after)},
+        )
     if isinstance(exc, DomainError):
         return Response({"detail": exc.message, "errors": []}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, ValidationError):

@@ -30,3 +30,12 @@ class InvalidInput(DomainError):
             problems = [f"{name}: {reason}" for name, reason in problems.items()]
         super().__init__("; ".join(problems), field=field)
         self.problems = problems
+
+
+class RateLimited(DomainError):
+    """Asked too often lately (invitations sent, for example): allowed again after
+    `retry_after` seconds. Pages show the message; the API answers 429 with Retry-After."""
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
