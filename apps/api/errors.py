@@ -7,6 +7,7 @@
 import logging
 from typing import Any
 
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.http import Http404
 from rest_framework import status
 from rest_framework.exceptions import APIException, ValidationError
@@ -52,6 +53,17 @@ def _flatten(detail: Any, prefix: str = "") -> list[dict[str, str | None]]:
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, RequestDataTooBig):
+        # A form's fields (files aside) larger than DATA_UPLOAD_MAX_MEMORY_SIZE.
+        return Response(
+            {"detail": f"The request's fields are too large: {exc}", "errors": []},
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
+    if isinstance(exc, TooManyFieldsSent | TooManyFilesSent):
+        return Response(
+            {"detail": f"The request is not valid: {exc}", "errors": []},
+            status=status.HTTP_400_BAD_REQUEST,
+        )
     if unavailable.is_database_unavailable(exc):
         # A restart or failover of the database, not a fault of the request: 503 and
         # when to try again, so a client retries instead of giving up on a 500.

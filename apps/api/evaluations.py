@@ -207,6 +207,10 @@ def answer(request: Request, evaluation_id: int, code: int = status.HTTP_200_OK)
     return Response(EvaluationOut(evaluation).data, status=code)
 
 
+TAG_LENGTH = Tag._meta.get_field("name").max_length or 60
+SEARCH_LENGTH = 200
+
+
 class EvaluationListCreate(generics.ListAPIView):
     serializer_class = EvaluationOut
     pagination_class = Pages
@@ -222,12 +226,14 @@ class EvaluationListCreate(generics.ListAPIView):
                 problems.append(f"{name}: {value!r} is not one of {', '.join(allowed)}")
             elif value is not None:
                 evaluations = evaluations.filter(**{name: value})
-        # PostgreSQL refuses text with a NUL byte; such a filter answered 500.
-        problems.extend(
-            f"{name}: must not contain NUL (0x00) characters"
-            for name in ("tag", "search")
-            if "\x00" in params.get(name, "")
-        )
+        # PostgreSQL refuses text with a NUL byte (such a filter answered 500), and SQLite
+        # a LIKE pattern of a megabyte; no name or description is longer than these.
+        for name, longest in (("tag", TAG_LENGTH), ("search", SEARCH_LENGTH)):
+            value = params.get(name, "")
+            if "\x00" in value:
+                problems.append(f"{name}: must not contain NUL (0x00) characters")
+            elif len(value) > longest:
+                problems.append(f"{name}: at most {longest} characters (got {len(value)})")
         if problems:
             raise InvalidInput(problems)
         if tag := params.get("tag"):

@@ -108,11 +108,17 @@ def too_deep(max_depth: int = MAX_DEPTH) -> JsonLimitError:
 _SURROGATE_ESCAPE = re.compile(rb"(\\+)u[dD]([89a-fA-F])[0-9a-fA-F]{2}")
 _LOW_ESCAPE = re.compile(rb"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 _BOM = b"\xef\xbb\xbf"
+# The longest run of bytes between two double quotes: the longest string (or number) a
+# streamed document may hold. No field is near it; ijson's C parser takes time that grows
+# with the square of a long non-ASCII string's length (4 MB of "é": 3 s), so longer ones
+# are refused before it sees them.
+MAX_VALUE_BYTES = 1024 * 1024
 
 
 class SurrogateGuard:
-    """A binary reader over a JSON stream that refuses escapes of lone surrogates before
-    the parser sees them, and drops a leading UTF-8 byte-order mark.
+    """A binary reader over a JSON stream that refuses escapes of lone surrogates and
+    values longer than MAX_VALUE_BYTES before the parser sees them, and drops a leading
+    UTF-8 byte-order mark.
 
     High surrogates must be followed at once by a low one ("\\ud83d\\ude00" is an emoji,
     as json.dumps writes it); anything else raises JsonLimitError naming the line.
@@ -125,6 +131,7 @@ class SurrogateGuard:
         self._ready = b""  # scanned, not yet handed to the parser
         self._held = b""  # the unscanned end of the last read (an escape may span reads)
         self._line = 1
+        self._since_quote = 0  # bytes read since the last double quote
         self._started = False
         self._ended = False
 
@@ -138,6 +145,8 @@ class SurrogateGuard:
         return answer
 
     def _fill(self, size: int) -> None:
+        # Reads no longer than the longest value, so _measure sees every long run.
+        size = min(size, MAX_VALUE_BYTES)
         data = self._source.read(size)
         if not self._started:
             self._started = True
@@ -154,11 +163,28 @@ class SurrogateGuard:
             self._scan(data, len(data))
             self._ready += data
             return
+        self._measure(data)
         data = self._held + data
         cut = self._safe_end(data)
         self._scan(data, cut)
         self._ready += data[:cut]
         self._held = data[cut:]
+
+    def _measure(self, data: bytes) -> None:
+        """Refuse a run of more than MAX_VALUE_BYTES without a double quote. A read is no
+        longer than that, so such a run spans reads: it is what came after the last
+        quote of earlier reads plus what comes before the first quote of this one."""
+        first = data.find(b'"')
+        if first == -1:
+            self._since_quote += len(data)
+        else:
+            self._since_quote += first
+            if self._since_quote <= MAX_VALUE_BYTES:
+                self._since_quote = len(data) - data.rfind(b'"') - 1
+        if self._since_quote > MAX_VALUE_BYTES:
+            raise JsonLimitError(
+                f"after line {self._line}: a value longer than {MAX_VALUE_BYTES:,} bytes"
+            )
 
     @staticmethod
     def _safe_end(data: bytes) -> int:

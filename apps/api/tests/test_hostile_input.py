@@ -297,3 +297,68 @@ def test_a_page_no_route_matches_keeps_the_sites_404(client):
 
     assert response.status_code == 404
     assert response["Content-Type"].startswith("text/html")
+
+
+@pytest.mark.parametrize(
+    "run, qrels",
+    [
+        (b"0%00 Q0 d 1 1 run\n", None),
+        (b"q Q0 d%00 1 1 run\n", None),
+        (b"q Q0 d 1 1 run\n", b"q 0 x%00 1\n"),
+    ],
+    ids=["qid", "run docno", "qrels docno"],
+)
+def test_a_trec_column_that_decodes_to_nul_is_refused_with_its_line(api, run, qrels):
+    before = row_counts()
+
+    response = trec_import(api, run, qrels)
+
+    assert response.status_code == 400
+    file = "qrels" if qrels else "run"
+    assert problems_of(response) == [f"{file} line 1: a column decodes to a NUL character (%00)"]
+    assert row_counts() == before
+
+
+def test_nul_in_a_setting_of_an_import_is_refused_naming_the_setting(api):
+    body = document(
+        scale="custom",
+        scale_levels={"lowest": 0, "highest": 2, "labels": ["a\u0000", "b", "c"]},
+        keywords=[],
+    )
+
+    problems = refused_import(api, json.dumps(body).encode())
+
+    assert problems == ["scale_levels.labels[0]: must not contain NUL characters"]
+
+
+def test_a_value_longer_than_a_megabyte_is_refused_before_the_parser_reads_it(api):
+    body = json.dumps(document(description="é" * 600_000), ensure_ascii=False).encode()
+
+    problems = refused_import(api, body)
+
+    assert problems == ["document: after line 1: a value longer than 1,048,576 bytes"]
+
+
+def test_a_search_longer_than_any_name_is_refused_not_a_503(api):
+    response = api.get("/api/v1/evaluations/", {"search": "x" * 1_000_000})
+
+    assert response.status_code == 400
+    assert problems_of(response) == ["search: at most 200 characters (got 1000000)"]
+
+
+def test_a_json_body_over_djangos_default_in_memory_limit_is_read(api):
+    # 3 MB is over Django's default of 2.5 MB, under REQUEST_MAX_BYTES (20 MiB).
+    body = {"name": "big", "metrics": [{"metric": "ndcg", "k": 10}], "description": "x" * 3_000_000}
+
+    response = api.post(CREATE, body, content_type="application/json")
+
+    assert response.status_code == 201
+
+
+def test_too_many_form_fields_answer_json(api):
+    fields = {f"field{i}": "x" for i in range(1_001)}
+
+    response = api.post(IMPORT_TREC, fields)
+
+    assert response.status_code == 400
+    assert "DATA_UPLOAD_MAX_NUMBER_FIELDS" in response.json()["detail"]

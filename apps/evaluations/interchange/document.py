@@ -22,7 +22,14 @@ import ijson
 from django.db import transaction
 
 from apps.accounts.models import Team
-from apps.core.bounded_json import MAX_DEPTH, JsonLimitError, SurrogateGuard, too_deep
+from apps.core.bounded_json import (
+    MAX_DEPTH,
+    MAX_VALUE_BYTES,
+    JsonLimitError,
+    SurrogateGuard,
+    text_problem,
+    too_deep,
+)
 from apps.evaluations.models import Evaluation
 
 from .checks import KeywordCheck, team_members
@@ -30,6 +37,9 @@ from .creation import evaluation_for_import, writer_for
 from .problems import Problems
 from .settings_check import SettingsCheck
 
+# The parser reads this much at a time: a long string costs it far less than in 64 KiB
+# reads (bounded_json.MAX_VALUE_BYTES says why).
+_BUFFER = MAX_VALUE_BYTES
 _OPENING = ("start_map", "start_array")
 _CLOSING = ("end_map", "end_array")
 _DEPTH_STEP = {"start_map": 1, "start_array": 1, "end_map": -1, "end_array": -1}
@@ -75,7 +85,9 @@ def import_document(
         )
         with writer_for(evaluation, progress, members.values()) as writer:
             # The first pass read the whole file within its limits, so this one can build.
-            keywords = ijson.items(SurrogateGuard(source), "keywords.item", use_float=True)
+            keywords = ijson.items(
+                SurrogateGuard(source), "keywords.item", use_float=True, buf_size=_BUFFER
+            )
             for index, item in enumerate(keywords):
                 keyword = check.check(index, item)
                 if writer is None:
@@ -105,11 +117,11 @@ def read_top_level(source: IO[bytes] | SurrogateGuard, problems: Problems) -> di
 
     None when the file is not a JSON object: a syntax error, a nesting deeper than
     bounded_json.MAX_DEPTH or text that is not Unicode anywhere in the file is found
-    here, before any write.
+    here, before any write, and so is a setting holding a NUL character.
     """
     values: dict[str, Any] = {}
     try:
-        events = ijson.basic_parse(source, use_float=True)
+        events = ijson.basic_parse(source, use_float=True, buf_size=_BUFFER)
         first = next(events, None)
         if first is None or first[0] != "start_map":
             problems.add("document: must be a JSON object")
@@ -125,6 +137,12 @@ def read_top_level(source: IO[bytes] | SurrogateGuard, problems: Problems) -> di
                 values[key] = None
             else:
                 values[key] = _build_value(events)
+                # Lone surrogates never get here (SurrogateGuard); NUL can, as "\u0000",
+                # and no column stores it: the document is refused as is, unchecked further.
+                problem = text_problem(values[key], key)
+                if problem:
+                    problems.add(problem)
+                    return None
         for _ in events:  # trailing content is a syntax error the parser reports
             pass
     except ijson.JSONError as error:

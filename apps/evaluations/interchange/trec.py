@@ -201,6 +201,10 @@ def _lines(stream: IO[bytes], file: str, problems: Problems) -> Iterator[tuple[i
             problems.add(f"{file} line {number}: contains a NUL character")
             continue
         columns = line.split()
+        # "%00" would decode (tokens.from_column) to the NUL no text column can hold.
+        if any("\x00" in from_column(column) for column in columns if "%" in column):
+            problems.add(f"{file} line {number}: a column decodes to a NUL character (%00)")
+            continue
         if columns:
             yield number, columns
 
