@@ -26,10 +26,21 @@ def wait_for(predicate: Callable[[], bool], *, seconds: float) -> bool:
     return False
 
 
-def start_worker(broker_url: str, queue: str) -> subprocess.Popen[bytes]:
+def start_worker(
+    broker_url: str,
+    queue: str,
+    *,
+    prefork: bool = False,
+    output: Path | None = None,
+) -> subprocess.Popen[bytes]:
     """A worker reading and writing the test database, taking tasks from `queue` only.
 
     Search endpoints on loopback are allowed, as in the tests that start evaluations.
+
+    By default a lean one: the solo pool, without gossip, mingle and heartbeat. With
+    `prefork`, the worker production runs (docker-compose.yml): two pool processes, every
+    part on. `output`: a file for what it prints, instead of a pipe that a long test
+    would fill (a worker whose pipe is full stops).
     """
     env = {
         **os.environ,
@@ -37,33 +48,37 @@ def start_worker(broker_url: str, queue: str) -> subprocess.Popen[bytes]:
         "CELERY_BROKER_URL": broker_url,
         "SEARCH_ALLOW_PRIVATE_ADDRESSES": "1",
     }
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
+    command = [sys.executable, "-m", "celery", "-A", "config", "worker", f"--queues={queue}"]
+    if prefork:
+        command += ["--concurrency=2", "--loglevel=INFO"]
+    else:
+        command += [
             "--pool=solo",
-            f"--queues={queue}",
             "--loglevel=WARNING",
             "--without-gossip",
             "--without-mingle",
             "--without-heartbeat",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+        ]
+    log = None if output is None else output.open("wb")
+    try:
+        return subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE if log is None else log,
+            stderr=subprocess.STDOUT,
+        )
+    finally:
+        if log is not None:
+            log.close()  # the worker has its own copy of the file
 
 
 def stop_worker(worker: subprocess.Popen[bytes]) -> str:
-    """Stop the worker; returns what it printed."""
+    """Stop the worker; returns what it printed (nothing when it printed to a file)."""
     worker.terminate()
     try:
-        return worker.communicate(timeout=10)[0].decode(errors="replace")
+        printed = worker.communicate(timeout=10)[0]
     except subprocess.TimeoutExpired:
         worker.kill()
-        return worker.communicate()[0].decode(errors="replace")
+        printed = worker.communicate()[0]
+    return (printed or b"").decode(errors="replace")

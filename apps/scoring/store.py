@@ -3,6 +3,30 @@
 Every write checks the keyword's `scored_version` under a row lock: a result computed
 from slots read at grade version v is stored only if nothing at v or later is stored
 yet. The keyword stays marked while its grade version is ahead of what was stored.
+
+Lock order. Every transaction here takes its row locks in this order, and only in it:
+
+1. the evaluation's row (`_lock_evaluation`), first, whatever else the transaction does;
+2. its keywords' rows, in id order;
+3. those keywords' metric values and snapshots;
+4. the evaluation's metric rows (the means), in id order;
+5. this minute's history points of those metrics.
+
+Two transactions that take locks in one order never wait for each other in a circle,
+so they cannot deadlock. The evaluation's row comes first because the paths outside the
+pipeline that lock it (a lead's reset, a settings change) lock it before the keywords
+too; holding it also makes an evaluation's scoring transactions take turns, as they
+have to for its means and progress. It is locked FOR NO KEY UPDATE, which keeps the
+other scoring transactions out but not a grader's commit, which checks its foreign keys
+to the evaluation with a KEY SHARE lock (FOR UPDATE would make every grade of the
+evaluation wait for the recompute running).
+
+Locking queries here name their own ordering (order_by): a model's default ordering
+that sorts by its evaluation's fields (Keyword's, EvaluationMetric's) makes Django join
+the evaluation, and SELECT ... FOR UPDATE then locks the evaluation's row too, at a
+point of its own. That is how the sweep's exact means (a metric row, then the
+evaluation) and a keyword's recompute (the evaluation, then the metric rows) deadlocked
+under load; tests/test_scoring_deadlocks.py is the soak test.
 """
 
 import math
@@ -42,9 +66,11 @@ def store_keyword_score(*, inputs: KeywordInputs, scored: engine.KeywordScore) -
     """Store one keyword's result; returns True when the keyword is still marked."""
     evaluation_id = inputs.settings.evaluation_id
     with transaction.atomic():
+        evaluation = _lock_evaluation(evaluation_id)
         locked = (
-            Keyword.objects.select_for_update()
+            Keyword.objects.select_for_update(no_key=True)
             .filter(id=inputs.keyword_id)
+            .order_by()  # no join on the evaluation (module docstring, "Lock order")
             .values("scored_version", "grade_version", "graded_slots")
             .first()
         )
@@ -56,7 +82,7 @@ def store_keyword_score(*, inputs: KeywordInputs, scored: engine.KeywordScore) -
             _upsert_keyword_metrics(evaluation_id, {inputs.keyword_id: scored.metrics})
             _update_snapshot_values([inputs], [scored])
             _apply_keyword_change(
-                evaluation_id=evaluation_id,
+                evaluation=evaluation,
                 old_values=old_values,
                 new_values=scored.metrics,
                 graded_delta=inputs.graded_slots - locked["graded_slots"],
@@ -122,13 +148,15 @@ def _update_snapshot_values(
 
 def _apply_keyword_change(
     *,
-    evaluation_id: int,
+    evaluation: Evaluation,
     old_values: dict[MetricKey, float | None],
     new_values: dict[MetricKey, float | None],
     graded_delta: int,
 ) -> None:
-    """Move the evaluation's means and progress by one keyword's change, in O(metrics)."""
-    evaluation = _move_progress(evaluation_id, graded_delta)
+    """Move the evaluation's means and progress by one keyword's change, in O(metrics).
+    The caller holds the evaluation's row lock (`_lock_evaluation`)."""
+    evaluation_id = evaluation.id
+    _move_progress(evaluation, graded_delta)
     deltas: dict[MetricKey, tuple[float, int]] = {}
     for key, new in new_values.items():
         old = old_values.get(key)
@@ -184,20 +212,25 @@ def _move_means(evaluation_id: int, deltas: dict[MetricKey, tuple[float, int]]) 
     )
 
 
-def _move_progress(evaluation_id: int, graded_delta: int) -> Evaluation:
-    """Add graded_delta to the evaluation's graded slots under its row lock."""
-    evaluation = (
-        Evaluation.objects.select_for_update()
+def _lock_evaluation(evaluation_id: int) -> Evaluation:
+    """Lock the evaluation's row, step 1 of the lock order (module docstring), and read
+    what the pipeline moves under that lock: its graded count, total, status, progress."""
+    return (
+        Evaluation.objects.select_for_update(no_key=True)
         .only("graded_slots", "total_slots", "status", "progress")
+        .order_by()
         .get(id=evaluation_id)
     )
+
+
+def _move_progress(evaluation: Evaluation, graded_delta: int) -> None:
+    """Add graded_delta to the graded slots of the evaluation the caller has locked."""
     if graded_delta:
         evaluation.graded_slots += graded_delta
         evaluation.progress = engine.progress(evaluation.graded_slots, evaluation.total_slots)
-        Evaluation.objects.filter(id=evaluation_id).update(
+        Evaluation.objects.filter(id=evaluation.id).update(
             graded_slots=evaluation.graded_slots, progress=evaluation.progress
         )
-    return evaluation
 
 
 def _finish_when_complete(evaluation: Evaluation) -> None:
@@ -225,9 +258,9 @@ def record_history_point(*, evaluation_id: int, progress: float | None = None) -
             EvaluationMetricPoint(
                 evaluation_metric_id=metric_id, minute=minute, value=value, progress=progress
             )
-            for metric_id, value in EvaluationMetric.objects.filter(
-                evaluation_id=evaluation_id
-            ).values_list("id", "value")
+            for metric_id, value in EvaluationMetric.objects.filter(evaluation_id=evaluation_id)
+            .order_by("id")
+            .values_list("id", "value")
         ),
         update_conflicts=True,
         unique_fields=["evaluation_metric", "minute"],
@@ -238,8 +271,11 @@ def record_history_point(*, evaluation_id: int, progress: float | None = None) -
 def store_exact_means(*, evaluation_id: int) -> None:
     """Set every mean to the exactly rounded mean of the stored keyword values."""
     with transaction.atomic():
+        _lock_evaluation(evaluation_id)
         metrics = list(
-            EvaluationMetric.objects.select_for_update().filter(evaluation_id=evaluation_id)
+            EvaluationMetric.objects.select_for_update(no_key=True)
+            .filter(evaluation_id=evaluation_id)
+            .order_by("id")  # no join on the evaluation (module docstring, "Lock order")
         )
         for evaluation_metric in metrics:
             values = [
@@ -334,8 +370,9 @@ def store_evaluation_scores(*, evaluation: Evaluation) -> None:
     if batch:
         _store_batch(evaluation.id, _score_batch(settings, batch))
     with transaction.atomic():
+        locked = _lock_evaluation(evaluation.id)
         store_exact_means(evaluation_id=evaluation.id)
-        _finish_when_complete(_move_progress(evaluation.id, 0))
+        _finish_when_complete(locked)
 
 
 def _score_batch(settings: EvaluationSettings, batch: list[KeywordInputs]) -> list[_Computed]:
@@ -349,9 +386,10 @@ def _score_batch(settings: EvaluationSettings, batch: list[KeywordInputs]) -> li
 
 def _store_batch(evaluation_id: int, batch: list[_Computed]) -> None:
     with transaction.atomic():
+        evaluation = _lock_evaluation(evaluation_id)
         locked = {
             row["id"]: row
-            for row in Keyword.objects.select_for_update()
+            for row in Keyword.objects.select_for_update(no_key=True)
             .filter(id__in=[c.inputs.keyword_id for c in batch])
             .order_by("id")
             .values("id", "scored_version", "grade_version", "graded_slots")
@@ -382,5 +420,5 @@ def _store_batch(evaluation_id: int, batch: list[_Computed]) -> None:
                 ],
             },
         )
-        _move_progress(evaluation_id, graded_delta)
+        _move_progress(evaluation, graded_delta)
         EvaluationMetric.objects.filter(evaluation_id=evaluation_id).update(means_exact=False)
