@@ -12,7 +12,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from apps.scoring import services as scoring_services
+from apps.core import queueing
 from config.celery import app as celery_app
 
 REQUIRE_SERVICES = os.environ.get("RELEVO_REQUIRE_SERVICES") == "1"
@@ -77,7 +77,7 @@ def switch_broker(url: str, *, eager: bool, queue: str = "celery") -> None:
     celery_app._pool = None
     celery_app.amqp._producer_pool = None
     # Forget any earlier failure so this broker is tried at once.
-    scoring_services._broker_unavailable_until = 0.0
+    queueing.broker_failure_forget()
 
 
 def restore_broker(saved_url: str) -> None:
@@ -115,6 +115,16 @@ def broker_down():
 
 
 # --- The cast: team A's owner, admin and evaluator, and a lead of team B ---------------
+
+
+@pytest.fixture(autouse=True)
+def fresh_throttles():
+    """Every test starts with no request counted (apps/core/ratelimit.py: the counts live
+    in this process's memory, across tests). Log-in lock-outs are database rows, which
+    each test's transaction or flush removes."""
+    from apps.core import ratelimit
+
+    ratelimit.clear()
 
 
 @pytest.fixture(autouse=True)

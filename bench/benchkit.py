@@ -30,6 +30,11 @@ def use_database(name: str) -> None:
     os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
     # With DEBUG on, Django logs every query in memory; production runs without it.
     os.environ["DEBUG"] = "0"
+    # The benchmarks talk plain http (the test client, or gunicorn on loopback) and run no
+    # collectstatic: no redirect to https, cookies sent over http, plain static names.
+    for name in ("SECURE_SSL_REDIRECT", "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE"):
+        os.environ.setdefault(name, "0")
+    os.environ.setdefault("STATIC_MANIFEST", "0")
     os.environ.setdefault("SECRET_KEY", "bench-only-not-a-secret")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
 

@@ -5,13 +5,15 @@ Celery tasks executed in-process. Set DATABASE_URL and CELERY_BROKER_URL to run 
 PostgreSQL with a Redis-backed worker and beat. `.env.example` documents every variable.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 from celery.schedules import crontab
+from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_float, env_int, env_list, env_str
+from config.env import env_bool, env_float, env_int, env_list, env_rate, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -25,6 +27,43 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
+# --- HTTPS ------------------------------------------------------------------------------
+# With DEBUG off, Relevo assumes it is served over HTTPS: a plain-http request is
+# redirected to https, and the session and CSRF cookies are only ever sent over HTTPS.
+# Each can be turned off (docker-compose.yml does: it serves plain http on 127.0.0.1).
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=not DEBUG)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", default=not DEBUG)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", default=not DEBUG)
+# Strict-Transport-Security is off until asked for: a browser that has seen it refuses
+# plain http to the site for the whole period, so turn it on once HTTPS works, with a
+# short period first (3600), then a year (31536000).
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=False)
+
+
+def proxy_ssl_header(header: str) -> tuple[str, str] | None:
+    """The header a TLS-terminating proxy sets, as Django's SECURE_PROXY_SSL_HEADER.
+
+    "X-Forwarded-Proto" becomes ("HTTP_X_FORWARDED_PROTO", "https"): a request carrying
+    `X-Forwarded-Proto: https` came in over HTTPS. Empty: no proxy, no such header.
+    """
+    if not header:
+        return None
+    if not all(part.isalnum() for part in header.split("-")):
+        raise ImproperlyConfigured(
+            f"SECURE_PROXY_SSL_HEADER={header!r} is not a header name "
+            "(write it as the proxy sends it, e.g. X-Forwarded-Proto)."
+        )
+    return "HTTP_" + header.upper().replace("-", "_"), "https"
+
+
+# Behind a proxy that terminates TLS, every request reaches Django as plain http; the
+# proxy's header says it was https (without it, SECURE_SSL_REDIRECT would redirect
+# forever). Set it only when the proxy overwrites that header on every request: a client
+# could otherwise send it itself.
+SECURE_PROXY_SSL_HEADER = proxy_ssl_header(env_str("SECURE_PROXY_SSL_HEADER"))
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -36,6 +75,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",  # log-in lock-out ("Brute force and abuse" below)
     "apps.core",
     "apps.accounts",
     "apps.evaluations",
@@ -51,12 +91,22 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["apps.api.authentication.TeamTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["apps.api.authentication.HasTeamToken"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["apps.api.parsers.BoundedJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "apps.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": None,
     # ?format= names an export format (json, csv, qrels...), not a DRF renderer.
     "URL_FORMAT_OVERRIDE": None,
+    # Requests per team token, and per address without one (apps/api/throttling.py;
+    # "Brute force and abuse" below). Over it: 429 with Retry-After.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "apps.api.throttling.TokenRateThrottle",
+        "apps.api.throttling.AnonymousRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "token": env_rate("THROTTLE_API_PER_TOKEN", "5000/min"),
+        "anon": env_rate("THROTTLE_API_ANONYMOUS", "120/min"),
+    },
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Relevo API",
@@ -73,8 +123,11 @@ SPECTACULAR_SETTINGS = {
 }
 
 MIDDLEWARE = [
+    # First: a body over the size limit is refused before anything reads it.
+    "apps.core.request_limits.RequestSizeLimit",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -82,7 +135,37 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # A view that meets an unavailable database answers 503 with Retry-After, not 500.
+    "apps.core.unavailable.DatabaseUnavailableMiddleware",
+    # Last, as axes asks: turns a locked-out log-in's answer into the lock-out page.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# --- Content-Security-Policy (django-csp) ------------------------------------------------
+# Every response tells the browser where its page may load things from. Scripts come only
+# from our own static files: no inline <script>, no onclick="..." attribute and no eval
+# runs, so text an attacker slips into a page cannot run as code. Templates mark what a
+# script should do with data- attributes (static/js/form-actions.js), and htmx runs with
+# allowEval off (templates/base.html). The API docs page loads its script from a URL too
+# (SpectacularSwaggerSplitView, apps/api/urls.py).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        # style="..." attributes carry values read from the data (a tag's colour, a
+        # progress bar's width, a chart's height), which no class can hold, and the API
+        # docs page has a <style> block. Styles cannot run code; scripts stay strict.
+        "style-src": [SELF, UNSAFE_INLINE],
+        # A search result's image comes from whatever host the team's search system names,
+        # over https or http, or inline as a data:image picture (apps/core/image_sources.py);
+        # Swagger UI's icons are data: images too.
+        "img-src": [SELF, "data:", "https:", "http:"],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+    }
+}
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -116,7 +199,10 @@ TEMPLATES = [
 # --- Database -----------------------------------------------------------------------
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
 try:
-    _database = dj_database_url.parse(DATABASE_URL, conn_max_age=60)
+    # Kept connections are checked before a request first uses them (one round trip per
+    # request), so after a database restart a stale connection is replaced instead of
+    # failing the request with "server closed the connection".
+    _database = dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)
 except (ValueError, KeyError) as exc:
     raise ImproperlyConfigured(f"DATABASE_URL={DATABASE_URL!r} is not understood: {exc}") from exc
 if _database["ENGINE"] == "django.db.backends.sqlite3":
@@ -138,8 +224,13 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USING_POSTGRES = _database["ENGINE"].startswith("django.db.backends.postgresql")
 
 AUTH_USER_MODEL = "accounts.User"
-# Django's model backend, reading the person and their teams in one plain SELECT.
-AUTHENTICATION_BACKENDS = ["apps.accounts.sessions.UserBackend"]
+# First the lock-out guard, which refuses a locked-out log-in before any password is
+# checked (apps/accounts/lockout.py); then Django's model backend, reading the person and
+# their teams in one plain SELECT.
+AUTHENTICATION_BACKENDS = [
+    "apps.accounts.lockout.LoginGuard",
+    "apps.accounts.sessions.UserBackend",
+]
 # Django's database sessions, read with one plain SELECT (apps/accounts/sessions.py).
 SESSION_ENGINE = "apps.accounts.sessions"
 AUTH_PASSWORD_VALIDATORS = [
@@ -172,6 +263,23 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+# With DEBUG off, collectstatic (the Dockerfile runs it) writes every static file again
+# under a name holding its content's hash (relevo.855f9b8ad09b.css), with compressed
+# copies and a manifest, staticfiles.json; pages link the hashed names, which WhiteNoise
+# serves with a far-future cache header. A deploy changes the names of changed files, so
+# no browser keeps a stale one. With DEBUG on, and in tests, files keep their plain names
+# and need no collectstatic; STATIC_MANIFEST=0 does the same with DEBUG off (benchmarks).
+STATIC_MANIFEST = env_bool("STATIC_MANIFEST", default=not DEBUG)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": (
+            "whitenoise.storage.CompressedManifestStaticFilesStorage"
+            if STATIC_MANIFEST
+            else "django.contrib.staticfiles.storage.StaticFilesStorage"
+        )
+    },
+}
 
 # --- Celery ---------------------------------------------------------------------------
 # No broker configured: tasks run in-process right after the commit that queued them.
@@ -188,6 +296,13 @@ CELERY_TIMEZONE = TIME_ZONE
 CELERY_TASK_PUBLISH_RETRY = False
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A worker or beat that lost Redis tries again for as long as it takes (every 2, 4, ...
+# and then 30 s), never giving up: Celery's default of 100 tries ended a worker after
+# about 47 minutes of outage (docs/operations.md).
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+# kombu's Redis transport, fixed so a worker outlives a Redis outage (config/broker.py).
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    CELERY_BROKER_TRANSPORT = "config.broker:RedisTransport"
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_connect_timeout": 1,
     "socket_timeout": 5,
@@ -208,7 +323,75 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# --- Brute force and abuse: log-in lock-out and throttles (docs/security.md) -------------
+# How many proxies in front of Relevo append the client's address to X-Forwarded-For; 0:
+# clients connect directly and REMOTE_ADDR is theirs. The lock-out and the throttles count
+# per client address: behind a proxy not counted here, every client has the proxy's
+# address and they lock each other out. Never more than there are: a client can write
+# X-Forwarded-For itself.
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0, minimum=0)
+
+# Log-in lock-out: django-axes, counted in the database (apps/accounts/lockout.py says
+# why this combination). LOGIN_FAILURE_LIMIT wrong passwords for one account from one
+# address lock that account from that address, not everywhere (anybody could then lock
+# anybody out); an address with LOGIN_FAILURE_LIMIT_PER_ADDRESS failures, whatever the
+# accounts, is locked too. A lock lifts LOGIN_COOLOFF_MINUTES after its last failure.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10, minimum=1)
+LOGIN_FAILURE_LIMIT_PER_ADDRESS = env_int("LOGIN_FAILURE_LIMIT_PER_ADDRESS", 100, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+# Trying again while locked does not make the lock longer, so the page can say when it ends.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# A successful log-in forgets the failures before it (of that account, from that address).
+AXES_RESET_ON_SUCCESS = True
+AXES_HANDLER = "apps.accounts.lockout.LockoutHandler"
+AXES_USERNAME_FORM_FIELD = "username"  # the log-in form's field, and authenticate()'s
+AXES_USERNAME_CALLABLE = "apps.accounts.lockout.login_name"
+AXES_CLIENT_IP_CALLABLE = "apps.core.ratelimit.client_address"
+AXES_LOCKOUT_CALLABLE = "apps.accounts.lockout.lockout_response"
+# The lock-out needs the failures only; a row for every successful log-in would just grow.
+AXES_DISABLE_ACCESS_LOG = True
+
+# Throttles (apps/core/ratelimit.py). Counted in Redis, shared by every worker, when
+# THROTTLE_REDIS_URL is set: give them a database of their own (ratelimit.clear() empties
+# it whole). Otherwise in each process's memory, right for one developer process (check
+# --deploy warns). Not the database: the API throttle counts every request, and reads
+# stay reads.
+# When Redis does not answer, throttles let requests through and log it: a Redis outage
+# never fails a log-in, a grade or an API call.
+THROTTLE_REDIS_URL = env_str("THROTTLE_REDIS_URL")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "throttle": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": THROTTLE_REDIS_URL,
+            "KEY_PREFIX": "relevo-throttle",
+            # Fail fast: a request waits at most this long on a Redis that does not answer.
+            "OPTIONS": {"socket_connect_timeout": 0.25, "socket_timeout": 0.25},
+        }
+        if THROTTLE_REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "throttle"}
+    ),
+}
+# How often one may ask for what sends mail or guesses; "count/period" (s, min, hour, day).
+THROTTLE_RATES = {
+    "password_reset_email": env_rate("THROTTLE_PASSWORD_RESET_PER_EMAIL", "3/hour"),
+    "password_reset_address": env_rate("THROTTLE_PASSWORD_RESET_PER_ADDRESS", "20/hour"),
+    "invitations_inviter": env_rate("THROTTLE_INVITATIONS_PER_INVITER", "50/hour"),
+    "invitations_team": env_rate("THROTTLE_INVITATIONS_PER_TEAM", "200/day"),
+    "api_token_failures": env_rate("THROTTLE_API_TOKEN_FAILURES_PER_ADDRESS", "30/min"),
+}
+
 # --- Product settings -----------------------------------------------------------------
+# Request bodies: an import (API or page) may send up to IMPORT_MAX_REQUEST_BYTES, any
+# other request REQUEST_MAX_BYTES; larger ones are answered 413 unread. The command-line
+# imports read files and are not limited.
+IMPORT_MAX_REQUEST_BYTES = env_int("IMPORT_MAX_REQUEST_BYTES", 512 * 1024 * 1024, minimum=1024)
+REQUEST_MAX_BYTES = env_int("REQUEST_MAX_BYTES", 20 * 1024 * 1024, minimum=1024)
+# Django's own limit on a body read whole or on a form's fields (files aside): the same,
+# so a JSON body or form under REQUEST_MAX_BYTES is never refused by a smaller one.
+DATA_UPLOAD_MAX_MEMORY_SIZE = REQUEST_MAX_BYTES
 # How long a grader keeps a claimed slot before another grader may take it.
 SLOT_LOCK_SECONDS = env_int("SLOT_LOCK_SECONDS", 300, minimum=10)
 # How long a worker owns a keyword's recomputation before the sweep may take it over.

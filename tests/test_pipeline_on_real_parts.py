@@ -4,9 +4,9 @@ import time
 
 import pytest
 
+from apps.core import queueing
 from apps.evaluations.models import EvaluationMetric, Keyword
 from apps.judging.services import slot_record_grade
-from apps.scoring import services as scoring_services
 from apps.scoring.tasks import recompute_marked
 from tests.factories import make_evaluation, slots_of
 from tests.worker import stop_worker, wait_for
@@ -41,7 +41,7 @@ def test_grading_succeeds_with_the_broker_down_and_the_sweep_makes_metrics_exact
 
     assert elapsed < 3, f"grading waited on the broker for {elapsed:.1f} s"
     # The first grade tried the broker, was refused, and paused queueing for the rest.
-    assert scoring_services._broker_unavailable_until > time.monotonic()
+    assert queueing._broker_unavailable_until > time.monotonic()
     assert slots_of(evaluation)[0].grade == 3  # every grade was saved
     assert Keyword.objects.filter(needs_scoring=True).count() == 2
     assert EvaluationMetric.objects.get(evaluation=evaluation, metric="cg").value is None
