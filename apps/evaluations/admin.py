@@ -94,6 +94,23 @@ class FeedbackSlotForm(forms.ModelForm):
         return grade
 
 
+SLOT_FIELDS = (
+    "evaluation",
+    "keyword",
+    "snapshot",
+    "index",
+    "grader",
+    "external_grader",
+    "grade",
+    "reason",
+    "assigned_at",
+    "graded_at",
+    "reused",
+)
+# Through the judging service (FeedbackSlotForm, save_model); the rest is read-only.
+EDITABLE_SLOT_FIELDS = ("grade", "reason")
+
+
 @admin.register(FeedbackSlot)
 class FeedbackSlotAdmin(admin.ModelAdmin):
     """A slot's grade and reason go through the judging services, as every grade does: a
@@ -106,30 +123,8 @@ class FeedbackSlotAdmin(admin.ModelAdmin):
     form = FeedbackSlotForm
     list_display = ["id", "snapshot", "index", "grader", "external_grader", "grade", "graded_at"]
     list_filter = ["grade"]
-    fields = [
-        "evaluation",
-        "keyword",
-        "snapshot",
-        "index",
-        "grader",
-        "external_grader",
-        "grade",
-        "reason",
-        "assigned_at",
-        "graded_at",
-        "reused",
-    ]
-    readonly_fields = [
-        "evaluation",
-        "keyword",
-        "snapshot",
-        "index",
-        "grader",
-        "external_grader",
-        "assigned_at",
-        "graded_at",
-        "reused",
-    ]
+    fields = SLOT_FIELDS
+    readonly_fields = [name for name in SLOT_FIELDS if name not in EDITABLE_SLOT_FIELDS]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
