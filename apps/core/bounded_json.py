@@ -107,7 +107,7 @@ def too_deep(max_depth: int = MAX_DEPTH) -> JsonLimitError:
 # is odd (an even run is escaped backslashes followed by a plain "u").
 _SURROGATE_ESCAPE = re.compile(rb"(\\+)u[dD]([89a-fA-F])[0-9a-fA-F]{2}")
 _LOW_ESCAPE = re.compile(rb"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
-_BOM = b"\xef\xbb\xbf"
+BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark
 # The longest run of bytes between two double quotes: the longest string (or number) a
 # streamed document may hold. No field is near it; ijson's C parser takes time that grows
 # with the square of a long non-ASCII string's length (4 MB of "é": 3 s), so longer ones
@@ -150,13 +150,13 @@ class SurrogateGuard:
         data = self._source.read(size)
         if not self._started:
             self._started = True
-            while 0 < len(data) < len(_BOM):  # the mark may come in more than one read
+            while 0 < len(data) < len(BOM):  # the mark may come in more than one read
                 more = self._source.read(size)
                 if not more:
                     break
                 data += more
-            if data.startswith(_BOM):
-                data = data[len(_BOM) :] or self._source.read(size)
+            if data.startswith(BOM):
+                data = data[len(BOM) :] or self._source.read(size)
         if not data:
             self._ended = True
             data, self._held = self._held, b""

@@ -23,6 +23,7 @@ from django.db import transaction
 
 from apps.accounts.models import Team
 from apps.core.bounded_json import (
+    BOM,
     MAX_DEPTH,
     MAX_VALUE_BYTES,
     JsonLimitError,
@@ -69,7 +70,7 @@ def import_document(
         problems.raise_if_any()
     assert header is not None
     settings = SettingsCheck(header, problems)
-    source.seek(start)
+    _skip_byte_order_mark(source, start)
     with transaction.atomic():
         evaluation = evaluation_for_import(
             team=team,
@@ -84,10 +85,9 @@ def import_document(
             scale=settings.scale, strategy=settings.strategy, members=members, problems=problems
         )
         with writer_for(evaluation, progress, members.values()) as writer:
-            # The first pass read the whole file within its limits, so this one can build.
-            keywords = ijson.items(
-                SurrogateGuard(source), "keywords.item", use_float=True, buf_size=_BUFFER
-            )
+            # The first pass checked the whole file's bytes (SurrogateGuard) and depth, so
+            # this one reads the file as it is and builds.
+            keywords = ijson.items(source, "keywords.item", use_float=True, buf_size=_BUFFER)
             for index, item in enumerate(keywords):
                 keyword = check.check(index, item)
                 if writer is None:
@@ -101,6 +101,13 @@ def import_document(
             writer.close()
     evaluation.refresh_from_db()
     return evaluation
+
+
+def _skip_byte_order_mark(source: IO[bytes], start: int) -> None:
+    """Back to the start for the second pass, past a UTF-8 byte-order mark if any."""
+    source.seek(start)
+    if source.read(len(BOM)) != BOM:
+        source.seek(start)
 
 
 def _import_copy(
