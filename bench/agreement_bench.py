@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> None:
     from apps.insights.agreement import selectors
     from apps.insights.agreement.report import agreement_report
     from apps.insights.agreement.services import snapshot_decide
-    from apps.scoring import services as scoring
+    from apps.scoring import tasks as scoring
     from apps.scoring.services import evaluation_recompute, keyword_recompute
 
     rng = random.Random(args.seed)

@@ -118,8 +118,9 @@ def build_evaluation(
     """
     from django.db import transaction
 
+    from apps.evaluations.lifecycle import evaluation_start
     from apps.evaluations.models import Evaluation, FeedbackSlot, Keyword, Snapshot
-    from apps.evaluations.services import evaluation_create, evaluation_start
+    from apps.evaluations.services import evaluation_create
 
     evaluation = evaluation_create(
         team=team, name=name, metrics=metrics, scale="graded", strategy=shape.strategy

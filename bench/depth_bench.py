@@ -52,7 +52,7 @@ os.environ["CELERY_BROKER_URL"] = REDIS_URL
 
 import numpy as np  # noqa: E402
 
-from apps.scoring.engine import WHOLE_LIST, score_keyword, score_keywords_batch  # noqa: E402
+from apps.engine import WHOLE_LIST, score_keyword, score_keywords_batch  # noqa: E402
 
 METRICS = [
     ("ap", WHOLE_LIST),
@@ -358,7 +358,7 @@ def write_trec_files(data, depth: int, folder: Path) -> tuple[Path, Path, int]:
 
 
 def import_files(team, run: Path, qrels: Path):
-    from apps.evaluations.interchange import import_trec
+    from apps.interchange.trec import import_trec
 
     with run.open("rb") as run_file, qrels.open("rb") as qrels_file:
         return import_trec(

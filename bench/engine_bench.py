@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pytrec_eval  # noqa: E402
 
-from apps.scoring.engine import score_keyword, score_keywords_batch  # noqa: E402
+from apps.engine import score_keyword, score_keywords_batch  # noqa: E402
 
 POSITIONS = 20
 CUTOFF = 10

@@ -11,7 +11,7 @@ members, one from an external grader, with reasons), attributes on every snapsho
    keywords (1,000,000 snapshots, 3,000,000 slots): wall time and the child's peak
    resident memory (os.wait4's rusage). Targets: <= 120 s, < 500 MB. The bench connects
    as the server's superuser, so the import skips the foreign key triggers for its rows
-   (apps/evaluations/interchange/pgcopy.py); then the same import again as a role that
+   (apps/interchange/pgcopy.py); then the same import again as a role that
    is not a superuser, where the checks run (--no-ordinary-role leaves it out).
 2. The API path: import_document in this process on 5,000 keywords (100,000 snapshots),
    the function call timed. Target: <= 30 s.
@@ -191,7 +191,7 @@ def main() -> None:
                 drop_ordinary_role()
 
         progress_note("importing through import_document")
-        from apps.evaluations.interchange import import_document
+        from apps.interchange.document import import_document
 
         with small.open("rb") as source:
             start = time.perf_counter()

@@ -85,7 +85,7 @@ def recompute_not_queued() -> Iterator[list[int]]:
     """Grades queue nothing; the list collects the keyword ids they would have queued."""
     queued: list[int] = []
     with mock.patch(
-        "apps.scoring.services.queue_keyword_recompute",
+        "apps.scoring.tasks.queue_keyword_recompute",
         lambda *, keyword_id: queued.append(keyword_id),
     ):
         yield queued
@@ -93,12 +93,12 @@ def recompute_not_queued() -> Iterator[list[int]]:
 
 def grade_and_recompute(slot_id: int, keyword_id: int, grade: int, queued: list[int]):
     """One grade as a grader gives it, then the one task the worker runs for it."""
-    from apps.judging.services import slot_record_grade
+    from apps.judging.judgements import Giver, slot_judge
     from apps.scoring.services import keyword_recompute
 
     queued.clear()
     write_ms, _ = timed(
-        lambda: slot_record_grade(slot_id=slot_id, grade=grade, grader_name="bench")
+        lambda: slot_judge(slot_id=slot_id, giver=Giver.recorded(None, "bench"), grade=grade)
     )
     if queued != [keyword_id]:
         raise AssertionError(f"the grade queued {queued}, expected exactly [{keyword_id}]")
@@ -146,13 +146,14 @@ def queries_of_one_grade(evaluation_id: int, rng: random.Random) -> tuple[int, i
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
+    from apps.judging.judgements import Giver, slot_judge
+
     [(slot_id, keyword_id, grade)] = random_slot_picks(evaluation_id, 1, rng)
     with recompute_not_queued() as queued:
-        from apps.judging.services import slot_record_grade
         from apps.scoring.services import keyword_recompute
 
         with CaptureQueriesContext(connection) as write:
-            slot_record_grade(slot_id=slot_id, grade=grade, grader_name="bench")
+            slot_judge(slot_id=slot_id, giver=Giver.recorded(None, "bench"), grade=grade)
         assert queued == [keyword_id]
         with CaptureQueriesContext(connection) as recompute:
             keyword_recompute(keyword_id=keyword_id)

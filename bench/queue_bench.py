@@ -52,14 +52,15 @@ def build_pool(name: str, slots: int):
 
 def claim_and_grade(membership, rng: random.Random) -> float:
     """One turn of a grader; returns the claim's time in milliseconds."""
-    from apps.judging.services import slot_claim_next, slot_grade
+    from apps.judging.judgements import Giver, slot_judge
+    from apps.judging.services import slot_claim_next
 
     started = time.perf_counter()
     slot = slot_claim_next(membership=membership)
     elapsed = (time.perf_counter() - started) * 1000.0
     if slot is None:
         raise SystemExit("the pool ran dry: use fewer --claims")
-    slot_grade(user=membership.user, slot_id=slot.id, grade=rng.choice([0, 1, 2, 3]))
+    slot_judge(slot_id=slot.id, giver=Giver.grader(membership.user), grade=rng.choice([0, 1, 2, 3]))
     return elapsed
 
 
@@ -98,7 +99,7 @@ def main() -> int:
     rng = random.Random(7)
     claims: dict[str, list[float]] = {"small": [], "big": []}
     # The metrics pipeline is not what this measures: grades queue nothing here.
-    with mock.patch("apps.scoring.services.queue_keyword_recompute"):
+    with mock.patch("apps.scoring.tasks.queue_keyword_recompute"):
         for turn in range(args.claims):
             for name in ("small", "big"):
                 _evaluation, graders = pools[name]

@@ -66,8 +66,9 @@ def main() -> None:
     from django.conf import settings
 
     from apps.accounts.services import team_create
+    from apps.evaluations.lifecycle import evaluation_start
     from apps.evaluations.models import Evaluation, FeedbackSlot, Keyword, Snapshot
-    from apps.evaluations.services import evaluation_create_with_keywords, evaluation_start
+    from apps.evaluations.services import evaluation_create_with_keywords
     from tests.factories import make_search_model
 
     team = team_create(name="Bench", owner_email="lead@example.test")

@@ -83,6 +83,8 @@ INSTALLED_APPS = [
     "apps.scoring",
     "apps.insights",
     "apps.endpoints",
+    "apps.interchange",
+    "apps.demo",
     "apps.api",
 ]
 

@@ -8,14 +8,9 @@ from django.test import Client
 
 from apps.accounts.models import Team, User
 from apps.accounts.services import member_add, team_create
+from apps.evaluations.lifecycle import evaluation_finish_now, evaluation_start
 from apps.evaluations.models import Evaluation, FeedbackSlot
-from apps.evaluations.services import (
-    Document,
-    evaluation_create,
-    evaluation_start,
-    keywords_add,
-    snapshots_add,
-)
+from apps.evaluations.services import Document, evaluation_create, keywords_add, snapshots_add
 
 if TYPE_CHECKING:
     from apps.endpoints.models import SearchModel
@@ -128,3 +123,13 @@ def make_search_model(
         params=[["q", "#query#"]],
         default_keywords=default_keywords,
     )
+
+
+def start(evaluation: Evaluation) -> Evaluation:
+    """Start the evaluation as a lead does (for tests of the apps below the lifecycle)."""
+    return evaluation_start(evaluation=evaluation)
+
+
+def finish(evaluation: Evaluation) -> Evaluation:
+    """Finish the evaluation as a lead does by hand."""
+    return evaluation_finish_now(evaluation=evaluation)

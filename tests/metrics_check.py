@@ -8,8 +8,8 @@ waits to be scored. Tests and the fault drill (bench/fault_drill.py) use this to
 
 from django.db.models import Count, Q
 
+from apps import engine
 from apps.evaluations.models import Evaluation, EvaluationMetric, FeedbackSlot, Keyword
-from apps.scoring import engine
 from apps.scoring.loading import load_keyword_inputs
 from apps.scoring.models import KeywordMetric
 

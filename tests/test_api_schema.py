@@ -19,8 +19,8 @@ from schemathesis.checks import not_a_server_error
 from apps.accounts.tokens import api_token_create
 from apps.api.urls import v1
 from apps.endpoints.tests.factories import make_model
-from apps.evaluations.services import evaluation_finish_now
-from apps.judging.services import slot_record_grade
+from apps.evaluations.lifecycle import evaluation_finish_now
+from apps.judging.judgements import Giver, slot_judge
 from apps.scoring.services import keywords_recompute_marked
 from config.wsgi import application
 from tests.factories import make_evaluation, make_grader, make_team, slots_of
@@ -204,9 +204,9 @@ def team_data() -> dict:
     pending = make_evaluation(team=team, start=False, keywords={"hat": 2, "scarf": 2})
     active = make_evaluation(team=team, strategy=3, keywords={"red shoes": 3, "blue shirt": 2})
     for slot in slots_of(active)[::3]:  # the first of each result's three slots
-        slot_record_grade(slot_id=slot.id, grade=2, grader=grader, reason="fits")
+        slot_judge(slot_id=slot.id, giver=Giver.recorded(grader), grade=2, reason="fits")
     finished = make_evaluation(team=team, keywords={"boots": 2})
-    slot_record_grade(slot_id=slots_of(finished)[0].id, grade=1, grader_name="vendor-1")
+    slot_judge(slot_id=slots_of(finished)[0].id, giver=Giver.recorded(None, "vendor-1"), grade=1)
     keywords_recompute_marked()
     evaluation_finish_now(evaluation=finished)
     other_team = make_team("Other team")
@@ -224,7 +224,7 @@ def team_data() -> dict:
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 def test_no_generated_request_gets_a_server_error(case, team_data):
     if case.operation.path.endswith(("/import", "/export")):
-        pytest.importorskip("apps.evaluations.interchange", reason="the importer is not there")
+        pytest.importorskip("apps.interchange", reason="the importer is not there")
     parameters = case.path_parameters or {}
     for name in ("evaluation_id", "model_id"):
         generated = parameters.get(name)

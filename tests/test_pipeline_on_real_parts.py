@@ -6,7 +6,7 @@ import pytest
 
 from apps.core import queueing
 from apps.evaluations.models import EvaluationMetric, Keyword
-from apps.judging.services import slot_record_grade
+from apps.judging.judgements import Giver, slot_judge
 from apps.scoring.tasks import recompute_marked
 from tests.factories import make_evaluation, slots_of
 from tests.worker import stop_worker, wait_for
@@ -17,7 +17,7 @@ def test_a_real_worker_turns_a_grade_into_new_metrics_within_seconds(celery_work
     evaluation = make_evaluation(metrics=[("cg", 5)], keywords={"red shoes": 3})
     first = slots_of(evaluation)[0]
 
-    slot_record_grade(slot_id=first.id, grade=3)
+    slot_judge(slot_id=first.id, giver=Giver.recorded(), grade=3)
 
     def metric_is_updated() -> bool:
         return EvaluationMetric.objects.get(evaluation=evaluation).value == 3
@@ -36,7 +36,7 @@ def test_grading_succeeds_with_the_broker_down_and_the_sweep_makes_metrics_exact
 
     started = time.monotonic()
     for slot, grade in zip(slots, [3, 2, 0, 1, 1, 3], strict=True):
-        slot_record_grade(slot_id=slot.id, grade=grade)
+        slot_judge(slot_id=slot.id, giver=Giver.recorded(), grade=grade)
     elapsed = time.monotonic() - started
 
     assert elapsed < 3, f"grading waited on the broker for {elapsed:.1f} s"

@@ -13,7 +13,7 @@ services (import_document, import_trec). An accepted file must also have been st
 sensibly: pictures are web addresses, a keyword lists a document once, no byte-order
 mark in a text.
 
-There is no CSV import (CSV is an export only: apps/evaluations/interchange/export.py),
+There is no CSV import (CSV is an export only: apps/interchange/export.py),
 so there is no CSV grammar to test. The example counts are bounded and the examples
 derandomized, so a run is reproducible and fits the default suite.
 """
@@ -29,13 +29,14 @@ from django.test import Client
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from apps import engine
 from apps.accounts.tokens import api_token_create
 from apps.core.errors import InvalidInput
-from apps.evaluations.interchange import import_document, import_trec
+from apps.engine.metrics import NOT_ON_CUSTOM_SCALES
 from apps.evaluations.metric_list import parse_metric_list
 from apps.evaluations.models import Evaluation, Keyword, Snapshot, UnretrievedJudgement
-from apps.scoring import engine
-from apps.scoring.engine.metrics import NOT_ON_CUSTOM_SCALES
+from apps.interchange.document import import_document
+from apps.interchange.trec import import_trec
 from tests.factories import make_evaluation, make_grader, make_team
 from tests.hostile import (
     HOSTILE_INTS,

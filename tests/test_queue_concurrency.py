@@ -14,11 +14,12 @@ import pytest
 from django.db import connection
 from django.db.models import Count
 
+from apps import engine
 from apps.accounts.models import Membership
 from apps.evaluations.models import Evaluation, EvaluationMetric, FeedbackSlot, Keyword
 from apps.judging import services
-from apps.judging.services import slot_claim_next, slot_grade, slot_record_grade
-from apps.scoring import engine
+from apps.judging.judgements import Giver, slot_judge
+from apps.judging.services import slot_claim_next
 from apps.scoring.loading import load_keyword_inputs
 from apps.scoring.models import KeywordMetric
 from tests.factories import make_evaluation, make_grader
@@ -91,7 +92,9 @@ def test_thirty_two_graders_grade_every_slot_exactly_once_and_lose_no_update(pos
             slot = slot_claim_next(membership=membership)
             if slot is None:
                 return graded
-            slot_grade(user=membership.user, slot_id=slot.id, grade=rng.choice(valid_grades))
+            slot_judge(
+                slot_id=slot.id, giver=Giver.grader(membership.user), grade=rng.choice(valid_grades)
+            )
         raise AssertionError(f"grader {number} was still given work after {total} grades")
 
     graded_per_thread, errors = run_in_threads(32, grade_until_the_queue_is_empty)
@@ -148,7 +151,7 @@ def test_a_double_click_storm_of_one_grader_hands_out_one_slot_and_no_integrity_
         held = FeedbackSlot.objects.filter(grader=grader, grade__isnull=True)
         assert {slot.id for slot in claimed} == {held.get().id}
         assert slots_held_twice_on_one_snapshot(evaluation) == []
-        slot_grade(user=grader, slot_id=claimed[0].id, grade=2)
+        slot_judge(slot_id=claimed[0].id, giver=Giver.grader(grader), grade=2)
 
     assert FeedbackSlot.objects.filter(grader=grader, grade__isnull=False).count() == 5
     assert slots_held_twice_on_one_snapshot(evaluation) == []
@@ -180,7 +183,7 @@ def test_a_claim_during_a_grade_that_starts_a_snapshot_waits_instead_of_finding_
 
     def grade_or_claim(number: int) -> FeedbackSlot | None:
         if number == 0:
-            return slot_record_grade(slot_id=held.id, grade=2, grader=first.user)
+            return slot_judge(slot_id=held.id, giver=Giver.recorded(first.user), grade=2)
         assert grade_is_writing.wait(10)
         return slot_claim_next(membership=second)
 

@@ -18,7 +18,7 @@ import pytest
 from django.db import connection
 
 from apps.evaluations.models import FeedbackSlot
-from apps.judging.services import slot_record_grade
+from apps.judging.judgements import Giver, slot_judge
 from apps.scoring import services, store
 from tests.factories import make_evaluation
 from tests.metrics_check import metric_differences
@@ -80,7 +80,7 @@ def test_grades_recomputes_and_sweeps_at_once_never_deadlock(postgres):
     def grade(rng: random.Random) -> None:
         # The recompute task runs in this thread once the grade commits (tests run tasks
         # in-process), taking the same locks a worker takes.
-        slot_record_grade(slot_id=rng.choice(slot_ids), grade=rng.randrange(4))
+        slot_judge(slot_id=rng.choice(slot_ids), giver=Giver.recorded(), grade=rng.randrange(4))
 
     def sweep(rng: random.Random) -> None:
         services.keywords_recompute_marked()

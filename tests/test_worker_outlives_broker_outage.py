@@ -18,7 +18,7 @@ import pytest
 from django.db import connection, transaction
 
 from apps.evaluations.models import Keyword
-from apps.judging.services import slot_record_grade
+from apps.judging.judgements import Giver, slot_judge
 from apps.scoring.models import KeywordMetric
 from apps.scoring.tasks import recompute_marked
 from config.celery import app as celery_app
@@ -118,7 +118,9 @@ def test_a_worker_rides_out_a_redis_outage_and_makes_every_metric_exact_without_
 
         # Grading before the outage: the worker is up and scores every keyword.
         for keyword_id in by_keyword:
-            slot_record_grade(slot_id=by_keyword[keyword_id][0], grade=grades.randrange(4))
+            slot_judge(
+                slot_id=by_keyword[keyword_id][0], giver=Giver.recorded(), grade=grades.randrange(4)
+            )
 
         def nothing_waits() -> bool:
             return not Keyword.objects.filter(evaluation=evaluation, needs_scoring=True).exists()
@@ -128,7 +130,7 @@ def test_a_worker_rides_out_a_redis_outage_and_makes_every_metric_exact_without_
         # A task running across the outage: the busy keyword's recompute waits for the
         # metric rows the test holds.
         with RowLock(KeywordMetric.objects.filter(keyword_id=busy)) as lock:
-            slot_record_grade(slot_id=by_keyword[busy][1], grade=3)
+            slot_judge(slot_id=by_keyword[busy][1], giver=Giver.recorded(), grade=3)
             assert wait_for(lambda: backends_waiting_for_a_lock() >= 1, seconds=30)
 
             own_redis.stop()
@@ -139,7 +141,7 @@ def test_a_worker_rides_out_a_redis_outage_and_makes_every_metric_exact_without_
             while time.monotonic() < outage_ends:
                 keyword_id = others[graded_in_outage % len(others)]
                 slot_id = by_keyword[keyword_id][1 + graded_in_outage // len(others) % 4]
-                slot_record_grade(slot_id=slot_id, grade=grades.randrange(4))
+                slot_judge(slot_id=slot_id, giver=Giver.recorded(), grade=grades.randrange(4))
                 graded_in_outage += 1
                 time.sleep(0.25)
             own_redis.start()

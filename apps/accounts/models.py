@@ -1,5 +1,7 @@
 """People and teams: users log in with their email; teams own everything else."""
 
+from importlib import import_module
+
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, BaseUserManager
 from django.contrib.sessions.base_session import AbstractBaseSession
@@ -194,6 +196,6 @@ class Session(AbstractBaseSession):
 
     @classmethod
     def get_session_store_class(cls):  # type: ignore[no-untyped-def]
-        from .sessions import SessionStore
-
-        return SessionStore
+        # The store named by SESSION_ENGINE (sessions.py), found by name as Django finds
+        # it: the store imports this model, so importing it here would make a circle.
+        return import_module(settings.SESSION_ENGINE).SessionStore

@@ -4,8 +4,8 @@ It documents the format on /api/docs/ and lets generated requests reach the impo
 with plausible documents; the importer itself checks every rule and names each problem.
 """
 
+from apps import engine
 from apps.evaluations.models import Profile, Scale
-from apps.scoring import engine
 
 _TEXT = {"type": "string"}
 _NAME = {"type": "string", "minLength": 1}

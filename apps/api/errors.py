@@ -15,7 +15,14 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from apps.core import unavailable
-from apps.core.errors import DomainError, InvalidInput, InvalidState, NotAllowed, RateLimited
+from apps.core.errors import (
+    DomainError,
+    InvalidInput,
+    InvalidState,
+    NotAllowed,
+    NotFound,
+    RateLimited,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -86,6 +93,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         )
     if isinstance(exc, NotAllowed):
         return Response({"detail": exc.message, "errors": []}, status=status.HTTP_403_FORBIDDEN)
+    if isinstance(exc, NotFound):
+        return Response({"detail": exc.message, "errors": []}, status=status.HTTP_404_NOT_FOUND)
     if isinstance(exc, RateLimited):
         return Response(
             {"detail": exc.message, "errors": []},

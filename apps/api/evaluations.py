@@ -30,15 +30,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps import engine
 from apps.accounts.models import Tag
 from apps.accounts.services import tags_get_or_create
 from apps.core.errors import InvalidInput
 from apps.endpoints.models import SearchModel
-from apps.evaluations import services
-from apps.evaluations.downloads import EXPORT_FORMAT_NAMES, export_download
+from apps.evaluations import lifecycle, services
 from apps.evaluations.metric_list import cutoff_out, parse_metric_list
 from apps.evaluations.models import Evaluation, EvaluationMetric, Profile, Reuse, Scale, Status
-from apps.scoring import engine
+from apps.interchange.downloads import EXPORT_FORMAT_NAMES, export_download
 
 from .documents import DOCUMENT_UPLOAD, EVALUATION_DOCUMENT
 from .pagination import Pages
@@ -288,7 +288,7 @@ class EvaluationDetail(APIView):
         summary="Delete an evaluation (refused while active or starting)", responses={204: None}
     )
     def delete(self, request: Request, evaluation_id: int) -> Response:
-        services.evaluation_delete(evaluation=evaluation_of(request, evaluation_id))
+        lifecycle.evaluation_delete(evaluation=evaluation_of(request, evaluation_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -302,7 +302,7 @@ class EvaluationStart(APIView):
         responses=EvaluationOut,
     )
     def post(self, request: Request, evaluation_id: int) -> Response:
-        services.evaluation_start(evaluation=evaluation_of(request, evaluation_id))
+        lifecycle.evaluation_start(evaluation=evaluation_of(request, evaluation_id))
         return answer(request, evaluation_id)
 
 
@@ -313,14 +313,14 @@ class EvaluationStop(APIView):
         responses=EvaluationOut,
     )
     def post(self, request: Request, evaluation_id: int) -> Response:
-        services.evaluation_stop(evaluation=evaluation_of(request, evaluation_id))
+        lifecycle.evaluation_stop(evaluation=evaluation_of(request, evaluation_id))
         return answer(request, evaluation_id)
 
 
 class EvaluationFinish(APIView):
     @extend_schema(summary="Finish an active evaluation now", request=None, responses=EvaluationOut)
     def post(self, request: Request, evaluation_id: int) -> Response:
-        services.evaluation_finish_now(evaluation=evaluation_of(request, evaluation_id))
+        lifecycle.evaluation_finish_now(evaluation=evaluation_of(request, evaluation_id))
         return answer(request, evaluation_id)
 
 
@@ -362,7 +362,7 @@ class EvaluationImport(APIView):
             # The importer reads the body as a stream (DRF never parses it): `request.body`
             # would hold it all in memory, and refuse one over DATA_UPLOAD_MAX_MEMORY_SIZE.
             source = io.BufferedReader(RequestBody(request._request))
-        from apps.evaluations.interchange import import_document
+        from apps.interchange.document import import_document
 
         evaluation = import_document(team=request.user.team, source=source)
         return answer(request, evaluation.id, status.HTTP_201_CREATED)
@@ -436,7 +436,7 @@ class EvaluationImportTrec(APIView):
         responses={201: TrecImportOut},
     )
     def post(self, request: Request) -> Response:
-        from apps.evaluations.interchange import import_trec
+        from apps.interchange.trec import import_trec
 
         data = TrecImportIn(data=request.data)
         data.is_valid(raise_exception=True)

@@ -18,6 +18,10 @@ class NotAllowed(DomainError):
     """The person may not do this to this object (wrong role, not their slot)."""
 
 
+class NotFound(DomainError):
+    """No such object for this team: another team's objects do not exist for it (404)."""
+
+
 class InvalidState(DomainError):
     """The object is not in a state that allows this (e.g. grading a finished evaluation)."""
 

@@ -4,10 +4,11 @@ Every read is scoped to one team: another team's rows are simply not found (a 40
 pages and the API).
 """
 
+from typing import Any
+
 from django.db.models import Count, Prefetch, QuerySet
 
 from apps.accounts.models import Tag
-from apps.evaluations.models import Evaluation
 
 from .models import SearchEndpoint, SearchModel
 
@@ -40,9 +41,10 @@ def endpoint_models(*, endpoint: SearchEndpoint) -> QuerySet[SearchModel]:
     return endpoint.search_models.order_by("name", "id")
 
 
-def model_evaluations(*, model: SearchModel) -> QuerySet[Evaluation]:
-    """The evaluations whose results come from the model, newest first."""
-    return Evaluation.objects.filter(search_model=model).order_by("-created_at", "-id")
+def model_evaluations(*, model: SearchModel) -> QuerySet[Any]:
+    """The evaluations whose results come from the model, newest first. (Read through the
+    model's reverse relation: evaluations sit above search models and import them.)"""
+    return model.evaluations.order_by("-created_at", "-id")
 
 
 def team_tags(*, team_id: int) -> QuerySet[Tag]:

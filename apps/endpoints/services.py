@@ -18,7 +18,6 @@ from django.db.models import Model, ProtectedError
 
 from apps.accounts.models import Team, User
 from apps.core.errors import InvalidInput, InvalidState
-from apps.evaluations.models import Evaluation
 from apps.search import InvalidMapper
 
 from .calling import model_call
@@ -105,11 +104,7 @@ def model_update(*, model: SearchModel, **fields: Unpack[ModelFields]) -> Search
 @transaction.atomic
 def model_delete(*, model: SearchModel) -> None:
     """Refused while evaluations use the model (their results came from it)."""
-    names = list(
-        Evaluation.objects.filter(search_model=model)
-        .order_by("name", "id")
-        .values_list("name", flat=True)
-    )
+    names = list(model.evaluations.order_by("name", "id").values_list("name", flat=True))
     names = _delete_unless_used(model, names)
     if not names:
         return

@@ -5,6 +5,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from apps.core.errors import InvalidInput
+from apps.judging.judgements import Action, Giver, check_grade, slot_judge
 
 from .models import (
     Evaluation,
@@ -83,8 +84,6 @@ class FeedbackSlotForm(forms.ModelForm):
         }
 
     def clean_grade(self) -> int | None:
-        from apps.judging.services import check_grade
-
         grade = self.cleaned_data["grade"]
         if grade is not None:
             try:
@@ -107,7 +106,7 @@ SLOT_FIELDS = (
     "graded_at",
     "reused",
 )
-# Through the judging service (FeedbackSlotForm, save_model); the rest is read-only.
+# Through the grade writer (FeedbackSlotForm, save_model); the rest is read-only.
 EDITABLE_SLOT_FIELDS = ("grade", "reason")
 
 
@@ -133,24 +132,16 @@ class FeedbackSlotAdmin(admin.ModelAdmin):
         return False
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
-        from apps.judging.services import slot_record_grade, slot_reset
-
         if not form.has_changed():
             return
         if obj.grade is None:
-            slot_reset(slot_id=obj.id)
+            slot_judge(slot_id=obj.id, giver=Giver.lead(request.user), action=Action.CLEAR)
             return
         # The grade stays its grader's; a slot nobody held is recorded as the admin's.
-        grader_name = obj.external_grader
-        if obj.grader is None and not grader_name:
-            grader_name = request.user.get_username()
-        slot_record_grade(
-            slot_id=obj.id,
-            grade=obj.grade,
-            grader=obj.grader,
-            grader_name=grader_name,
-            reason=obj.reason,
-        )
+        giver = Giver.lead(request.user)
+        if obj.grader is None and not obj.external_grader:
+            giver = Giver.recorded(name=request.user.get_username())
+        slot_judge(slot_id=obj.id, giver=giver, grade=obj.grade, reason=obj.reason)
 
 
 @admin.register(SnapshotSkip)

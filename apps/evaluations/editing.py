@@ -18,8 +18,16 @@ from django.db.models import Count
 
 from apps.accounts.models import Tag
 from apps.core.errors import InvalidInput, InvalidState
+from apps.scoring.pipeline import setup_changed
 
-from .models import Evaluation, EvaluationMetric, FeedbackSlot, Status, UnretrievedJudgement
+from .models import (
+    Evaluation,
+    EvaluationMetric,
+    FeedbackSlot,
+    Snapshot,
+    Status,
+    UnretrievedJudgement,
+)
 from .services import add_to_total_slots, settings_problems
 
 LOCKED_ONCE_STARTED = (
@@ -116,17 +124,13 @@ def evaluation_update(
     # Judged documents that are not results score too (the trec profile's pool).
     scored = graded or UnretrievedJudgement.objects.filter(keyword__evaluation=current).exists()
     if scored and (metrics_changed or any(field in changes for field in RESCORING)):
-        from apps.scoring.services import evaluation_mark_for_scoring
-
-        evaluation_mark_for_scoring(evaluation_id=current.id)
+        setup_changed(evaluation_id=current.id)
     current.refresh_from_db()
     return current
 
 
 def _has_decisions(evaluation: Evaluation) -> bool:
-    from apps.insights.models import SnapshotDecision
-
-    return SnapshotDecision.objects.filter(evaluation=evaluation).exists()
+    return Snapshot.objects.filter(keyword__evaluation=evaluation, decision__isnull=False).exists()
 
 
 def _replace_metrics(evaluation: Evaluation, metrics: Sequence[tuple[str, int]]) -> bool:

@@ -37,10 +37,13 @@ from django.utils import timezone
 
 from apps.core.bulk import bulk_set
 from apps.core.image_sources import image_source
+from apps.endpoints.calling import model_call
 from apps.search import Document, KeywordRun
 
 from .models import Evaluation, Keyword, Snapshot, Status
+from .opening import evaluation_open
 from .result_rows import ResultRow, insert_results
+from .services import add_to_total_slots
 
 logger = logging.getLogger(__name__)
 
@@ -179,7 +182,6 @@ def store_outcomes(*, evaluation: Evaluation, outcomes: list[KeywordOutcome]) ->
 
     A keyword already run (by a runner whose lease expired under it) is left alone.
     """
-    from .services import add_to_total_slots
 
     now = timezone.now()
     with transaction.atomic():
@@ -238,7 +240,6 @@ class _Runner:
     """Runs the keywords on a thread pool and stores results from this thread."""
 
     def __init__(self, evaluation: Evaluation, keywords: list[tuple[int, str]]) -> None:
-        from apps.endpoints.calling import model_call
 
         assert evaluation.search_model is not None
         self.evaluation = evaluation
@@ -302,7 +303,6 @@ def keywords_to_run(evaluation_id: int) -> list[tuple[int, str]]:
 def evaluation_fetch(*, evaluation_id: int) -> str:
     """The task's work. Returns what happened: opened, paused, busy (another runner has
     the evaluation), endpoint busy (another evaluation is calling the endpoint) or gone."""
-    from .services import evaluation_open
 
     if not _take_lease(evaluation_id):
         return "busy"

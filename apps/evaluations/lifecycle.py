@@ -1,72 +1,193 @@
-"""What the evaluation page offers a lead right now: its lifecycle buttons and the state
-of a start whose keywords are running.
+"""An evaluation's life after it is built: start (its keywords run on a worker, then it
+opens), pause, finish, clone, auto-restart, delete, archive, pin, the team's baseline.
 
-The buttons mirror the services' rules only to hide what would be refused; the services
-stay the judges (a stale page that posts anyway gets their refusal, word for word).
+Finishing is the pipeline's (apps.scoring.finishing): an evaluation also finishes on its
+own when its last grade is scored.
 """
 
-from __future__ import annotations
+import re
 
-from dataclasses import dataclass
+from django.db import transaction
+from django.db.models import Q
 
-from django.db.models import Count, Q
+from apps.accounts.models import Team
+from apps.core.errors import InvalidInput, InvalidState
+from apps.core.image_sources import image_source
+from apps.core.queueing import queue_after_commit
+from apps.scoring.finishing import evaluation_finish
 
-from .models import Evaluation, Keyword, Status
+from .fetching import keywords_to_run
+from .models import Evaluation, Status
+from .opening import evaluation_open
+from .services import NAME_LIMIT, Document, evaluation_create, keywords_add, snapshots_add
+from .tasks import fetch_evaluation
 
-# How often the page asks again while the keywords run.
-POLL_SECONDS = 2
-
-
-def allowed_actions(evaluation: Evaluation, *, is_baseline: bool) -> frozenset[str]:
-    """The lifecycle actions the evaluation allows in its current state."""
-    running = evaluation.status == Status.ACTIVE or evaluation.fetching
-    actions = {"clone", "unpin" if evaluation.pinned else "pin"}
-    if evaluation.status == Status.PENDING and not evaluation.fetching:
-        actions |= {"start", "edit"}
-    if running:
-        actions.add("pause")
-    else:
-        actions.add("delete")
-    if evaluation.status == Status.ACTIVE:
-        actions.add("finish")
-    if evaluation.archived:
-        actions.add("unarchive")
-    elif not running:
-        actions.add("archive")
-    if is_baseline:
-        actions.add("clear_baseline")
-    elif evaluation.status == Status.FINISHED:
-        actions.add("set_baseline")
-    return frozenset(actions)
+_TRAILING_NUMBER = re.compile(r"^(.*?)(\d+)\s*$")
 
 
-@dataclass(frozen=True)
-class LifecycleState:
-    actions: frozenset[str]
-    is_baseline: bool
-    started_before: bool
-    # Keywords of an evaluation with a search model: all, already run, failed.
-    keywords: int = 0
-    keywords_run: int = 0
-    keywords_failed: int = 0
-    poll_seconds: int = POLL_SECONDS
+def evaluation_start(*, evaluation: Evaluation) -> Evaluation:
+    """Start (or resume) a pending evaluation.
 
-    @property
-    def resumes(self) -> bool:
-        """Starting again continues an earlier start (grades and run keywords are kept)."""
-        return self.started_before or self.keywords_run > 0
+    With a search model and keywords not yet run, the keywords run first on a worker
+    (apps.evaluations.fetching), which then opens the evaluation; otherwise it opens now.
+    """
+    if evaluation.search_model_id is not None and not evaluation.keywords.exists():
+        raise InvalidState("add keywords before starting: the search model has none to run")
+    if evaluation.search_model_id is not None and keywords_to_run(evaluation.id):
+        with transaction.atomic():
+            changed = Evaluation.objects.filter(
+                id=evaluation.id, status=Status.PENDING, fetching=False
+            ).update(fetching=True)
+            if not changed:
+                _refuse_start(evaluation.id)
+            # With the broker down the start is saved all the same: the keywords run when
+            # resume_stalled_fetches finds the evaluation fetching with no runner.
+            queue_after_commit(fetch_evaluation, evaluation.id)
+    elif not evaluation_open(evaluation=evaluation):
+        _refuse_start(evaluation.id)
+    evaluation.refresh_from_db()
+    return evaluation
 
 
-def lifecycle_state(evaluation: Evaluation, *, baseline_id: int | None) -> LifecycleState:
-    """The evaluation's buttons and keyword counts (one query, none without a model)."""
-    is_baseline = baseline_id == evaluation.id
-    actions = allowed_actions(evaluation, is_baseline=is_baseline)
-    started_before = evaluation.started_at is not None
-    if evaluation.search_model_id is None:
-        return LifecycleState(actions, is_baseline, started_before)
-    counts = Keyword.objects.filter(evaluation_id=evaluation.id).aggregate(
-        keywords=Count("id"),
-        keywords_run=Count("id", filter=Q(executed_at__isnull=False)),
-        keywords_failed=Count("id", filter=Q(failed=True)),
+def _refuse_start(evaluation_id: int) -> None:
+    current = Evaluation.objects.filter(id=evaluation_id).values("status", "fetching").first()
+    if current is None:
+        raise InvalidState("the evaluation no longer exists")
+    if current["fetching"]:
+        raise InvalidState("the evaluation is already starting: its keywords are running")
+    raise InvalidState(f"only a pending evaluation can start; this one is {current['status']}")
+
+
+def next_name(name: str) -> str:
+    """'Holiday set 4' -> 'Holiday set 5'; a name without a trailing number gets ' 2'.
+
+    The text before the number is shortened when the result would not fit the column.
+    """
+    match = _TRAILING_NUMBER.match(name)
+    base, number = (match.group(1), int(match.group(2)) + 1) if match else (f"{name} ", 2)
+    suffix = str(number)
+    return f"{base[: NAME_LIMIT - len(suffix)]}{suffix}"
+
+
+@transaction.atomic
+def evaluation_clone(*, evaluation: Evaluation, name: str | None = None) -> Evaluation:
+    """A pending copy with the same settings and keywords, and no grades.
+
+    With a search model the copy's keywords will run again when it starts (fresh
+    results); without one, the results are copied.
+    """
+    copy = evaluation_create(
+        team=evaluation.team,
+        name=name or next_name(evaluation.name),
+        metrics=list(evaluation.metrics.values_list("metric", "k")),
+        scale=evaluation.scale,
+        scale_levels=evaluation.scale_levels,
+        strategy=evaluation.strategy,
+        profile=evaluation.profile,
+        transformers=evaluation.transformers,
+        description=evaluation.description,
+        show_position=evaluation.show_position,
+        scoring_guidelines=evaluation.scoring_guidelines,
+        reuse=evaluation.reuse,
+        auto_restart=evaluation.auto_restart,
+        zero_without_results=evaluation.zero_without_results,
+        tags=evaluation.tags.all(),
+        created_by=evaluation.created_by,
+        search_model=evaluation.search_model,
     )
-    return LifecycleState(actions, is_baseline, started_before, **counts)
+    if evaluation.search_model_id is not None:
+        keywords_add(
+            evaluation=copy,
+            texts=evaluation.keywords.order_by("position").values_list("text", flat=True),
+        )
+        return copy
+    for keyword in evaluation.keywords.prefetch_related("snapshots"):
+        [new_keyword] = keywords_add(evaluation=copy, texts=[keyword.text])
+        snapshots_add(
+            keyword=new_keyword,
+            documents=[
+                # image_source: an image stored before the rule is not copied on
+                Document(s.doc_id, s.name, image_source(s.image), s.attributes)
+                for s in keyword.snapshots.all()
+            ],
+        )
+    copy.refresh_from_db()
+    return copy
+
+
+def evaluation_restart(*, evaluation_id: int) -> Evaluation:
+    """Auto-restart: a copy with the name's trailing number incremented, started at once.
+    (Queued by apps.scoring.finishing when an evaluation set to restart finishes.)"""
+    evaluation = Evaluation.objects.get(id=evaluation_id)
+    return evaluation_start(evaluation=evaluation_clone(evaluation=evaluation))
+
+
+def evaluation_stop(*, evaluation: Evaluation) -> Evaluation:
+    """Pause: an active evaluation goes back to pending (grades are kept); one whose
+    keywords are running stops running them (those already run are kept)."""
+    active = Q(status=Status.ACTIVE)
+    starting = Q(status=Status.PENDING, fetching=True)
+    changed = Evaluation.objects.filter(active | starting, id=evaluation.id).update(
+        status=Status.PENDING, fetching=False
+    )
+    if not changed:
+        evaluation.refresh_from_db()
+        raise InvalidState(
+            f"only an active or starting evaluation can pause; this one is {evaluation.status}"
+        )
+    evaluation.refresh_from_db()
+    return evaluation
+
+
+def evaluation_finish_now(*, evaluation: Evaluation) -> Evaluation:
+    """A lead finishes an active evaluation by hand, whatever its progress."""
+    if not evaluation_finish(evaluation_id=evaluation.id):
+        evaluation.refresh_from_db()
+        raise InvalidState(f"only an active evaluation can finish; this one is {evaluation.status}")
+    evaluation.refresh_from_db()
+    return evaluation
+
+
+def evaluation_delete(*, evaluation: Evaluation) -> None:
+    """Delete an evaluation and everything in it; refused while graders are at work."""
+    running = (
+        Evaluation.objects.filter(Q(status=Status.ACTIVE) | Q(fetching=True), id=evaluation.id)
+        .values_list("status", flat=True)
+        .first()
+    )
+    if running is not None:
+        raise InvalidState(
+            "pause the evaluation before deleting it: it is "
+            + ("active" if running == Status.ACTIVE else "running its keywords")
+        )
+    # A team whose baseline this was keeps no baseline (the foreign key sets null).
+    evaluation.delete()
+
+
+def evaluation_archive(*, evaluation: Evaluation, archived: bool = True) -> Evaluation:
+    """Archive (hide from lists and the work pool) or bring back; not while active."""
+    if archived and (evaluation.status == Status.ACTIVE or evaluation.fetching):
+        raise InvalidState("pause or finish the evaluation before archiving it")
+    Evaluation.objects.filter(id=evaluation.id).update(archived=archived)
+    evaluation.refresh_from_db(fields=["archived"])
+    return evaluation
+
+
+def evaluation_pin(*, evaluation: Evaluation, pinned: bool = True) -> Evaluation:
+    """Pin to (or unpin from) the team's dashboard."""
+    Evaluation.objects.filter(id=evaluation.id).update(pinned=pinned)
+    evaluation.refresh_from_db(fields=["pinned"])
+    return evaluation
+
+
+def team_set_baseline(*, team: Team, evaluation: Evaluation | None) -> None:
+    """The evaluation others are compared against: a finished one of the team, or none."""
+    if evaluation is not None:
+        if evaluation.team_id != team.id:
+            raise InvalidInput(["evaluation: not an evaluation of this team"])
+        if evaluation.status != Status.FINISHED:
+            raise InvalidState(
+                f"only a finished evaluation can be the baseline; this one is {evaluation.status}"
+            )
+    Team.objects.filter(id=team.id).update(baseline_evaluation=evaluation)
+    team.baseline_evaluation = evaluation

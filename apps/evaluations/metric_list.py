@@ -9,7 +9,7 @@ plain values in every table and dictionary.
 
 import re
 
-from apps.scoring.engine import WHOLE_LIST
+from apps.engine import WHOLE_LIST
 
 # trec_eval's names for the measures Relevo has, so people coming from trec_eval can
 # write what they know: "map, P_10, ndcg_cut_100, recip_rank". Name -> (metric, k),

@@ -9,8 +9,8 @@ pipeline never have to scan a whole evaluation.
 from django.conf import settings
 from django.db import models
 
+from apps import engine
 from apps.accounts.models import Tag, Team
-from apps.scoring import engine
 
 
 class Scale(models.TextChoices):

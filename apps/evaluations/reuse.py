@@ -6,9 +6,10 @@ the same position) in finished evaluations of the same team on the same scale. T
 grades are copied into its slots, most recent first, one per grader: a grader never
 holds two slots of one snapshot, here as in the queue.
 
-Copied slots are flagged `reused` (they are not new work for the leaderboard), keep the
-original grade time and reason, and their keywords are marked for scoring in the same
-transaction, so the metrics follow through the normal pipeline.
+Copied slots are flagged `reused` (they are not new work for the leaderboard) and keep
+the original grade time and reason. They are written by the grade writer's bulk entry
+(apps.judging.judgements.slots_judge_in_bulk), which marks their keywords for scoring in
+the same transaction, so the metrics follow through the normal pipeline.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from datetime import datetime
 from django.db import transaction
 from django.db.models import F
 
-from apps.core.bulk import bulk_set
+from apps.judging.judgements import BulkJudgement, slots_judge_in_bulk
 
-from .models import Evaluation, FeedbackSlot, Keyword, Reuse, Snapshot, Status
+from .models import Evaluation, FeedbackSlot, Reuse, Snapshot, Status
 
 
 @dataclass(frozen=True)
@@ -117,8 +118,8 @@ def _one_per_grader(grades: list[EarlierGrade], limit: int) -> list[EarlierGrade
 def reuse_apply(*, evaluation: Evaluation) -> int:
     """Copy earlier grades into untouched snapshots; returns the number of slots filled.
 
-    Call inside the transaction that opens the evaluation; the caller queues the
-    recomputation of the marked keywords after commit.
+    Call inside the transaction that opens the evaluation. The grades are written by the
+    grade writer's bulk entry, which marks their keywords and queues the recompute.
     """
     if evaluation.reuse == Reuse.NONE:
         return 0
@@ -131,31 +132,19 @@ def reuse_apply(*, evaluation: Evaluation) -> int:
         )
     )
     earlier = _earlier_grades(evaluation, {text for _, _, text, _, _ in snapshots})
-    slot_ids: list[int] = []
-    columns: dict[str, list[object]] = {
-        name: [] for name in ("grader_id", "external_grader", "grade", "reason", "graded_at")
-    }
-    keywords: set[int] = set()
-    started: list[int] = []
-    for snapshot_id, keyword_id, text, doc_id, position in snapshots:
+    judgements: list[BulkJudgement] = []
+    for snapshot_id, _keyword_id, text, doc_id, position in snapshots:
         grades = earlier.get(_match_key(evaluation.reuse, text, doc_id, position), [])
         chosen = _one_per_grader(grades, evaluation.strategy)
-        if not chosen:
-            continue
-        keywords.add(keyword_id)
-        started.append(snapshot_id)
         for slot_id, grade in zip(untouched[snapshot_id], chosen, strict=False):
-            slot_ids.append(slot_id)
-            columns["grader_id"].append(grade.grader_id)
-            columns["external_grader"].append(grade.external_grader)
-            columns["grade"].append(grade.grade)
-            columns["reason"].append(grade.reason)
-            columns["graded_at"].append(grade.graded_at)
-    if not slot_ids:
-        return 0
-    bulk_set(FeedbackSlot, slot_ids, {**columns, "reused": [True] * len(slot_ids)})
-    FeedbackSlot.objects.filter(snapshot_id__in=started).update(snapshot_started=True)
-    Keyword.objects.filter(id__in=keywords).update(
-        needs_scoring=True, grade_version=F("grade_version") + 1
-    )
-    return len(slot_ids)
+            judgements.append(
+                BulkJudgement(
+                    slot_id=slot_id,
+                    grade=grade.grade,
+                    reason=grade.reason,
+                    grader_id=grade.grader_id,
+                    external_grader=grade.external_grader,
+                    graded_at=grade.graded_at,
+                )
+            )
+    return slots_judge_in_bulk(evaluation=evaluation, judgements=judgements, reused=True)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from apps.scoring import engine
+from apps import engine
 
 LEVEL_FIELDS = ("lowest", "highest", "relevant_from", "labels", "keys")
 

@@ -21,7 +21,7 @@ from apps.accounts.decorators import lead_required
 from apps.core.errors import DomainError, InvalidInput
 from apps.endpoints.models import SearchModel
 
-from . import services
+from . import lifecycle, services
 from .editing import evaluation_update
 from .forms import (
     DEFAULT_METRICS,
@@ -183,7 +183,7 @@ def _flag(request: HttpRequest, field: str) -> bool:
 
 def _start(request: HttpRequest, evaluation: Evaluation) -> str:
     resuming = evaluation.started_at is not None
-    evaluation = services.evaluation_start(evaluation=evaluation)
+    evaluation = lifecycle.evaluation_start(evaluation=evaluation)
     if evaluation.fetching:
         return (
             "Started: its keywords are running against the search model; "
@@ -203,7 +203,7 @@ def evaluation_start(request: HttpRequest, evaluation_id: int) -> HttpResponse:
 def evaluation_pause(request: HttpRequest, evaluation_id: int) -> HttpResponse:
     def pause(request: HttpRequest, evaluation: Evaluation) -> str:
         was_starting = evaluation.fetching
-        services.evaluation_stop(evaluation=evaluation)
+        lifecycle.evaluation_stop(evaluation=evaluation)
         if was_starting:
             return "Paused: no more keywords run; those already run are kept for the resume."
         return "Paused: graders get none of its results until it is resumed."
@@ -218,7 +218,7 @@ def evaluation_finish(request: HttpRequest, evaluation_id: int) -> HttpResponse:
         return _confirm(request, evaluation_id, "finish")
 
     def finish(request: HttpRequest, evaluation: Evaluation) -> str:
-        services.evaluation_finish_now(evaluation=evaluation)
+        lifecycle.evaluation_finish_now(evaluation=evaluation)
         copy = " A fresh copy starts, as it auto-restarts." if evaluation.auto_restart else ""
         return f"Finished {evaluation.name}.{copy}"
 
@@ -229,7 +229,7 @@ def evaluation_finish(request: HttpRequest, evaluation_id: int) -> HttpResponse:
 @lead_required
 def evaluation_clone(request: HttpRequest, evaluation_id: int) -> HttpResponse:
     evaluation = _team_evaluation(request, evaluation_id)
-    copy = services.evaluation_clone(evaluation=evaluation)
+    copy = lifecycle.evaluation_clone(evaluation=evaluation)
     messages.success(
         request, f"Cloned {evaluation.name} as {copy.name}: pending, ready to edit or start."
     )
@@ -260,7 +260,7 @@ def evaluation_archive(request: HttpRequest, evaluation_id: int) -> HttpResponse
         request,
         evaluation_id,
         "archived",
-        lambda evaluation, on: services.evaluation_archive(evaluation=evaluation, archived=on),
+        lambda evaluation, on: lifecycle.evaluation_archive(evaluation=evaluation, archived=on),
         ("Archived: hidden from the lists.", "Back from the archive."),
     )
 
@@ -272,7 +272,7 @@ def evaluation_pin(request: HttpRequest, evaluation_id: int) -> HttpResponse:
         request,
         evaluation_id,
         "pinned",
-        lambda evaluation, on: services.evaluation_pin(evaluation=evaluation, pinned=on),
+        lambda evaluation, on: lifecycle.evaluation_pin(evaluation=evaluation, pinned=on),
         ("Pinned to the dashboard.", "Unpinned from the dashboard."),
     )
 
@@ -283,11 +283,11 @@ def evaluation_baseline(request: HttpRequest, evaluation_id: int) -> HttpRespons
     def baseline(request: HttpRequest, evaluation: Evaluation) -> str:
         team = request.membership.team  # type: ignore[attr-defined]
         if _flag(request, "baseline"):
-            services.team_set_baseline(team=team, evaluation=evaluation)
+            lifecycle.team_set_baseline(team=team, evaluation=evaluation)
             return f"{evaluation.name} is now the team's baseline."
         if team.baseline_evaluation_id != evaluation.id:
             return f"{evaluation.name} was not the team's baseline; nothing changed."
-        services.team_set_baseline(team=team, evaluation=None)
+        lifecycle.team_set_baseline(team=team, evaluation=None)
         return "The team has no baseline now."
 
     return _act(request, evaluation_id, "Baseline not changed", baseline, flag="baseline")
@@ -300,7 +300,7 @@ def evaluation_delete(request: HttpRequest, evaluation_id: int) -> HttpResponse:
         return _confirm(request, evaluation_id, "delete")
     evaluation = _team_evaluation(request, evaluation_id)
     try:
-        services.evaluation_delete(evaluation=evaluation)
+        lifecycle.evaluation_delete(evaluation=evaluation)
     except DomainError as error:
         messages.error(request, f"Not deleted: {error.message}.")
         return redirect("evaluation_detail", evaluation.id)

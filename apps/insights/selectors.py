@@ -13,6 +13,7 @@ from django.db.models import Count, Exists, F, FilteredRelation, OuterRef, Q, Qu
 from django.db.models.functions import TruncDate
 from django.utils.timezone import get_current_timezone, localtime
 
+from apps import engine
 from apps.accounts.models import Membership
 from apps.evaluations.metric_list import metric_text
 from apps.evaluations.models import (
@@ -24,7 +25,6 @@ from apps.evaluations.models import (
     Status,
     UnretrievedJudgement,
 )
-from apps.scoring import engine
 from apps.scoring.models import KeywordMetric
 
 from . import charts

@@ -1,10 +1,12 @@
 """Writes of the lead's pages: pinning a metric to the dashboard, resetting a grade."""
 
+from typing import Any
+
 from django.db import transaction
 
 from apps.core.errors import InvalidState
 from apps.evaluations.models import Evaluation, EvaluationMetric, FeedbackSlot, Status
-from apps.judging.services import slot_reset
+from apps.judging.judgements import Action, Giver, slot_judge
 
 
 def metric_pin(*, evaluation_metric: EvaluationMetric, pinned: bool) -> EvaluationMetric:
@@ -15,7 +17,7 @@ def metric_pin(*, evaluation_metric: EvaluationMetric, pinned: bool) -> Evaluati
     return evaluation_metric
 
 
-def slot_reset_by_lead(*, slot: FeedbackSlot) -> None:
+def slot_reset_by_lead(*, slot: FeedbackSlot, lead: Any, team_id: int) -> None:
     """A lead clears a slot's grade and grader so the queue offers it again; its keyword's
     metrics are recomputed. A finished evaluation's grades are final: nobody could grade
     the slot again, and its numbers are what other evaluations are compared against."""
@@ -29,4 +31,9 @@ def slot_reset_by_lead(*, slot: FeedbackSlot) -> None:
         )
         if status == Status.FINISHED:
             raise InvalidState("the evaluation is finished: its grades can no longer be reset")
-        slot_reset(slot_id=slot.id)
+        slot_judge(
+            slot_id=slot.id,
+            giver=Giver.lead(lead),
+            action=Action.CLEAR,
+            team_id=team_id,
+        )

@@ -5,19 +5,20 @@ from typing import Any
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
-from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from apps.accounts.decorators import lead_required, team_member_required
 from apps.accounts.models import Tag
-from apps.core.errors import DomainError, InvalidInput
+from apps.accounts.selectors import is_lead
+from apps.core.errors import DomainError
 from apps.endpoints.models import SearchModel
-from apps.evaluations.downloads import export_download
 from apps.evaluations.models import Evaluation, Keyword, Status
+from apps.judging import selectors as judging_selectors
+from apps.judging import services as judging_services
 
 from . import selectors, services
-from .forms import ImportForm, KeywordTableForm, LeaderboardForm, form_problems
+from .forms import KeywordTableForm, LeaderboardForm, form_problems
 from .selectors import KEYWORDS_PER_PAGE
 
 
@@ -171,7 +172,7 @@ def slot_reset(request: HttpRequest, evaluation_id: int, slot_id: int) -> HttpRe
         raise Http404("No such grade.")
     error = ""
     try:
-        services.slot_reset_by_lead(slot=slot)
+        services.slot_reset_by_lead(slot=slot, lead=request.user, team_id=team_id)
     except DomainError as problem:
         error = problem.message
     if not request.htmx:  # type: ignore[attr-defined]
@@ -239,53 +240,33 @@ def model_history(request: HttpRequest, model_id: int) -> HttpResponse:
     )
 
 
-@lead_required
-def evaluation_import(request: HttpRequest) -> HttpResponse:
-    """Upload an evaluation document, or a TREC run with its qrels, as a new evaluation."""
-    from apps.evaluations.interchange import import_document, import_trec
-
-    form = ImportForm(request.POST or None, request.FILES or None)
-    problems: list[str] = []
-    if request.method == "POST" and form.is_valid():
-        team = request.membership.team  # type: ignore[attr-defined]
-        data = form.cleaned_data
-        try:
-            if data["kind"] == "json":
-                evaluation = import_document(
-                    team=team, source=data["document"].file, created_by=request.user
-                )
-            else:
-                imported = import_trec(
-                    team=team,
-                    run=data["run"].file,
-                    qrels=data["qrels"].file if data["qrels"] else None,
-                    topics=data["topics"].file if data["topics"] else None,
-                    name=data["name"].strip(),
-                    scale=data["scale"],
-                    metrics=data["metric_list"],
-                    profile=data["profile"] or "trec",
-                    keep_rank=data["keep_rank"],
-                    zero_without_results=data["zero_without_results"],
-                    relevant_from=data["relevant_from"] or 1,
-                    created_by=request.user,
-                )
-                evaluation = imported.evaluation
-                for line in imported.report.lines():
-                    messages.info(request, line)
-        except InvalidInput as error:
-            problems = error.problems
-        else:
-            messages.success(request, f"Imported {evaluation.name}.")
-            return redirect("evaluation_detail", evaluation.id)
-    return render(request, "insights/import.html", {"form": form, "problems": problems})
-
-
-@lead_required
-def evaluation_export(request: HttpRequest, evaluation_id: int) -> HttpResponseBase:
-    """Download an evaluation as JSON, CSV, qrels (aggregated or per grader) or a run."""
-    team_id = request.membership.team_id  # type: ignore[attr-defined]
-    evaluation = get_object_or_404(Evaluation, id=evaluation_id, team_id=team_id)
-    try:
-        return export_download(evaluation, request.GET.get("format", "json"))
-    except InvalidInput:
-        raise Http404("No such export format.") from None
+@team_member_required
+def dashboard(request: HttpRequest) -> HttpResponse:
+    """The home page: what waits for the grader, the team's active evaluations and, for a
+    lead, the pinned evaluations and metrics."""
+    membership = request.membership  # type: ignore[attr-defined]
+    mine = list(judging_selectors.evaluations_open_to(membership))
+    team_active = list(
+        Evaluation.objects.filter(
+            team_id=membership.team_id, status=Status.ACTIVE, archived=False
+        ).order_by("-pinned", "started_at")
+    )
+    waiting = (
+        judging_services.results_waiting_for(membership) if mine else judging_services.Waiting(0)
+    )
+    pins: list = []
+    if is_lead(membership):
+        pins = selectors.dashboard_pins(
+            team_id=membership.team_id, baseline_id=membership.team.baseline_evaluation_id
+        )
+    return render(
+        request,
+        "insights/dashboard.html",
+        {
+            "waiting": waiting,
+            "my_evaluations": mine,
+            "team_active": team_active,
+            "grades_today": judging_selectors.grades_today(user=request.user),
+            "pins": pins,
+        },
+    )

@@ -1,14 +1,13 @@
-"""Writes of the grader's work: grading a slot and a lead's reset of one.
+"""The grader's queue: claim the next result, count the results waiting.
 
-Each change of a grade marks the slot's keyword for recomputation in the same
-transaction; the metrics follow on a worker, and grading never waits for them.
+A claim gives the grader the slot they hold, else takes a free one with a conditional
+UPDATE (the statements are queue_sql.py's). Grading it is judgements.py's.
 """
 
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -16,22 +15,12 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from apps.accounts.models import Membership
-from apps.core.errors import InvalidInput, InvalidState, NotAllowed
-from apps.evaluations.models import Evaluation, FeedbackSlot, SnapshotSkip, Status
-from apps.scoring import engine
-from apps.scoring.services import (
-    KEYWORDS,
-    MARK_SET,
-    UNSCORED_CHANGES,
-    keyword_mark_for_scoring,
-    queue_recompute_after_mark,
-)
+from apps.core.errors import InvalidState
+from apps.evaluations.models import Evaluation, FeedbackSlot, Status
 
 from . import queue_sql
 from .selectors import (
-    EVALUATIONS,
     SLOT_WITH_ALL,
-    SLOTS,
     evaluation_ids_open_to,
     lock_cutoff,
     open_evaluations_parameters,
@@ -50,285 +39,6 @@ CLAIM_LOCK_SPACE = 7_310_001
 # How many ungraded slots of started snapshots a claim looks at before fresh snapshots
 # (see queue_sql.pick_sql).
 STARTED_WINDOW = 200
-
-
-def check_grade(grade: Any, evaluation: Evaluation) -> int:
-    """The grade, if it is one of the evaluation's scale; InvalidInput otherwise. (Also
-    what the admin's slot form checks before the grade is recorded.)"""
-    scale = evaluation.grading_scale
-    if isinstance(grade, bool) or not isinstance(grade, int) or grade not in scale.grades:
-        shown = ", ".join(str(g) for g in scale.grades)
-        raise InvalidInput(
-            {"grade": f"{grade!r} is not a {scale.name} grade ({shown})"}, field="grade"
-        )
-    return grade
-
-
-def slot_grade(
-    *,
-    user: Any,
-    slot_id: int,
-    grade: int,
-    reason: str = "",
-    loaded: FeedbackSlot | None = None,
-) -> FeedbackSlot:
-    """A grader grades (or re-grades) their own slot of an active evaluation.
-
-    `loaded` is the slot with its evaluation when the caller has just read it (the page
-    does, to answer 404 for another team's slot), so it is not read twice.
-    """
-    slot = loaded
-    if slot is None or slot.id != slot_id:
-        slot = FeedbackSlot.objects.select_related("evaluation").filter(id=slot_id).first()
-    if slot is None or slot.grader_id != user.id:
-        raise NotAllowed(NOT_YOURS)
-    if slot.evaluation.status != Status.ACTIVE:
-        raise InvalidState("the evaluation is not open for grading")
-    check_grade(grade, slot.evaluation)
-    now = timezone.now()
-    if connection.vendor == "postgresql":
-        graded, _mode = _grade_in_one_statement(
-            user=user,
-            team_id=slot.evaluation.team_id,
-            slot_id=slot_id,
-            grade=grade,
-            reason=reason,
-            now=now,
-            scales=[slot.evaluation.scale],
-        )
-        if not graded:  # taken over, or the evaluation closed, since it was read
-            raise NotAllowed(NOT_YOURS)
-    else:
-        _grade_step_by_step(
-            [grade, reason, connection.ops.adapt_datetimefield_value(now), slot_id, user.id],
-            slot.keyword_id,
-            None if slot.snapshot_started else slot.snapshot_id,
-        )
-    slot.grade, slot.reason, slot.graded_at = grade, reason, now
-    slot.snapshot_started = True
-    return slot
-
-
-def slot_grade_at_once(
-    *, user: Any, team_id: int, slot_id: int, grade: Any, reason: str = ""
-) -> bool:
-    """slot_grade in one statement on PostgreSQL, every rule checked by the database: the
-    grader's own slot of an active evaluation of the team, a grade of the evaluation's
-    scale (see _grade_in_one_statement).
-
-    False when a rule does not hold (nothing is written) or on another database: the
-    caller then reads the slot and takes slot_grade, which says which rule failed.
-    """
-    if connection.vendor != "postgresql" or type(grade) is not int:
-        return False
-    scales = [name for name, scale in engine.SCALES.items() if scale.is_grade(grade)]
-    graded, _mode = _grade_in_one_statement(
-        user=user,
-        team_id=team_id,
-        slot_id=slot_id,
-        grade=grade,
-        reason=reason,
-        now=timezone.now(),
-        scales=scales,
-    )
-    return graded
-
-
-def _grade_in_one_statement(
-    *,
-    user: Any,
-    team_id: int,
-    slot_id: int,
-    grade: int,
-    reason: str,
-    now: datetime,
-    scales: list[str],
-    claim_lock_of: Membership | None = None,
-) -> tuple[bool, str]:
-    """PostgreSQL: grade the slot and mark its keyword in one statement, which is a
-    transaction of its own (no BEGIN and COMMIT round trips), when the slot is the
-    grader's, of an active evaluation of the team on one of these scales. The first grade
-    of a snapshot starts it in the same statement (see _grade_sql).
-
-    With `claim_lock_of`, the statement also takes that grader's claim lock (as
-    _one_claim_at_a_time does) before it touches a row, whether it grades or not.
-    Whether it graded, and the plan cache mode to restore when the lock is let go."""
-    parameters = {
-        "slot": slot_id,
-        "user": user.id,
-        "team": team_id,
-        "active": Status.ACTIVE.value,
-        "scales": scales,
-        "grade": grade,
-        "reason": reason,
-        "now": connection.ops.adapt_datetimefield_value(now),
-    }
-    if claim_lock_of is not None:
-        parameters.update(space=CLAIM_LOCK_SPACE, membership=claim_lock_of.id)
-    with connection.cursor() as cursor:
-        statement = GRADE_SQL if claim_lock_of is None else GRADE_AND_CLAIM_LOCK_SQL
-        cursor.execute(statement, parameters)
-        keyword_id, unscored, plan_cache_mode = cursor.fetchone()
-    if unscored is None:
-        return False, plan_cache_mode
-    queue_recompute_after_mark(keyword_id=keyword_id, unscored_changes=unscored)
-    return True, plan_cache_mode
-
-
-NOT_YOURS = "this result is not yours to grade (its time ran out and it moved on)"
-
-
-def _grade_sql(*, claim_lock: bool) -> str:
-    """PostgreSQL, the whole grade in one statement.
-
-    `slot` is the slot if every rule holds. A snapshot's first grade starts it: `locked`
-    locks its slots not yet started, in id order, before any is written (graded waits for
-    it): two graders of one snapshot that each wrote their own slot first and then waited
-    for the other's used to deadlock. `graded` writes the grade if the slot is still the
-    grader's (a slot taken over meanwhile is not graded by us), `started` starts the
-    other slots only then, `marked` marks the keyword. With `claim_lock`, `claims` takes
-    the grader's claim lock (see _one_claim_at_a_time) before any row is read.
-
-    Its row: the keyword, its changes not scored yet (None: nothing was graded), and the
-    plan cache mode to restore when the claim lock is let go (None: no lock taken).
-    """
-    claims = wait_for_claims = ""
-    mode = "NULL"
-    if claim_lock:
-        claims = (
-            "claims AS MATERIALIZED (SELECT current_setting('plan_cache_mode') AS mode, "
-            "set_config('plan_cache_mode', 'force_generic_plan', false), "
-            "pg_advisory_lock(%(space)s::integer, %(membership)s::integer)), "
-        )
-        wait_for_claims = " AND (SELECT count(*) FROM claims) = 1"
-        mode = "(SELECT mode FROM claims)"
-    return (
-        f"WITH {claims}slot AS MATERIALIZED "
-        "(SELECT s.id, s.keyword_id, s.snapshot_id, s.snapshot_started "
-        f"FROM {SLOTS} s JOIN {EVALUATIONS} e ON e.id = s.evaluation_id "
-        "WHERE s.id = %(slot)s AND s.grader_id = %(user)s AND e.team_id = %(team)s "
-        f"AND e.status = %(active)s AND e.scale = ANY(%(scales)s){wait_for_claims}), "
-        f"locked AS MATERIALIZED (SELECT l.id FROM {SLOTS} l "
-        "WHERE l.snapshot_id = (SELECT snapshot_id FROM slot) "
-        "AND NOT (SELECT snapshot_started FROM slot) AND NOT l.snapshot_started "
-        "ORDER BY l.id FOR UPDATE), "
-        f"graded AS (UPDATE {SLOTS} g SET grade = %(grade)s, reason = %(reason)s, "
-        "graded_at = %(now)s, snapshot_started = TRUE FROM slot "
-        "WHERE g.id = slot.id AND g.grader_id = %(user)s "
-        "AND (SELECT count(*) FROM locked) >= 0 RETURNING g.keyword_id), "
-        f"started AS (UPDATE {SLOTS} t SET snapshot_started = TRUE FROM locked "
-        "WHERE t.id = locked.id AND t.id <> %(slot)s AND EXISTS (SELECT 1 FROM graded)), "
-        f"marked AS (UPDATE {KEYWORDS} k SET {MARK_SET} FROM graded "
-        f"WHERE k.id = graded.keyword_id RETURNING {UNSCORED_CHANGES} AS unscored) "
-        f"SELECT (SELECT keyword_id FROM slot), (SELECT unscored FROM marked), {mode}"
-    )
-
-
-GRADE_SQL = _grade_sql(claim_lock=False)
-GRADE_AND_CLAIM_LOCK_SQL = _grade_sql(claim_lock=True)
-
-
-def _grade_step_by_step(
-    grading: list[Any], keyword_id: int, unstarted_snapshot: int | None
-) -> None:
-    """SQLite, in the grade's transaction: start the snapshot if it is not started yet,
-    write the grade (grade, reason, graded at, slot, grader) if the slot is still the
-    grader's, and mark its keyword. (The transaction holds the database's write lock.)"""
-    with transaction.atomic():
-        if unstarted_snapshot:
-            _mark_snapshot_started(unstarted_snapshot)
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"UPDATE {SLOTS} SET grade = %s, reason = %s, graded_at = %s "
-                "WHERE id = %s AND grader_id = %s",
-                grading,
-            )
-            if cursor.rowcount != 1:
-                raise NotAllowed(NOT_YOURS)
-        keyword_mark_for_scoring(keyword_id=keyword_id)
-
-
-def slot_reset(*, slot_id: int) -> None:
-    """A lead clears a slot: no grade, no grader, so the queue offers it again.
-
-    When it held its snapshot's only grade, the snapshot is fresh again: the queue no
-    longer puts it before the snapshots nobody has graded.
-    """
-    snapshot_id, keyword_id = FeedbackSlot.objects.values_list("snapshot_id", "keyword_id").get(
-        id=slot_id
-    )
-    with transaction.atomic():
-        # All the snapshot's slots, locked in id order as a grade locks them
-        # (_mark_snapshot_started), so a reset and a grade on one snapshot cannot deadlock.
-        siblings = list(
-            FeedbackSlot.objects.select_for_update()
-            .filter(snapshot_id=snapshot_id)
-            .order_by("id")
-            .values_list("id", "grade")
-        )
-        FeedbackSlot.objects.filter(id=slot_id).update(
-            grade=None,
-            reason="",
-            graded_at=None,
-            grader=None,
-            external_grader="",
-            assigned_at=None,
-        )
-        if all(grade is None for other, grade in siblings if other != slot_id):
-            FeedbackSlot.objects.filter(snapshot_id=snapshot_id).update(snapshot_started=False)
-        keyword_mark_for_scoring(keyword_id=keyword_id)
-
-
-def slot_record_grade(
-    *, slot_id: int, grade: int, grader: Any = None, grader_name: str = "", reason: str = ""
-) -> None:
-    """Record a grade given outside the queue (an import, the demo data).
-
-    The grader is a user, or a name for a grader who has no account here.
-    """
-    slot = FeedbackSlot.objects.select_related("evaluation").get(id=slot_id)
-    check_grade(grade, slot.evaluation)
-    now = timezone.now()
-    with transaction.atomic():
-        # A recorded grade starts its snapshot too, so the queue finishes it first.
-        _mark_snapshot_started(slot.snapshot_id)
-        FeedbackSlot.objects.filter(id=slot_id).update(
-            grade=grade,
-            reason=reason,
-            grader=grader,
-            external_grader=grader_name,
-            assigned_at=now if grader else None,
-            graded_at=now,
-        )
-        keyword_mark_for_scoring(keyword_id=slot.keyword_id)
-
-
-def _mark_snapshot_started(snapshot_id: int) -> None:
-    """The queue offers the other slots of a snapshot with a grade before fresh ones.
-
-    Call first in the grade's transaction. The slots are locked in id order before any
-    is written: two graders of one snapshot used to write their own slot and then wait
-    for each other's in this UPDATE, a deadlock PostgreSQL broke by failing one grade.
-    Once the snapshot is started this locks nothing.
-    """
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(START_SNAPSHOT_LOCKED_SQL, [snapshot_id])
-        else:  # SQLite: the transaction holds the database's write lock already
-            cursor.execute(START_SNAPSHOT_SQL, [snapshot_id])
-
-
-START_SNAPSHOT_SQL = (
-    f"UPDATE {SLOTS} SET snapshot_started = TRUE WHERE snapshot_id = %s AND NOT snapshot_started"
-)
-# The CTE is materialised before the UPDATE runs, so every row is locked, in id order,
-# before any is written.
-START_SNAPSHOT_LOCKED_SQL = (
-    f"WITH locked AS MATERIALIZED (SELECT id FROM {SLOTS} WHERE snapshot_id = %s "
-    "AND NOT snapshot_started "
-    f"ORDER BY id FOR UPDATE) UPDATE {SLOTS} SET snapshot_started = TRUE "
-    "WHERE id IN (SELECT id FROM locked)"
-)
 
 
 # --- The queue --------------------------------------------------------------------------
@@ -401,46 +111,6 @@ def slot_claim_next_for_card(
     if connection.vendor != "postgresql":
         return _claim_until_given(membership, evaluation)
     with _one_claim_at_a_time(membership):
-        return _claim_until_given(membership, evaluation)
-
-
-def slot_grade_and_claim_next(
-    *,
-    membership: Membership,
-    slot_id: int,
-    grade: Any,
-    reason: str = "",
-    evaluation: Evaluation | None = None,
-) -> NextSlot | None:
-    """The grading page's answer to a grade, on PostgreSQL: slot_grade_at_once, then the
-    grader's next slot as slot_claim_next_for_card gives it (the empty state when a lead's
-    queue ended with this grade), the grader's claim lock taken by the grade's statement.
-
-    None when the grade's statement did not apply (nothing written; see
-    slot_grade_at_once): the caller takes slot_grade, then claims.
-    """
-    if connection.vendor != "postgresql" or type(grade) is not int:
-        return None
-    scales = [name for name, scale in engine.SCALES.items() if scale.is_grade(grade)]
-    try:
-        graded, plan_cache_mode = _grade_in_one_statement(
-            user=membership.user,
-            team_id=membership.team_id,
-            slot_id=slot_id,
-            grade=grade,
-            reason=reason,
-            now=timezone.now(),
-            scales=scales,
-            claim_lock_of=membership,
-        )
-    except Exception:
-        _let_claims_go(membership, None)  # the lock may have been taken; the mode was not
-        raise
-    with _one_claim_at_a_time(membership, taken_with_mode=plan_cache_mode):
-        if not graded:
-            return None
-        if evaluation is not None and not _open_queue(membership, evaluation):
-            return NextSlot(None)
         return _claim_until_given(membership, evaluation)
 
 
@@ -533,12 +203,9 @@ def _claim_step_by_step(user: Any, evaluation_ids: list[int]) -> Any:
 
 
 @contextmanager
-def _one_claim_at_a_time(
-    membership: Membership, *, taken_with_mode: str | None = None
-) -> Iterator[None]:
+def _one_claim_at_a_time(membership: Membership) -> Iterator[None]:
     """PostgreSQL: serialise the grader's claims, and have the claim's statement run with
-    the plan PostgreSQL prepared once for any grader. `taken_with_mode`: the lock was
-    taken already (by the grade's statement), with this plan cache mode to restore.
+    the plan PostgreSQL prepared once for any grader.
 
     A double click used to claim a second slot (the first claim was not committed when
     the second looked for a held one), and a storm of clicks ran out of attempts on the
@@ -550,44 +217,25 @@ def _one_claim_at_a_time(
     Left to choose, PostgreSQL planned the claim's statement afresh on every claim (its
     estimate of the generic plan was too high), which cost twice what running it cost.
     """
-    plan_cache_mode = taken_with_mode
-    if plan_cache_mode is None:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT current_setting('plan_cache_mode'), "
-                "set_config('plan_cache_mode', 'force_generic_plan', false), "
-                "pg_advisory_lock(%s::integer, %s::integer)",
-                [CLAIM_LOCK_SPACE, membership.id],
-            )
-            plan_cache_mode = cursor.fetchone()[0]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT current_setting('plan_cache_mode'), "
+            "set_config('plan_cache_mode', 'force_generic_plan', false), "
+            "pg_advisory_lock(%s::integer, %s::integer)",
+            [CLAIM_LOCK_SPACE, membership.id],
+        )
+        plan_cache_mode = cursor.fetchone()[0]
     try:
         yield
     finally:
         _let_claims_go(membership, plan_cache_mode)
 
 
-def _let_claims_go(membership: Membership, plan_cache_mode: str | None) -> None:
-    """Release the grader's claim lock, and restore the plan cache mode (None: unchanged)."""
+def _let_claims_go(membership: Membership, plan_cache_mode: str) -> None:
+    """Release the grader's claim lock, and restore the plan cache mode."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pg_advisory_unlock(%s::integer, %s::integer), "
-            "set_config('plan_cache_mode', COALESCE(%s, current_setting('plan_cache_mode')), "
-            "false)",
+            "set_config('plan_cache_mode', %s, false)",
             [CLAIM_LOCK_SPACE, membership.id, plan_cache_mode],
         )
-
-
-def slot_skip(*, user: Any, slot_id: int, reason: str = "") -> None:
-    """The grader cannot judge this result: release it and never offer it to them again."""
-    with transaction.atomic():
-        slot = (
-            FeedbackSlot.objects.select_for_update()
-            .filter(id=slot_id, grader=user, grade__isnull=True)
-            .first()
-        )
-        if slot is None:
-            raise NotAllowed("this result is not yours to skip")
-        SnapshotSkip.objects.get_or_create(
-            snapshot_id=slot.snapshot_id, user=user, defaults={"reason": reason.strip()}
-        )
-        FeedbackSlot.objects.filter(id=slot_id).update(grader=None, assigned_at=None)

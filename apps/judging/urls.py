@@ -3,7 +3,6 @@ from django.urls import path
 from . import views
 
 urlpatterns = [
-    path("", views.dashboard, name="dashboard"),
     path("feedback/", views.feedback, name="feedback"),
     path("feedback/previous/", views.previous, name="feedback_previous"),
     path("feedback/slots/<int:slot_id>/grade/", views.grade, name="feedback_grade"),

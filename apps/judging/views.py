@@ -6,6 +6,7 @@ htmx; without htmx the same forms work with a full page load.
 
 from datetime import datetime
 from functools import lru_cache
+from typing import Any
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
@@ -21,42 +22,12 @@ from django.views.decorators.http import require_POST
 
 from apps.accounts.decorators import team_member_required
 from apps.accounts.selectors import is_lead
-from apps.core.errors import DomainError, InvalidState
+from apps.core.errors import DomainError, InvalidState, NotFound
 from apps.core.markdown import render_markdown
-from apps.evaluations.models import Evaluation, FeedbackSlot, Status
+from apps.evaluations.models import Evaluation, FeedbackSlot
 
-from . import selectors, services
-
-
-@team_member_required
-def dashboard(request: HttpRequest) -> HttpResponse:
-    membership = request.membership  # type: ignore[attr-defined]
-    mine = list(selectors.evaluations_open_to(membership))
-    team_active = list(
-        Evaluation.objects.filter(
-            team_id=membership.team_id, status=Status.ACTIVE, archived=False
-        ).order_by("-pinned", "started_at")
-    )
-    waiting = services.results_waiting_for(membership) if mine else services.Waiting(0)
-    pins: list = []
-    if is_lead(membership):
-        # The lead's pins are read by the insights app, which owns what leads read.
-        from apps.insights.selectors import dashboard_pins
-
-        pins = dashboard_pins(
-            team_id=membership.team_id, baseline_id=membership.team.baseline_evaluation_id
-        )
-    return render(
-        request,
-        "judging/dashboard.html",
-        {
-            "waiting": waiting,
-            "my_evaluations": mine,
-            "team_active": team_active,
-            "grades_today": selectors.grades_today(user=request.user),
-            "pins": pins,
-        },
-    )
+from . import judgements, selectors, services
+from .judgements import Action, Giver
 
 
 def _queue_evaluation(request: HttpRequest) -> Evaluation | None:
@@ -217,72 +188,47 @@ def _after_action(request: HttpRequest) -> HttpResponse:
     return _render_card(request, given.slot, grades_today=given.grades_today)
 
 
-def _own_slot_or_404(request: HttpRequest, slot_id: int) -> FeedbackSlot:
-    # Another team's slot does not exist for them; one of the team never given to this
-    # grader is refused by the service.
-    membership = request.membership  # type: ignore[attr-defined]
-    slot = selectors.slot_in_team(slot_id=slot_id, team_id=membership.team_id)
-    if slot is None:
-        raise Http404("No such result.")
-    return slot
+def _judge(request: HttpRequest, slot_id: int, action: Action, grade: Any = None) -> HttpResponse:
+    """Grade or skip the grader's slot, then answer with the next card (htmx) or a
+    redirect. Another team's slot does not exist for them; one of the team never given
+    to this grader is refused by the grade writer."""
+    _queue_evaluation(request)  # refuses a queue the person may not open, before any write
+    try:
+        judgements.slot_judge(
+            slot_id=slot_id,
+            giver=Giver.grader(request.user),
+            action=action,
+            grade=grade,
+            reason=request.POST.get("reason", "").strip(),
+            team_id=request.membership.team_id,  # type: ignore[attr-defined]
+        )
+    except NotFound:
+        raise Http404("No such result.") from None
+    except DomainError as error:
+        if action == Action.GRADE and request.htmx:  # type: ignore[attr-defined]
+            context = _next_card_context(request)
+            context["error"] = error.message
+            return _card_response(request, context, status=400)
+        messages.error(request, error.message)
+        if action == Action.GRADE:
+            return redirect("feedback")
+    return _after_action(request)
 
 
 @require_POST
 @team_member_required
 def grade(request: HttpRequest, slot_id: int) -> HttpResponse:
-    _queue_evaluation(request)  # refuses a queue the person may not open, before any write
     try:
-        value = int(request.POST.get("grade", ""))
+        value: int | None = int(request.POST.get("grade", ""))
     except ValueError:
-        value = None  # type: ignore[assignment]
-    reason = request.POST.get("reason", "").strip()
-    membership = request.membership  # type: ignore[attr-defined]
-    if request.htmx:  # type: ignore[attr-defined]
-        # The grade and the next card's claim in as few statements as the database allows.
-        given = services.slot_grade_and_claim_next(
-            membership=membership,
-            slot_id=slot_id,
-            grade=value,
-            reason=reason,
-            evaluation=_queue_evaluation(request),
-        )
-        if given is not None:
-            return _render_card(request, given.slot, grades_today=given.grades_today)
-    elif services.slot_grade_at_once(
-        user=request.user, team_id=membership.team_id, slot_id=slot_id, grade=value, reason=reason
-    ):
-        return _after_action(request)
-    slot = _own_slot_or_404(request, slot_id)
-    try:
-        services.slot_grade(
-            user=request.user,
-            slot_id=slot.id,
-            grade=value,  # type: ignore[arg-type]
-            reason=reason,
-            loaded=slot,
-        )
-    except DomainError as error:
-        if not request.htmx:  # type: ignore[attr-defined]
-            messages.error(request, error.message)
-            return redirect("feedback")
-        context = _next_card_context(request)
-        context["error"] = error.message
-        return _card_response(request, context, status=400)
-    return _after_action(request)
+        value = None
+    return _judge(request, slot_id, Action.GRADE, value)
 
 
 @require_POST
 @team_member_required
 def skip(request: HttpRequest, slot_id: int) -> HttpResponse:
-    slot = _own_slot_or_404(request, slot_id)
-    _queue_evaluation(request)  # refuses a queue the person may not open, before any write
-    try:
-        services.slot_skip(
-            user=request.user, slot_id=slot.id, reason=request.POST.get("reason", "")
-        )
-    except DomainError as error:
-        messages.error(request, error.message)
-    return _after_action(request)
+    return _judge(request, slot_id, Action.SKIP)
 
 
 @team_member_required

@@ -6,14 +6,13 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
 
+from apps import engine
 from apps.evaluations.models import (
     EvaluationMetric,
     FeedbackSlot,
     Keyword,
     UnretrievedJudgement,
 )
-
-from . import engine
 
 
 @dataclass(frozen=True)

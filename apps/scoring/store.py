@@ -29,26 +29,24 @@ evaluation) and a keyword's recompute (the evaluation, then the metric rows) dea
 under load; tests/test_scoring_deadlocks.py is the soak test.
 """
 
-import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from django.db import transaction
 from django.db.models import Case, F, Field, FloatField, IntegerField, Q, Value, When
 from django.utils import timezone
 
+from apps import engine
 from apps.core.bulk import bulk_set, bulk_upsert
 from apps.evaluations.models import (
     Evaluation,
     EvaluationMetric,
-    EvaluationMetricPoint,
     Keyword,
     Snapshot,
 )
 
-from . import engine
+from .finishing import finish_when_complete
 from .loading import (
     EvaluationSettings,
     KeywordInputs,
@@ -57,6 +55,7 @@ from .loading import (
     group_slots,
     load_settings,
 )
+from .means import lock_evaluation, record_history_point, store_exact_means
 from .models import KeywordMetric
 
 MetricKey = tuple[str, int]
@@ -66,7 +65,7 @@ def store_keyword_score(*, inputs: KeywordInputs, scored: engine.KeywordScore) -
     """Store one keyword's result; returns True when the keyword is still marked."""
     evaluation_id = inputs.settings.evaluation_id
     with transaction.atomic():
-        evaluation = _lock_evaluation(evaluation_id)
+        evaluation = lock_evaluation(evaluation_id)
         locked = (
             Keyword.objects.select_for_update(no_key=True)
             .filter(id=inputs.keyword_id)
@@ -168,7 +167,7 @@ def _apply_keyword_change(
         _move_means(evaluation_id, deltas)
     record_history_point(evaluation_id=evaluation_id, progress=evaluation.progress)
     if graded_delta:
-        _finish_when_complete(evaluation)
+        finish_when_complete(evaluation)
 
 
 def _move_means(evaluation_id: int, deltas: dict[MetricKey, tuple[float, int]]) -> None:
@@ -212,17 +211,6 @@ def _move_means(evaluation_id: int, deltas: dict[MetricKey, tuple[float, int]]) 
     )
 
 
-def _lock_evaluation(evaluation_id: int) -> Evaluation:
-    """Lock the evaluation's row, step 1 of the lock order (module docstring), and read
-    what the pipeline moves under that lock: its graded count, total, status, progress."""
-    return (
-        Evaluation.objects.select_for_update(no_key=True)
-        .only("graded_slots", "total_slots", "status", "progress")
-        .order_by()
-        .get(id=evaluation_id)
-    )
-
-
 def _move_progress(evaluation: Evaluation, graded_delta: int) -> None:
     """Add graded_delta to the graded slots of the evaluation the caller has locked."""
     if graded_delta:
@@ -231,71 +219,6 @@ def _move_progress(evaluation: Evaluation, graded_delta: int) -> None:
         Evaluation.objects.filter(id=evaluation.id).update(
             graded_slots=evaluation.graded_slots, progress=evaluation.progress
         )
-
-
-def _finish_when_complete(evaluation: Evaluation) -> None:
-    complete = evaluation.total_slots > 0 and evaluation.graded_slots == evaluation.total_slots
-    if complete and evaluation.status == "active":
-        from apps.evaluations.services import evaluation_finish
-
-        evaluation_finish(evaluation_id=evaluation.id)
-
-
-def _minute(moment: datetime) -> datetime:
-    return moment.replace(second=0, microsecond=0)
-
-
-def record_history_point(*, evaluation_id: int, progress: float | None = None) -> None:
-    """Upsert this minute's point of every metric of the evaluation (at most one a minute).
-
-    `progress`: the evaluation's current progress when the caller holds it already.
-    """
-    minute = _minute(timezone.now())
-    if progress is None:
-        progress = Evaluation.objects.values_list("progress", flat=True).get(id=evaluation_id)
-    EvaluationMetricPoint.objects.bulk_create(
-        (
-            EvaluationMetricPoint(
-                evaluation_metric_id=metric_id, minute=minute, value=value, progress=progress
-            )
-            for metric_id, value in EvaluationMetric.objects.filter(evaluation_id=evaluation_id)
-            .order_by("id")
-            .values_list("id", "value")
-        ),
-        update_conflicts=True,
-        unique_fields=["evaluation_metric", "minute"],
-        update_fields=["value", "progress"],
-    )
-
-
-def store_exact_means(*, evaluation_id: int) -> None:
-    """Set every mean to the exactly rounded mean of the stored keyword values."""
-    with transaction.atomic():
-        _lock_evaluation(evaluation_id)
-        metrics = list(
-            EvaluationMetric.objects.select_for_update(no_key=True)
-            .filter(evaluation_id=evaluation_id)
-            .order_by("id")  # no join on the evaluation (module docstring, "Lock order")
-        )
-        for evaluation_metric in metrics:
-            values = [
-                value
-                for value in KeywordMetric.objects.filter(
-                    evaluation_id=evaluation_id,
-                    metric=evaluation_metric.metric,
-                    k=evaluation_metric.k,
-                    value__isnull=False,
-                ).values_list("value", flat=True)
-                if value is not None  # always true; it tells the type checker so
-            ]
-            evaluation_metric.value_sum = math.fsum(values)
-            evaluation_metric.value_count = len(values)
-            evaluation_metric.value = engine.mean_of(values)
-            evaluation_metric.means_exact = True
-        EvaluationMetric.objects.bulk_update(
-            metrics, ["value_sum", "value_count", "value", "means_exact"]
-        )
-        record_history_point(evaluation_id=evaluation_id)
 
 
 # --- Whole evaluation --------------------------------------------------------------------
@@ -370,9 +293,9 @@ def store_evaluation_scores(*, evaluation: Evaluation) -> None:
     if batch:
         _store_batch(evaluation.id, _score_batch(settings, batch))
     with transaction.atomic():
-        locked = _lock_evaluation(evaluation.id)
+        locked = lock_evaluation(evaluation.id)
         store_exact_means(evaluation_id=evaluation.id)
-        _finish_when_complete(locked)
+        finish_when_complete(locked)
 
 
 def _score_batch(settings: EvaluationSettings, batch: list[KeywordInputs]) -> list[_Computed]:
@@ -386,7 +309,7 @@ def _score_batch(settings: EvaluationSettings, batch: list[KeywordInputs]) -> li
 
 def _store_batch(evaluation_id: int, batch: list[_Computed]) -> None:
     with transaction.atomic():
-        evaluation = _lock_evaluation(evaluation_id)
+        evaluation = lock_evaluation(evaluation_id)
         locked = {
             row["id"]: row
             for row in Keyword.objects.select_for_update(no_key=True)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from apps.evaluations.demo import OWNER, PASSWORD, seed_demo
+from apps.demo.seed import OWNER, PASSWORD, seed_demo
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

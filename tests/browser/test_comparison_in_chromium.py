@@ -4,8 +4,8 @@ import pytest
 from playwright.sync_api import expect
 
 from apps.accounts.services import team_create
-from apps.insights.tests.comparison_data import shop_pair
 from tests.browser.people import PASSWORD, log_in
+from tests.comparison_data import shop_pair
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -12,17 +12,12 @@ from playwright.sync_api import expect
 
 from apps.accounts.models import User
 from apps.accounts.services import member_add, team_create
+from apps.evaluations.lifecycle import evaluation_start
 from apps.evaluations.models import EvaluationMetric, EvaluationMetricPoint, FeedbackSlot
-from apps.evaluations.services import (
-    Document,
-    evaluation_create,
-    evaluation_start,
-    keywords_add,
-    snapshots_add,
-)
-from apps.insights.tests.comparison_data import shop_pair
-from apps.judging.services import slot_record_grade
+from apps.evaluations.services import Document, evaluation_create, keywords_add, snapshots_add
+from apps.judging.judgements import Giver, slot_judge
 from tests.browser.people import PASSWORD, log_in
+from tests.comparison_data import shop_pair
 
 pytestmark = pytest.mark.django_db(transaction=True)
 LEAD = "lead@shop.test"
@@ -86,7 +81,9 @@ def shop():
     graded = FeedbackSlot.objects.get(
         evaluation=evaluation, keyword__text="trail shoes", snapshot__position=1
     )
-    slot_record_grade(slot_id=graded.id, grade=3, grader=grader.user, reason="checked by hand")
+    slot_judge(
+        slot_id=graded.id, giver=Giver.recorded(grader.user), grade=3, reason="checked by hand"
+    )
     # Two minutes of history or more: each metric card draws its chart.
     start = timezone.now().replace(second=0, microsecond=0) - timedelta(minutes=10)
     for metric in EvaluationMetric.objects.filter(evaluation=evaluation):

@@ -4,14 +4,9 @@ the evaluation's metric change, in Chromium."""
 import pytest
 
 from apps.accounts.services import member_add, team_create
-from apps.evaluations.services import (
-    Document,
-    evaluation_create,
-    evaluation_start,
-    keywords_add,
-    snapshots_add,
-)
-from apps.judging.services import slot_record_grade
+from apps.evaluations.lifecycle import evaluation_start
+from apps.evaluations.services import Document, evaluation_create, keywords_add, snapshots_add
+from apps.judging.judgements import Giver, slot_judge
 from tests.browser.people import PASSWORD, log_in
 from tests.factories import slots_of
 
@@ -41,7 +36,7 @@ def evaluation():
         slots_of(evaluation), grades, reasons, graders * 2, strict=True
     ):
         if grade is not None:
-            slot_record_grade(slot_id=slot.id, grade=grade, grader=grader, reason=reason)
+            slot_judge(slot_id=slot.id, giver=Giver.recorded(grader), grade=grade, reason=reason)
     return evaluation
 
 

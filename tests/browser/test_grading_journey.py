@@ -3,14 +3,9 @@
 import pytest
 
 from apps.accounts.services import member_add, team_create
+from apps.evaluations.lifecycle import evaluation_start
 from apps.evaluations.models import FeedbackSlot, SnapshotSkip
-from apps.evaluations.services import (
-    Document,
-    evaluation_create,
-    evaluation_start,
-    keywords_add,
-    snapshots_add,
-)
+from apps.evaluations.services import Document, evaluation_create, keywords_add, snapshots_add
 from tests.browser.people import PASSWORD, log_in
 
 pytestmark = pytest.mark.django_db(transaction=True)

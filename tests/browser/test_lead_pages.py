@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 
 from apps.accounts.services import member_add, team_create
 from apps.endpoints.models import SearchEndpoint, SearchModel
+from apps.evaluations.lifecycle import evaluation_start
 from apps.evaluations.models import (
     Evaluation,
     EvaluationMetric,
@@ -19,14 +20,8 @@ from apps.evaluations.models import (
     Keyword,
     Status,
 )
-from apps.evaluations.services import (
-    Document,
-    evaluation_create,
-    evaluation_start,
-    keywords_add,
-    snapshots_add,
-)
-from apps.judging.services import slot_record_grade
+from apps.evaluations.services import Document, evaluation_create, keywords_add, snapshots_add
+from apps.judging.judgements import Giver, slot_judge
 from tests.browser.conftest import SCREENSHOTS
 from tests.browser.people import PASSWORD, log_in
 
@@ -54,7 +49,7 @@ def grade(evaluation, keyword: str, position: int, value: int, grader) -> Feedba
     slot = FeedbackSlot.objects.get(
         evaluation=evaluation, keyword__text=keyword, snapshot__position=position
     )
-    slot_record_grade(slot_id=slot.id, grade=value, grader=grader, reason="checked by hand")
+    slot_judge(slot_id=slot.id, giver=Giver.recorded(grader), grade=value, reason="checked by hand")
     return slot
 
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 from apps.accounts import services
 from apps.accounts.models import Invitation, Membership, Role, Tag, User
 from apps.accounts.selectors import SESSION_TEAM_KEY
-from tests.factories import client_for, make_evaluation, make_grader
+from tests.factories import client_for, finish, make_evaluation, make_grader
 
 pytestmark = pytest.mark.django_db
 
@@ -815,13 +815,11 @@ def test_a_lead_deletes_a_tag_and_members_lose_it(team_a, owner, evaluator):
 
 
 def test_deleting_a_tag_that_restricts_open_evaluations_asks_first_and_names_them(team_a, owner):
-    from apps.evaluations.services import evaluation_finish_now
-
     tag = Tag.objects.create(team=team_a, name="german")
     active = make_evaluation(team=team_a, tags=[tag])
     pending = make_evaluation(team=team_a, tags=[tag], start=False)
     finished = make_evaluation(team=team_a, tags=[tag])
-    evaluation_finish_now(evaluation=finished)
+    finish(finished)
     client = client_for(owner)
 
     asked = client.post(f"/team/tags/{tag.id}/delete/")

@@ -8,7 +8,7 @@ from apps.accounts.models import Membership
 from apps.evaluations.models import Snapshot
 from apps.insights.agreement.services import snapshot_decide
 from apps.insights.tests.test_agreement_decisions import grade_snapshots
-from apps.judging.services import slot_record_grade
+from apps.judging.judgements import Giver, slot_judge
 from tests.factories import make_evaluation, make_grader, make_team, slots_of
 
 pytestmark = pytest.mark.django_db
@@ -103,7 +103,9 @@ def test_the_agreement_costs_a_bounded_number_of_queries(
     graders = [make_grader(team_a) for _ in range(3)]
     big = make_evaluation(team=team_a, scale="detail", strategy=3, keywords={"a": 10, "b": 10})
     grade_snapshots(big, [[n % 10 + 1, (n * 7) % 10 + 1, 5] for n in range(20)], graders)
-    slot_record_grade(slot_id=slots_of(big)[2].id, grade=9, grader_name="vendor")  # 4 graders
+    slot_judge(
+        slot_id=slots_of(big)[2].id, giver=Giver.recorded(None, "vendor"), grade=9
+    )  # 4 graders
 
     with django_assert_max_num_queries(7):
         assert api.get(agreement_url(big)).status_code == 200

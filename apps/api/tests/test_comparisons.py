@@ -6,12 +6,12 @@ import pytest
 
 from apps.accounts.tokens import api_token_create
 from apps.insights.comparison import stats
-from apps.insights.tests.comparison_data import (
+from apps.scoring.models import KeywordMetric
+from tests.comparison_data import (
     imported_evaluation,
     same_keywords_pair,
     shop_pair,
 )
-from apps.scoring.models import KeywordMetric
 from tests.factories import client_for, make_evaluation
 
 pytestmark = pytest.mark.django_db

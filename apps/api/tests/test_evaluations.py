@@ -6,6 +6,7 @@ import pytest
 from django.test import Client
 
 from apps.accounts.models import Tag
+from apps.evaluations.lifecycle import evaluation_finish_now
 from apps.evaluations.models import (
     Evaluation,
     EvaluationMetric,
@@ -14,8 +15,7 @@ from apps.evaluations.models import (
     Snapshot,
     Status,
 )
-from apps.evaluations.services import evaluation_finish_now
-from apps.judging.services import slot_record_grade
+from apps.judging.judgements import Giver, slot_judge
 from apps.scoring.models import KeywordMetric
 from apps.scoring.services import keywords_recompute_marked
 from tests.factories import make_evaluation, make_grader, slots_of
@@ -71,7 +71,7 @@ def graded(team, grades: dict[str, list[int | None]], **settings) -> Evaluation:
     for text, given in grades.items():
         for slot, grade in zip(slots_of(evaluation, text), given, strict=True):
             if grade is not None:
-                slot_record_grade(slot_id=slot.id, grade=grade, grader=grader)
+                slot_judge(slot_id=slot.id, giver=Giver.recorded(grader), grade=grade)
     keywords_recompute_marked()
     evaluation.refresh_from_db()
     return evaluation
@@ -512,7 +512,7 @@ def test_delete_reads_and_writes_a_number_of_queries_that_does_not_grow_per_keyw
         team=team_a, start=False, keywords={f"q{i}": 3 for i in range(keywords)}
     )
     for slot in slots_of(evaluation)[::2]:
-        slot_record_grade(slot_id=slot.id, grade=1, grader=grader_of_a)
+        slot_judge(slot_id=slot.id, giver=Giver.recorded(grader_of_a), grade=1)
     keywords_recompute_marked()
 
     with django_assert_max_num_queries(DELETE_QUERIES):

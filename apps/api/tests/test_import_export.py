@@ -1,7 +1,7 @@
 """POST /api/v1/evaluations/import and GET /api/v1/evaluations/{id}/export, with a real team
 token, in the formats of interchange.md.
 
-Both call apps.evaluations.interchange; each test skips with that reason while the
+Both call apps.interchange; each test skips with that reason while the
 package is not there."""
 
 import csv
@@ -24,7 +24,7 @@ from apps.evaluations.models import (
     Keyword,
     Snapshot,
 )
-from apps.judging.services import slot_record_grade
+from apps.judging.judgements import Giver, slot_judge
 from apps.scoring.services import keywords_recompute_marked
 from tests.factories import make_evaluation, make_grader, slots_of
 
@@ -35,8 +35,8 @@ IMPORT = "/api/v1/evaluations/import"
 
 def needs_interchange() -> None:
     pytest.importorskip(
-        "apps.evaluations.interchange",
-        reason="apps.evaluations.interchange (import_document, EXPORT_FORMATS) is not written yet",
+        "apps.interchange",
+        reason="apps.interchange (import_document, EXPORT_FORMATS) is not written yet",
     )
 
 
@@ -134,9 +134,13 @@ def finished_evaluation(team) -> Evaluation:
             if grade is None:
                 continue
             if slot.index == 0:
-                slot_record_grade(slot_id=slot.id, grade=grade, grader=member, reason="sure")
+                slot_judge(
+                    slot_id=slot.id, giver=Giver.recorded(member), grade=grade, reason="sure"
+                )
             else:
-                slot_record_grade(slot_id=slot.id, grade=grade, grader_name=f"ext-{slot.index}")
+                slot_judge(
+                    slot_id=slot.id, giver=Giver.recorded(None, f"ext-{slot.index}"), grade=grade
+                )
     keywords_recompute_marked()
     evaluation.refresh_from_db()
     return evaluation
@@ -512,7 +516,7 @@ def test_export_reads_the_same_number_of_queries_for_2_and_12_keywords(format_na
     for size in (2, 12):
         evaluation = make_evaluation(team=team_a, keywords={f"q{i}": 3 for i in range(size)})
         for slot in slots_of(evaluation)[::2]:
-            slot_record_grade(slot_id=slot.id, grade=1, grader_name="vendor")
+            slot_judge(slot_id=slot.id, giver=Giver.recorded(None, "vendor"), grade=1)
         keywords_recompute_marked()
         with CaptureQueriesContext(connection) as queries:
             response = api.get(export_url(evaluation, format_name))
@@ -637,7 +641,7 @@ def test_trec_import_names_each_bad_field(api):
 
 def test_a_json_export_imported_back_keeps_the_leads_decisions(api, team_a):
     # Issue 15, item 21: the round trip through the API keeps everything the export holds.
-    from apps.evaluations.tests.test_interchange_document import graded_evaluation
+    from apps.interchange.tests.test_document import graded_evaluation
     from apps.insights.models import SnapshotDecision
 
     graders = [make_grader(team_a, f"ann{i}@example.test") for i in range(2)]

@@ -4,7 +4,7 @@ and the metric values of each keyword, called with a real team token."""
 import pytest
 
 from apps.evaluations.models import Evaluation, Keyword, Snapshot
-from apps.judging.services import slot_record_grade
+from apps.judging.judgements import Giver, slot_judge
 from apps.scoring.models import KeywordMetric
 from apps.scoring.services import keywords_recompute_marked
 from tests.factories import assign, make_evaluation, make_grader, slots_of
@@ -30,7 +30,9 @@ def grade_all(evaluation: Evaluation, grades: dict[str, list[int | None]], grade
     for text, given in grades.items():
         for slot, grade in zip(slots_of(evaluation, text), given, strict=True):
             if grade is not None:
-                slot_record_grade(slot_id=slot.id, grade=grade, grader=grader, reason=f"r{grade}")
+                slot_judge(
+                    slot_id=slot.id, giver=Giver.recorded(grader), grade=grade, reason=f"r{grade}"
+                )
     keywords_recompute_marked()
 
 
@@ -144,8 +146,8 @@ def test_keywords_read_a_fixed_number_of_queries(
 def test_judgements_list_every_slot_with_grade_grader_and_reason(api, team_a, grader):
     evaluation = make_evaluation(team=team_a, strategy=3, keywords={"hat": 2, "scarf": 1})
     slots = slots_of(evaluation)
-    slot_record_grade(slot_id=slots[0].id, grade=3, grader=grader, reason="exact match")
-    slot_record_grade(slot_id=slots[1].id, grade=1, grader_name="vendor-42", reason="")
+    slot_judge(slot_id=slots[0].id, giver=Giver.recorded(grader), grade=3, reason="exact match")
+    slot_judge(slot_id=slots[1].id, giver=Giver.recorded(None, "vendor-42"), grade=1, reason="")
     holder = make_grader(team_a, "holder@a.test")
     assign(slots[3], holder)
 
@@ -226,7 +228,7 @@ def test_judgements_read_a_fixed_number_of_queries(
     )
     graders = [make_grader(team_a) for _ in range(3)]
     for index, slot in enumerate(slots_of(evaluation)):
-        slot_record_grade(slot_id=slot.id, grade=index % 4, grader=graders[index % 3])
+        slot_judge(slot_id=slot.id, giver=Giver.recorded(graders[index % 3]), grade=index % 4)
 
     with django_assert_max_num_queries(JUDGEMENTS_QUERIES):
         response = api.get(f"{judgements_url(evaluation)}?page_size=500")

@@ -5,8 +5,8 @@ from typing import Any
 
 from django import template
 
-from apps.evaluations.lifecycle import LifecycleState, lifecycle_state
 from apps.evaluations.models import Evaluation
+from apps.evaluations.page_actions import LifecycleState, lifecycle_state
 
 register = template.Library()
 

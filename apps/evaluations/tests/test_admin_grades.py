@@ -6,7 +6,7 @@ import pytest
 
 from apps.accounts.models import User
 from apps.evaluations.models import FeedbackSlot, Keyword
-from apps.judging.services import slot_record_grade
+from apps.judging.judgements import Giver, slot_judge
 from apps.scoring.models import KeywordMetric
 from tests.factories import client_for, make_evaluation, make_grader, make_team, slots_of
 
@@ -25,7 +25,7 @@ def evaluation():
     """cg@5 of one keyword whose first result has a grader's grade of 3 (Perfect)."""
     team = make_team()
     evaluation = make_evaluation(team=team, metrics=[("cg", 5)], keywords={"q": 2})
-    slot_record_grade(slot_id=slots_of(evaluation)[0].id, grade=3, grader=make_grader(team))
+    slot_judge(slot_id=slots_of(evaluation)[0].id, giver=Giver.recorded(make_grader(team)), grade=3)
     return evaluation
 
 

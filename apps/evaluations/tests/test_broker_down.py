@@ -14,10 +14,10 @@ from django.test import Client
 from apps.accounts.tokens import api_token_create
 from apps.core import queueing
 from apps.evaluations.fetching import stalled_fetches
+from apps.evaluations.lifecycle import evaluation_finish_now
 from apps.evaluations.models import EvaluationMetric, FeedbackSlot, Keyword, Status
-from apps.evaluations.services import evaluation_finish_now
 from apps.evaluations.tasks import resume_stalled_fetches
-from apps.judging.services import slot_record_grade
+from apps.judging.judgements import Giver, slot_judge
 from apps.scoring.tasks import recompute_marked
 from tests.factories import make_evaluation, make_grader, make_search_model, make_team, slots_of
 
@@ -43,7 +43,7 @@ def api(team) -> Client:
 def graded_and_finished(team, grader) -> None:
     """An earlier evaluation of the team whose first result has a grade to reuse."""
     earlier = make_evaluation(team=team, keywords={"red shoes": 2})
-    slot_record_grade(slot_id=slots_of(earlier)[0].id, grader=grader, grade=3)
+    slot_judge(slot_id=slots_of(earlier)[0].id, giver=Giver.recorded(grader), grade=3)
     evaluation_finish_now(evaluation=earlier)
 
 
@@ -87,8 +87,8 @@ def test_a_settings_edit_that_changes_the_metrics_is_saved_and_answers_with_the_
 ):
     evaluation = make_evaluation(team=team, metrics=[("cg", 5)], keywords={"q": 2})
     first, second = slots_of(evaluation)
-    slot_record_grade(slot_id=first.id, grade=3, grader_name="import")
-    slot_record_grade(slot_id=second.id, grade=1, grader_name="import")
+    slot_judge(slot_id=first.id, giver=Giver.recorded(None, "import"), grade=3)
+    slot_judge(slot_id=second.id, giver=Giver.recorded(None, "import"), grade=1)
     api.post(f"/api/v1/evaluations/{evaluation.id}/stop")
     recompute_marked()  # the grades' recomputes could not be queued either
     queueing.broker_failure_forget()  # the edit tries the broker afresh

@@ -11,10 +11,12 @@ import pytest
 from django.core.management import call_command
 
 from apps.core.errors import InvalidInput
-from apps.evaluations.interchange import export_document, import_document, import_trec
+from apps.engine import WHOLE_LIST
 from apps.evaluations.models import EvaluationMetric, FeedbackSlot
 from apps.evaluations.services import evaluation_create
-from apps.scoring.engine import WHOLE_LIST
+from apps.interchange.document import import_document
+from apps.interchange.export import export_document
+from apps.interchange.trec import import_trec
 from apps.scoring.models import KeywordMetric
 from tests.factories import assign, client_for, make_evaluation, make_grader, make_team
 

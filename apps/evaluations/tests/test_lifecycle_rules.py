@@ -4,11 +4,9 @@ import pytest
 
 from apps.core.errors import InvalidInput, InvalidState
 from apps.evaluations.editing import evaluation_update
-from apps.evaluations.models import Evaluation, FeedbackSlot, Keyword, Status
-from apps.evaluations.services import (
+from apps.evaluations.lifecycle import (
     evaluation_archive,
     evaluation_clone,
-    evaluation_create_with_keywords,
     evaluation_delete,
     evaluation_finish_now,
     evaluation_pin,
@@ -16,7 +14,9 @@ from apps.evaluations.services import (
     evaluation_stop,
     team_set_baseline,
 )
-from apps.judging.services import slot_record_grade
+from apps.evaluations.models import Evaluation, FeedbackSlot, Keyword, Status
+from apps.evaluations.services import evaluation_create_with_keywords
+from apps.judging.judgements import Giver, slot_judge
 from tests.factories import make_evaluation, make_grader, make_search_model, make_team, slots_of
 
 pytestmark = pytest.mark.django_db
@@ -114,7 +114,7 @@ def test_editing_is_refused_while_active_or_starting(search_server):
 
 def test_scale_cannot_change_under_imported_grades():
     evaluation = make_evaluation(start=False)
-    slot_record_grade(slot_id=slots_of(evaluation)[0].id, grade=2, grader_name="trec")
+    slot_judge(slot_id=slots_of(evaluation)[0].id, giver=Giver.recorded(None, "trec"), grade=2)
 
     with pytest.raises(InvalidInput) as refused:
         evaluation_update(evaluation=evaluation, scale="binary")
@@ -155,7 +155,7 @@ def test_only_a_pending_evaluation_starts():
 
 def test_pause_returns_an_active_evaluation_to_pending_and_keeps_its_grades():
     evaluation = make_evaluation()
-    slot_record_grade(slot_id=slots_of(evaluation)[0].id, grade=2, grader_name="x")
+    slot_judge(slot_id=slots_of(evaluation)[0].id, giver=Giver.recorded(None, "x"), grade=2)
 
     evaluation = evaluation_stop(evaluation=evaluation)
 
@@ -289,7 +289,7 @@ def test_finishing_at_full_progress_auto_restarts_a_model_evaluation_with_fresh_
 
     with django_capture_on_commit_callbacks(execute=True):
         for slot in slots_of(evaluation):
-            slot_record_grade(slot_id=slot.id, grader=grader, grade=1)
+            slot_judge(slot_id=slot.id, giver=Giver.recorded(grader), grade=1)
 
     evaluation.refresh_from_db()
     assert evaluation.status == Status.FINISHED

@@ -8,8 +8,9 @@ import pytest
 
 from apps.accounts.models import Tag
 from apps.evaluations.forms import keyword_list, suggested_name
+from apps.evaluations.lifecycle import evaluation_start, evaluation_stop
 from apps.evaluations.models import Evaluation, EvaluationMetric, Keyword, Status
-from apps.evaluations.services import evaluation_create, evaluation_start, evaluation_stop
+from apps.evaluations.services import evaluation_create
 from tests.factories import client_for, make_evaluation, make_search_model
 
 pytestmark = pytest.mark.django_db

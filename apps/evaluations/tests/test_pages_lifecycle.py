@@ -6,12 +6,9 @@ import pytest
 from django.contrib.messages import get_messages
 
 from apps.accounts.models import Team
+from apps.evaluations.lifecycle import evaluation_stop, team_set_baseline
 from apps.evaluations.models import Evaluation, Keyword, Snapshot, Status
-from apps.evaluations.services import (
-    evaluation_create_with_keywords,
-    evaluation_stop,
-    team_set_baseline,
-)
+from apps.evaluations.services import evaluation_create_with_keywords
 from tests.factories import client_for, make_evaluation, make_search_model
 
 pytestmark = pytest.mark.django_db

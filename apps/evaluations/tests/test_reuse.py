@@ -3,9 +3,9 @@
 import pytest
 from django.utils import timezone
 
+from apps.evaluations.lifecycle import evaluation_finish_now, evaluation_start
 from apps.evaluations.models import EvaluationMetric, FeedbackSlot, Status
-from apps.evaluations.services import evaluation_finish_now, evaluation_start
-from apps.judging.services import slot_record_grade
+from apps.judging.judgements import Giver, slot_judge
 from tests.factories import make_evaluation, make_grader, make_team, slots_of
 
 pytestmark = pytest.mark.django_db
@@ -18,7 +18,7 @@ def graded_evaluation(team, graders_and_grades, *, keywords=None, scale="graded"
     )
     first_three = slots_of(evaluation)[:3]
     for slot, (grader, grade) in zip(first_three, graders_and_grades, strict=False):
-        slot_record_grade(slot_id=slot.id, grader=grader, grade=grade)
+        slot_judge(slot_id=slot.id, giver=Giver.recorded(grader), grade=grade)
     if finish:
         evaluation_finish_now(evaluation=evaluation)
     return evaluation
@@ -156,7 +156,7 @@ def test_a_resumed_evaluation_never_gives_a_grader_a_second_slot_of_a_snapshot(
     evaluation = new_evaluation(team)
     evaluation = start(evaluation, django_capture_on_commit_callbacks)
     # Ann grades the first result here, then the evaluation is paused...
-    slot_record_grade(slot_id=slots_of(evaluation)[0].id, grader=ann, grade=1)
+    slot_judge(slot_id=slots_of(evaluation)[0].id, giver=Giver.recorded(ann), grade=1)
     evaluation.status = Status.PENDING
     evaluation.save()
     # ...while an evaluation in which she graded it too finishes.

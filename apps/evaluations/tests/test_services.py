@@ -6,6 +6,7 @@ from django.db import IntegrityError, transaction
 
 from apps.accounts.models import Tag
 from apps.core.errors import InvalidInput, InvalidState
+from apps.evaluations.lifecycle import evaluation_clone, evaluation_start, next_name
 from apps.evaluations.models import (
     Evaluation,
     EvaluationMetric,
@@ -14,15 +15,7 @@ from apps.evaluations.models import (
     Snapshot,
     Status,
 )
-from apps.evaluations.services import (
-    Document,
-    evaluation_clone,
-    evaluation_create,
-    evaluation_start,
-    keywords_add,
-    next_name,
-    snapshots_add,
-)
+from apps.evaluations.services import Document, evaluation_create, keywords_add, snapshots_add
 from tests.factories import assign, make_evaluation, make_grader, make_team, slots_of
 
 pytestmark = pytest.mark.django_db

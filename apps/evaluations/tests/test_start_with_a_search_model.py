@@ -9,13 +9,9 @@ from django.db import connection
 
 from apps.core.errors import InvalidState
 from apps.evaluations import fetching
+from apps.evaluations.lifecycle import evaluation_start, evaluation_stop
 from apps.evaluations.models import Evaluation, FeedbackSlot, Keyword, Snapshot, Status
-from apps.evaluations.services import (
-    evaluation_create_with_keywords,
-    evaluation_start,
-    evaluation_stop,
-    keywords_add,
-)
+from apps.evaluations.services import evaluation_create_with_keywords, keywords_add
 from tests.factories import make_search_model, make_team
 from tests.search_server import documents_for
 

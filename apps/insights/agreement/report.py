@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from apps.scoring.engine import Scale, get_scale
+from apps.engine import Scale, get_scale
 
 from .consensus import GraderAgreement, grader_agreement
 from .stats import (

@@ -11,10 +11,10 @@ from django.core.paginator import Page, Paginator
 from django.db import connection
 from django.db.models import Count, Exists, F, Max, Min, OuterRef, QuerySet, Sum
 
+from apps import engine
 from apps.accounts.models import User
 from apps.evaluations.models import Evaluation, EvaluationMetric, FeedbackSlot, Snapshot
 from apps.insights.models import SnapshotDecision
-from apps.scoring import engine
 
 from .disagreement import MIN_SPREAD, disagreeing_items, disagreement_kind
 from .report import AgreementReport, Ratings, agreement_report

@@ -11,13 +11,13 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from apps import engine
 from apps.accounts.models import Membership
 from apps.accounts.selectors import is_lead
 from apps.core.errors import InvalidInput, NotAllowed
 from apps.evaluations.models import Snapshot
 from apps.insights.models import SnapshotDecision
-from apps.scoring import engine
-from apps.scoring.services import keyword_mark_for_scoring
+from apps.scoring.pipeline import grades_changed
 
 REASON_MAX_LENGTH = 2000
 
@@ -74,7 +74,7 @@ def snapshot_decide(
         # Marking updates the keyword's row first. Its lock makes two leads deciding on
         # one keyword take turns, and it is the order in which the pipeline's store locks
         # (keyword, then its snapshots), so a decision and a recompute never deadlock.
-        keyword_mark_for_scoring(keyword_id=snapshot.keyword_id)
+        grades_changed(keyword_ids=[snapshot.keyword_id])
         decision, _created = SnapshotDecision.objects.update_or_create(
             snapshot=snapshot,
             defaults={
@@ -97,6 +97,6 @@ def snapshot_decision_clear(
     if not SnapshotDecision.objects.filter(snapshot=snapshot).exists():
         return False
     with transaction.atomic():
-        keyword_mark_for_scoring(keyword_id=snapshot.keyword_id)  # first, as in snapshot_decide
+        grades_changed(keyword_ids=[snapshot.keyword_id])  # first, as in snapshot_decide
         deleted, _ = SnapshotDecision.objects.filter(snapshot=snapshot).delete()
     return bool(deleted)

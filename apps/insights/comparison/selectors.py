@@ -21,10 +21,10 @@ from django.db import connection
 from django.db.models import Count, QuerySet
 from django.http import Http404
 
+from apps import engine
 from apps.core.errors import InvalidInput
 from apps.evaluations.metric_list import metric_text, parse_metric_list
 from apps.evaluations.models import Evaluation, EvaluationMetric, Keyword, Snapshot
-from apps.scoring import engine
 from apps.scoring.models import KeywordMetric
 
 from . import ranking, stats

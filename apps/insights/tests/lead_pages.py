@@ -51,10 +51,10 @@ def grade_slots(evaluation: Evaluation, grades: dict[str, list[int]], grader: st
     which a test inside one transaction would otherwise never see run."""
     from django.test import TestCase
 
-    from apps.judging.services import slot_record_grade
+    from apps.judging.judgements import Giver, slot_judge
     from tests.factories import slots_of
 
     with TestCase.captureOnCommitCallbacks(execute=True):
         for keyword, values in grades.items():
             for slot, grade in zip(slots_of(evaluation, keyword), values, strict=False):
-                slot_record_grade(slot_id=slot.id, grade=grade, grader_name=grader)
+                slot_judge(slot_id=slot.id, giver=Giver.recorded(None, grader), grade=grade)

@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from apps.engine import SCALES, snapshot_value
 from apps.insights.agreement.consensus import grader_agreement
 from apps.insights.agreement.disagreement import (
     SPREAD,
@@ -14,7 +15,6 @@ from apps.insights.agreement.disagreement import (
 )
 from apps.insights.agreement.readings import krippendorff_reading, landis_koch_band
 from apps.insights.agreement.report import Ratings, agreement_report
-from apps.scoring.engine import SCALES, snapshot_value
 
 
 def by_name(report_graders, names):

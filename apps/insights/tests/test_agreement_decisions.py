@@ -13,7 +13,7 @@ from apps.insights.agreement.disagreement import disagreement_kind
 from apps.insights.agreement.report import Ratings, agreement_report
 from apps.insights.agreement.services import snapshot_decide, snapshot_decision_clear
 from apps.insights.models import SnapshotDecision
-from apps.judging.services import slot_record_grade
+from apps.judging.judgements import Giver, slot_judge
 from apps.scoring.models import KeywordMetric
 from apps.scoring.services import evaluation_recompute
 from tests.factories import make_evaluation, make_grader, make_team, slots_of
@@ -34,8 +34,11 @@ def grade_snapshots(evaluation, grades_per_snapshot, graders):
         for index, grade in enumerate(grades):
             if grade is not None:
                 slot = slots[number * strategy + index]
-                slot_record_grade(
-                    slot_id=slot.id, grade=grade, grader=graders[index], reason=f"r{grade}"
+                slot_judge(
+                    slot_id=slot.id,
+                    giver=Giver.recorded(graders[index]),
+                    grade=grade,
+                    reason=f"r{grade}",
                 )
 
 
@@ -128,7 +131,7 @@ def test_a_decision_stands_when_a_grader_changes_a_grade_later(tied, admin, team
     snapshot_decide(membership=membership_of(admin, team_a), snapshot_id=snapshot.id, grade=0)
 
     third = slots_of(tied)[2]
-    slot_record_grade(slot_id=third.id, grade=1, grader=graders[2])  # would make it 1
+    slot_judge(slot_id=third.id, giver=Giver.recorded(graders[2]), grade=1)  # would make it 1
 
     assert snapshot_at(tied, 1).value == 0.0
     assert metric(tied, "precision", 2) == 0.5
@@ -319,7 +322,7 @@ def test_the_ratings_read_from_the_database_give_the_same_report_as_plain_lists(
     )
     patterns = [[0, 2, 3], [1, 1, None], [3, 3, 2]]
     grade_snapshots(evaluation, patterns, graders)
-    slot_record_grade(slot_id=slots_of(evaluation)[5].id, grade=0, grader_name="vendor")
+    slot_judge(slot_id=slots_of(evaluation)[5].id, giver=Giver.recorded(None, "vendor"), grade=0)
 
     agreement = selectors.evaluation_agreement(evaluation)
 

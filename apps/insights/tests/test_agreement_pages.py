@@ -6,7 +6,7 @@ import pytest
 from apps.evaluations.models import EvaluationMetric, Snapshot
 from apps.insights.models import SnapshotDecision
 from apps.insights.tests.test_agreement_decisions import grade_snapshots
-from apps.judging.services import slot_record_grade
+from apps.judging.judgements import Giver, slot_judge
 from apps.scoring.services import keywords_recompute_marked
 from tests.factories import client_for, make_evaluation, make_grader, slots_of
 
@@ -116,7 +116,7 @@ def test_the_agreement_page_costs_the_same_queries_for_many_graders_and_results(
     big = make_evaluation(team=team_a, scale="graded", strategy=3, keywords={"a": 8, "b": 8})
     grade_snapshots(big, [[n % 4, (n + 1) % 4, (n * 3) % 4] for n in range(16)], many)
     for slot in slots_of(big)[1::3]:
-        slot_record_grade(slot_id=slot.id, grade=2, grader_name=f"vendor-{slot.id % 5}")
+        slot_judge(slot_id=slot.id, giver=Giver.recorded(None, f"vendor-{slot.id % 5}"), grade=2)
     client = client_for(owner)
     client.get(agreement_url(big))  # session and team are cached after the first request
 

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kappa
 
+from apps.engine import SCALES
 from apps.insights.agreement.report import Ratings, agreement_report, level_of
 from apps.insights.agreement.stats import (
     ONE_VALUE_REASON,
@@ -18,7 +19,6 @@ from apps.insights.agreement.stats import (
     krippendorff_alpha,
     observed_agreement,
 )
-from apps.scoring.engine import SCALES
 
 BINARY = SCALES["binary"].grades
 GRADED = SCALES["graded"].grades

@@ -10,9 +10,8 @@ from django.core.cache import cache
 from apps.evaluations.models import Keyword
 from apps.insights.comparison import stats
 from apps.scoring.models import KeywordMetric
+from tests.comparison_data import imported_evaluation, same_keywords_pair, shop_pair
 from tests.factories import client_for, make_evaluation
-
-from .comparison_data import imported_evaluation, same_keywords_pair, shop_pair
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from apps.evaluations.models import Evaluation, FeedbackSlot, Status
-from apps.judging.services import slot_record_grade
+from apps.judging.judgements import Giver, slot_judge
 from apps.scoring.models import KeywordMetric
 from tests.factories import assign, client_for, make_evaluation, slots_of
 
@@ -23,8 +23,10 @@ def evaluation(team_a, evaluator, django_capture_on_commit_callbacks):
     )
     slots = slots_of(evaluation)
     with django_capture_on_commit_callbacks(execute=True):
-        slot_record_grade(slot_id=slots[0].id, grade=3, grader=evaluator, reason="exact match")
-        slot_record_grade(slot_id=slots[1].id, grade=2, grader_name="Agency 7")
+        slot_judge(
+            slot_id=slots[0].id, giver=Giver.recorded(evaluator), grade=3, reason="exact match"
+        )
+        slot_judge(slot_id=slots[1].id, giver=Giver.recorded(None, "Agency 7"), grade=2)
     assign(slots[3], evaluator)
     return evaluation
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 from apps.accounts.models import Membership, Tag
 from apps.evaluations.models import FeedbackSlot
 from apps.insights import selectors
-from apps.judging.services import slot_record_grade
+from apps.judging.judgements import Action, Giver, slot_judge
 from tests.factories import client_for, make_evaluation, make_grader, slots_of
 
 from .lead_pages import text
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 
 def graded_on(slot, user, moment: datetime, grade: int = 1) -> None:
-    slot_record_grade(slot_id=slot.id, grade=grade, grader=user)
+    slot_judge(slot_id=slot.id, giver=Giver.recorded(user), grade=grade)
     FeedbackSlot.objects.filter(id=slot.id).update(graded_at=moment)
 
 
@@ -99,9 +99,8 @@ def test_the_tag_filter_keeps_members_holding_the_tag(graded, team_a, owner, adm
 
 
 def test_a_reset_grade_no_longer_counts(graded, evaluator, today):
-    from apps.judging.services import slot_reset
 
-    slot_reset(slot_id=slots_of(graded)[0].id)
+    slot_judge(slot_id=slots_of(graded)[0].id, giver=Giver.lead(), action=Action.CLEAR)
 
     rows = selectors.leaderboard(
         team_id=graded.team_id, start=today - timedelta(days=29), end=today

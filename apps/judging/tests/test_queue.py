@@ -17,16 +17,11 @@ from apps.accounts.models import Membership, Team
 from apps.accounts.services import member_add, tags_get_or_create
 from apps.core.errors import InvalidState, NotAllowed
 from apps.evaluations.models import Evaluation, FeedbackSlot, SnapshotSkip
-from apps.evaluations.services import evaluation_finish
 from apps.judging import queue_sql, services
+from apps.judging.judgements import Action, Giver, slot_judge
 from apps.judging.selectors import open_evaluations_parameters, start_of_today
-from apps.judging.services import (
-    slot_claim_next,
-    slot_grade,
-    slot_record_grade,
-    slot_reset,
-    slot_skip,
-)
+from apps.judging.services import slot_claim_next
+from apps.scoring.finishing import evaluation_finish
 from tests.factories import assign, make_evaluation, make_team, slots_of
 
 pytestmark = pytest.mark.django_db
@@ -54,7 +49,7 @@ def where(slot: FeedbackSlot | None) -> tuple[str, int] | None:
 def claim_and_grade(membership: Membership, grade: int = 2) -> FeedbackSlot | None:
     slot = slot_claim_next(membership=membership)
     if slot is not None:
-        slot_grade(user=membership.user, slot_id=slot.id, grade=grade)
+        slot_judge(slot_id=slot.id, giver=Giver.grader(membership.user), grade=grade)
     return slot
 
 
@@ -93,7 +88,7 @@ def test_a_started_snapshot_is_offered_first_even_when_it_comes_later():
     evaluation = make_evaluation(strategy=3, keywords={"boots": 2, "sandals": 2})
     early, late = new_member(evaluation.team), new_member(evaluation.team)
     last_result = slots_of(evaluation, "sandals")[-1]
-    slot_grade(user=early.user, slot_id=assign(last_result, early.user).id, grade=3)
+    slot_judge(slot_id=assign(last_result, early.user).id, giver=Giver.grader(early.user), grade=3)
 
     assert where(slot_claim_next(membership=late)) == ("sandals", 2)
 
@@ -101,7 +96,9 @@ def test_a_started_snapshot_is_offered_first_even_when_it_comes_later():
 def test_a_snapshot_started_by_a_recorded_grade_is_offered_first_too():
     evaluation = make_evaluation(strategy=3, keywords={"boots": 2, "sandals": 2})
     grader = new_member(evaluation.team)
-    slot_record_grade(slot_id=slots_of(evaluation, "sandals")[-1].id, grade=1, grader_name="x")
+    slot_judge(
+        slot_id=slots_of(evaluation, "sandals")[-1].id, giver=Giver.recorded(None, "x"), grade=1
+    )
 
     assert where(slot_claim_next(membership=grader)) == ("sandals", 2)
 
@@ -144,7 +141,12 @@ def test_a_skipped_snapshot_is_never_offered_again_to_that_grader_but_is_to_othe
     skipped = slot_claim_next(membership=grader)
     assert where(skipped) == ("red shoes", 1)
 
-    slot_skip(user=grader.user, slot_id=skipped.id, reason="cannot see the image")
+    slot_judge(
+        slot_id=skipped.id,
+        giver=Giver.grader(grader.user),
+        action=Action.SKIP,
+        reason="cannot see the image",
+    )
 
     assert SnapshotSkip.objects.filter(snapshot=skipped.snapshot, user=grader.user).exists()
     assert FeedbackSlot.objects.get(id=skipped.id).grader is None
@@ -158,7 +160,7 @@ def test_a_grader_cannot_skip_someone_elses_slot():
     slot = slot_claim_next(membership=holder)
 
     with pytest.raises(NotAllowed):
-        slot_skip(user=other.user, slot_id=slot.id)
+        slot_judge(slot_id=slot.id, giver=Giver.grader(other.user), action=Action.SKIP)
 
     assert FeedbackSlot.objects.get(id=slot.id).grader == holder.user
     assert not SnapshotSkip.objects.exists()
@@ -251,7 +253,7 @@ def test_an_evaluation_with_no_work_left_gives_none():
     evaluation = make_evaluation(keywords={"red shoes": 2})
     grader = new_member(evaluation.team)
     for slot in slots_of(evaluation):
-        slot_record_grade(slot_id=slot.id, grade=1, grader_name="import")
+        slot_judge(slot_id=slot.id, giver=Giver.recorded(None, "import"), grade=1)
 
     assert slot_claim_next(membership=grader) is None
 
@@ -314,9 +316,9 @@ def test_an_expired_lock_lets_another_grader_take_the_slot_and_the_first_grade_i
 
     taken = slot_claim_next(membership=quick)
     assert taken is not None and taken.id == slot.id
-    slot_grade(user=quick.user, slot_id=slot.id, grade=3, reason="exact match")
+    slot_judge(slot_id=slot.id, giver=Giver.grader(quick.user), grade=3, reason="exact match")
     with pytest.raises(NotAllowed):
-        slot_grade(user=slow.user, slot_id=slot.id, grade=0)
+        slot_judge(slot_id=slot.id, giver=Giver.grader(slow.user), grade=0)
 
     stored = FeedbackSlot.objects.get(id=slot.id)
     assert (stored.grader, stored.grade, stored.reason) == (quick.user, 3, "exact match")
@@ -376,7 +378,7 @@ def test_a_reset_slot_is_offered_again():
     grader, colleague = new_member(evaluation.team), new_member(evaluation.team)
     slot = claim_and_grade(grader)
 
-    slot_reset(slot_id=slot.id)
+    slot_judge(slot_id=slot.id, giver=Giver.lead(), action=Action.CLEAR)
 
     assert slot_claim_next(membership=colleague).id == slot.id
 
@@ -386,9 +388,9 @@ def test_a_snapshot_whose_only_grade_is_reset_is_fresh_again_and_waits_its_turn(
     grader, colleague = new_member(evaluation.team), new_member(evaluation.team)
     first = claim_and_grade(grader)
     second_result = slots_of(evaluation)[3]
-    slot_record_grade(slot_id=second_result.id, grade=1, grader_name="import")
+    slot_judge(slot_id=second_result.id, giver=Giver.recorded(None, "import"), grade=1)
 
-    slot_reset(slot_id=first.id)
+    slot_judge(slot_id=first.id, giver=Giver.lead(), action=Action.CLEAR)
 
     assert not FeedbackSlot.objects.filter(snapshot_id=first.snapshot_id, snapshot_started=True)
     # The started second result comes first now, not the first one that lost its grade.
@@ -401,7 +403,7 @@ def test_a_reset_leaves_a_snapshot_started_while_another_of_its_grades_stands():
     first = claim_and_grade(grader)
     claim_and_grade(colleague)
 
-    slot_reset(slot_id=first.id)
+    slot_judge(slot_id=first.id, giver=Giver.lead(), action=Action.CLEAR)
 
     started = FeedbackSlot.objects.filter(snapshot_id=first.snapshot_id, snapshot_started=True)
     assert started.count() == 3
@@ -417,7 +419,9 @@ def grader_far_ahead() -> tuple[Evaluation, Membership]:
     ahead = new_member(evaluation.team)
     for _ in range(4):
         claim_and_grade(ahead)
-    slot_record_grade(slot_id=slots_of(evaluation, "k6")[0].id, grade=1, grader_name="import")
+    slot_judge(
+        slot_id=slots_of(evaluation, "k6")[0].id, giver=Giver.recorded(None, "import"), grade=1
+    )
     return evaluation, ahead
 
 

@@ -19,10 +19,10 @@ from apps.evaluations.models import (
     SnapshotSkip,
     Status,
 )
-from apps.evaluations.services import Document, evaluation_start, keywords_add, snapshots_add
+from apps.evaluations.services import Document, keywords_add, snapshots_add
 from apps.judging import services
-from apps.judging.services import slot_record_grade
-from tests.factories import assign, client_for, make_evaluation, make_grader, slots_of
+from apps.judging.judgements import Giver, slot_judge
+from tests.factories import assign, client_for, make_evaluation, make_grader, slots_of, start
 
 pytestmark = pytest.mark.django_db
 
@@ -67,7 +67,7 @@ def evaluation_with_documents(team, documents: list[Document], **settings) -> Ev
     evaluation = make_evaluation(team=team, keywords={}, start=False, **settings)
     [keyword] = keywords_add(evaluation=evaluation, texts=["red shoes"])
     snapshots_add(keyword=keyword, documents=documents)
-    return evaluation_start(evaluation=evaluation)
+    return start(evaluation)
 
 
 # --- Someone not logged in --------------------------------------------------------------
@@ -271,7 +271,7 @@ def test_markup_in_a_keyword_a_result_or_an_attribute_is_shown_as_text(headers, 
     )
     # Stored before images were checked on the way in: the page still never shows it.
     keyword.snapshots.update(image='javascript:alert(3)" onerror="alert(4)')
-    evaluation_start(evaluation=evaluation)
+    start(evaluation)
 
     page = text(client_for(evaluator).get("/feedback/", headers=headers))
 
@@ -988,7 +988,7 @@ def build_team_work(team, size: int) -> User:
         for grader, slot in zip(graders, slots[::3], strict=False):
             assign(slot, grader)
         for slot in slots[1::3][:4]:
-            slot_record_grade(slot_id=slot.id, grade=1, grader_name="import")
+            slot_judge(slot_id=slot.id, giver=Giver.recorded(None, "import"), grade=1)
     return make_grader(team, f"fresh{size}@a.test")
 
 
@@ -1096,12 +1096,12 @@ def test_a_grade_takes_four_statements_on_postgresql(
     evaluation = make_evaluation(
         team=team_a, strategy=3, keywords={f"query {k}": 4 for k in range(keywords)}
     )
-    slot_record_grade(slot_id=slots_of(evaluation)[0].id, grade=1, grader_name="import")
+    slot_judge(slot_id=slots_of(evaluation)[0].id, giver=Giver.recorded(None, "import"), grade=1)
     client = client_for(evaluator)
     client.get("/feedback/")
     assert held(evaluator).snapshot_started
 
-    with mock.patch("apps.scoring.services.queue_keyword_recompute"):
+    with mock.patch("apps.scoring.tasks.queue_keyword_recompute"):
         grades_held_within(HOT_GRADE_QUERIES, client, evaluator, django_assert_max_num_queries)
 
 
@@ -1130,7 +1130,7 @@ def done_by(grader: User, team, count: int) -> None:
     for _ in range(count):
         evaluation = make_evaluation(team=team, strategy=3, keywords={"done": 2})
         for slot in slots_of(evaluation)[::3]:
-            slot_record_grade(slot_id=slot.id, grade=1, grader=grader)
+            slot_judge(slot_id=slot.id, giver=Giver.recorded(grader), grade=1)
 
 
 def test_give_feedback_reads_as_many_queries_with_twice_the_evaluations_done(team_a, evaluator):

@@ -1,0 +1,263 @@
+"""A realistic demo: a shop's search team, a small catalogue, evaluations on each scale.
+
+Grades are drawn from a fixed seed and a simple notion of relevance (a product matches a
+query when they share a category and colour), so the metrics look like real ones.
+"""
+
+import random
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from apps.accounts.models import Team, User
+from apps.accounts.services import member_add, team_create, user_get_or_create
+from apps.evaluations.lifecycle import evaluation_start
+from apps.evaluations.models import Evaluation, FeedbackSlot
+from apps.evaluations.services import (
+    Document,
+    evaluation_create,
+    evaluation_create_with_keywords,
+    keywords_add,
+    snapshots_add,
+)
+from apps.judging.judgements import Giver, slot_judge
+
+TEAM_NAME = "Acme Outdoor Shop"
+PASSWORD = "relevo-demo"
+OWNER = "owner@relevo.test"
+LEAD = "lead@relevo.test"
+GRADERS = ["ada@relevo.test", "ben@relevo.test"]
+
+COLOURS = ["red", "blue", "black", "green", "grey", "yellow"]
+CATEGORIES = {
+    "running shoes": ("Trail runner", "Road racer", "Cushioned trainer"),
+    "rain jacket": ("Packable shell", "Insulated parka", "Storm jacket"),
+    "hiking backpack": ("Daypack 20L", "Trekking pack 45L", "Hydration pack"),
+    "wool socks": ("Merino crew socks", "Hiking socks", "Liner socks"),
+    "camping tent": ("Two-person tent", "Ultralight tarp tent", "Family dome tent"),
+    "water bottle": ("Insulated bottle", "Soft flask", "Filter bottle"),
+}
+BRANDS = ["Acme", "Northfell", "Tarn & Co", "Ridgeline"]
+
+
+@dataclass(frozen=True)
+class Product:
+    sku: str
+    name: str
+    category: str
+    colour: str
+    brand: str
+    price: float
+
+
+def catalogue(rng: random.Random) -> list[Product]:
+    products: list[Product] = []
+    for category, models in CATEGORIES.items():
+        for model in models:
+            for colour in rng.sample(COLOURS, 3):
+                sku = f"sku-{len(products) + 100}"
+                products.append(
+                    Product(
+                        sku,
+                        f"{model}, {colour}",
+                        category,
+                        colour,
+                        rng.choice(BRANDS),
+                        round(rng.uniform(9, 320), 2),
+                    )
+                )
+    return products
+
+
+def relevance(query: str, product: Product) -> int:
+    """0..3: category and colour both match -> 3, category only -> 2, colour only -> 1."""
+    category = product.category in query
+    colour = product.colour in query
+    return 3 if category and colour else 2 if category else 1 if colour else 0
+
+
+def results_for(query: str, products: list[Product], rng: random.Random, n: int) -> list[Product]:
+    """An imperfect search engine: mostly relevant first, with some noise."""
+    scored = sorted(products, key=lambda p: relevance(query, p) + rng.uniform(0, 2.2), reverse=True)
+    return scored[:n]
+
+
+def on_scale(grade: int, scale: str, rng: random.Random) -> int:
+    noisy = max(0, min(3, grade + rng.choice([0, 0, 0, 1, -1])))
+    if scale == "binary":
+        return 1 if noisy >= 2 else 0
+    if scale == "detail":
+        return max(1, min(10, 1 + noisy * 3 + rng.choice([-1, 0, 0, 1])))
+    return noisy
+
+
+DEMO_SEED = 20261121
+
+
+def demo_search(query: str, size: int) -> list[Product]:
+    """The demo's search engine, for the demo search API: the same catalogue as the
+    seeded evaluations, the same imperfect ranking, the same answer for a query."""
+    products = catalogue(random.Random(DEMO_SEED))
+    return results_for(query, products, random.Random(f"{DEMO_SEED}:{query}"), n=size)
+
+
+QUERIES = [
+    "red running shoes",
+    "blue rain jacket",
+    "black hiking backpack",
+    "grey wool socks",
+    "green camping tent",
+    "yellow water bottle",
+    "running shoes",
+    "rain jacket",
+]
+
+EVALUATIONS = [
+    # name, scale, strategy, metrics, share of slots graded
+    (
+        "Catalogue search, binary 1",
+        "binary",
+        1,
+        [("precision", 5), ("ap", 10), ("rr", 10), ("recall", 10)],
+        1.0,
+    ),
+    (
+        "Catalogue search, graded 2",
+        "graded",
+        3,
+        [("ndcg", 10), ("dcg", 10), ("err", 10), ("precision", 5)],
+        0.6,
+    ),
+    ("Catalogue search, detail 1", "detail", 1, [("ndcg_d", 10), ("cg_d", 5)], 0.4),
+]
+
+
+@transaction.atomic
+def seed_demo() -> tuple[Team, bool]:
+    """Create the demo once, all or nothing. Returns the team and whether it was created now.
+
+    The metrics are computed right after the commit, as for any grade.
+    """
+    existing = Team.objects.filter(name=TEAM_NAME).first()
+    if existing is not None:
+        return existing, False
+    rng = random.Random(DEMO_SEED)
+    team = team_create(name=TEAM_NAME, owner_email=OWNER, owner_password=PASSWORD)
+    owner = user_get_or_create(email=OWNER)
+    owner.is_staff = owner.is_superuser = True  # the demo owner can use the admin
+    owner.save(update_fields=["is_staff", "is_superuser"])
+    lead = member_add(team=team, email=LEAD, role="admin", password=PASSWORD).user
+    graders = [
+        member_add(
+            team=team, email=email, role="evaluator", password=PASSWORD, tag_names=["apparel"]
+        ).user
+        for email in GRADERS
+    ]
+    products = catalogue(rng)
+    people = [*graders, lead]
+    for name, scale, strategy, metrics, share in EVALUATIONS:
+        evaluation = evaluation_create(
+            team=team,
+            name=name,
+            scale=scale,
+            strategy=strategy,
+            metrics=metrics,
+            created_by=owner,
+            scoring_guidelines=GUIDELINES,
+        )
+        _add_results(evaluation, products, rng)
+        evaluation_start(evaluation=evaluation)
+        _grade_some(evaluation, products, people, share, rng)
+    _add_live_search(team, owner)
+    return team, True
+
+
+def _add_live_search(team: Team, owner: User) -> None:
+    """An endpoint and model on the demo search API, and a pending evaluation of it that a
+    lead can start (the app answers the calls itself: see demo_api.py)."""
+    from django.conf import settings
+
+    from apps.endpoints.services import endpoint_create, model_create
+
+    endpoint = endpoint_create(
+        team=team,
+        name="Demo catalogue",
+        method="GET",
+        url=settings.DEMO_SEARCH_URL,
+        headers="Accept: application/json",
+        timeout_seconds=5,
+        created_by=owner,
+        mapper={
+            "results": "hits.hits[*]",
+            "id": "_id",
+            "name": "_source.title",
+            "attributes": {
+                "brand": "_source.brand",
+                "colour": "_source.colour",
+                "price": "_source.price",
+            },
+        },
+    )
+    model = model_create(
+        team=team,
+        endpoint=endpoint,
+        name="Demo catalogue, default ranking",
+        params="q=#query#\nsize=8",
+        headers="",
+        body="",
+        body_type="json",
+        default_keywords="\n".join(QUERIES),
+        tags=[],
+        created_by=owner,
+    )
+    evaluation_create_with_keywords(
+        team=team,
+        name="Live catalogue search 1",
+        scale="graded",
+        metrics=[("ndcg", 10), ("precision", 5)],
+        keywords=QUERIES,
+        search_model=model,
+        reuse="keyword_doc",
+        scoring_guidelines=GUIDELINES,
+        created_by=owner,
+    )
+
+
+def _add_results(evaluation: Evaluation, products: list[Product], rng: random.Random) -> None:
+    for keyword in keywords_add(evaluation=evaluation, texts=QUERIES):
+        documents = [
+            Document(p.sku, p.name, "", {"brand": p.brand, "colour": p.colour, "price": p.price})
+            for p in results_for(keyword.text, products, rng, n=8)
+        ]
+        snapshots_add(keyword=keyword, documents=documents)
+
+
+def _grade_some(
+    evaluation: Evaluation,
+    products: list[Product],
+    people: list,
+    share: float,
+    rng: random.Random,
+) -> None:
+    by_sku = {p.sku: p for p in products}
+    slots = (
+        FeedbackSlot.objects.filter(evaluation=evaluation)
+        .select_related("keyword", "snapshot")
+        .order_by("keyword__position", "snapshot__position", "index")
+    )
+    for slot in slots:
+        if rng.random() >= share:
+            continue
+        product = by_sku[slot.snapshot.doc_id]
+        grade = on_scale(relevance(slot.keyword.text, product), evaluation.scale, rng)
+        slot_judge(slot_id=slot.id, giver=Giver.recorded(people[slot.index]), grade=grade)
+
+
+GUIDELINES = """\
+**Judge the result as a shopper who typed the query.**
+
+- *Perfect*: the product is exactly what the query asks for (category and colour).
+- *Good*: the right kind of product in another colour.
+- *Fair*: related (the colour matches, or an accessory of the category).
+- *Poor*: unrelated.
+"""

@@ -1,0 +1,115 @@
+"""An evaluation's metrics as `trec_eval -q` prints them, so they can be diffed with it.
+
+Each line is `measure<TAB>query<TAB>value`: one block per keyword that has values, in
+trec_eval's order of queries (their ids sorted as text), then the `all` lines: the run
+id, the number of queries with values (`num_q`), and each measure's mean over them.
+Values have four decimals, as trec_eval prints them; the names are padded to 22
+characters as trec_eval pads them, so `diff` lines up line for line.
+
+Under the `trec` profile a metric trec_eval offers takes trec_eval's name (P_10,
+map_cut_100, map, recip_rank, recall_100, set_recall, ndcg_cut_10, ndcg, set_P) and its
+value equals trec_eval's; within a query the measures come in trec_eval's order. Every
+other metric, and every metric under `searchtweak` (whose numbers differ from
+trec_eval's by design), is named `<metric id>_cut_<k>`, or the id alone for the whole
+list, so no line claims a trec_eval name it would not reproduce.
+"""
+
+from collections.abc import Iterable
+from typing import TextIO
+
+from apps.engine import WHOLE_LIST
+from apps.evaluations.models import Evaluation, EvaluationMetric
+from apps.scoring.models import KeywordMetric
+
+from .tokens import to_column
+
+RUN_ID = "relevo"
+
+# Relevo metric -> (trec_eval name at a cutoff, trec_eval name over the whole list).
+TREC_EVAL_NAMES: dict[str, tuple[str | None, str]] = {
+    "ap": ("map_cut_{k}", "map"),
+    "rr": (None, "recip_rank"),
+    "precision": ("P_{k}", "set_P"),
+    "recall": ("recall_{k}", "set_recall"),
+    "ndcg": ("ndcg_cut_{k}", "ndcg"),
+}
+# The order in which trec_eval prints these measures (its measure table), cutoffs
+# ascending within each.
+TREC_EVAL_ORDER = [
+    "map",
+    "recip_rank",
+    "P_",
+    "recall_",
+    "ndcg",
+    "ndcg_cut_",
+    "map_cut_",
+    "set_P",
+    "set_recall",
+]
+
+
+def measure_name(metric: str, k: int, profile: str) -> str:
+    """The name of (metric, k) in the output (see the module docstring)."""
+    if profile == "trec" and metric in TREC_EVAL_NAMES:
+        at_k, whole = TREC_EVAL_NAMES[metric]
+        if k == WHOLE_LIST:
+            return whole
+        if at_k is not None:
+            return at_k.format(k=k)
+    return metric if k == WHOLE_LIST else f"{metric}_cut_{k}"
+
+
+def _sort_key(name: str) -> tuple[int, str, int]:
+    """trec_eval's measures in its order, by cutoff within one; the others after them."""
+    stem, _, cutoff = name.rpartition("_")
+    if cutoff.isdigit():
+        stem, number = stem + "_", int(cutoff)
+    else:
+        stem, number = name, 0
+    if stem in TREC_EVAL_ORDER:
+        return (TREC_EVAL_ORDER.index(stem), "", number)
+    return (len(TREC_EVAL_ORDER), stem, number)
+
+
+def _line(measure: str, query: str, value: str) -> str:
+    return f"{measure:<22}\t{query}\t{value}\n"
+
+
+def export_trec_eval(evaluation: Evaluation, out: TextIO) -> None:
+    """Write the per-keyword values and the `all` means in trec_eval -q's format."""
+    profile = evaluation.profile
+    metrics = list(
+        EvaluationMetric.objects.filter(evaluation=evaluation).values_list("metric", "k", "value")
+    )
+    names = {(metric, k): measure_name(metric, k, profile) for metric, k, _ in metrics}
+    ordered = sorted(names.items(), key=lambda item: _sort_key(item[1]))
+    per_query = _values_by_query(evaluation)
+    answered = 0
+    for query in sorted(per_query):
+        values = per_query[query]
+        if all(value is None for value in values.values()):
+            continue  # trec_eval prints no line for a query it did not evaluate
+        answered += 1
+        for key, name in ordered:
+            value = values.get(key)
+            if value is not None:
+                out.write(_line(name, query, f"{value:6.4f}"))
+    out.write(_line("runid", "all", RUN_ID))
+    out.write(_line("num_q", "all", str(answered)))
+    means = {(metric, k): value for metric, k, value in metrics}
+    for key, name in ordered:
+        if means[key] is not None:
+            out.write(_line(name, "all", f"{means[key]:6.4f}"))
+
+
+def _values_by_query(evaluation: Evaluation) -> dict[str, dict[tuple[str, int], float | None]]:
+    """query id (the keyword as a TREC column) -> (metric, k) -> value."""
+    rows: Iterable[tuple[str, str, int, float | None]] = (
+        KeywordMetric.objects.filter(evaluation=evaluation)
+        .values_list("keyword__text", "metric", "k", "value")
+        .iterator(chunk_size=20_000)
+    )
+    values: dict[str, dict[tuple[str, int], float | None]] = {}
+    for text, metric, k, value in rows:
+        values.setdefault(to_column(text), {})[(metric, k)] = value
+    return values

@@ -1,0 +1,255 @@
+"""The one place a judgement is written.
+
+Whoever gives it (a grader on the grading page, a lead resetting a slot or editing it
+in the admin, the demo data, reuse of earlier grades, and the AI judges to come), a
+judgement of a feedback slot is recorded, changed, cleared or skipped by `slot_judge`,
+and many at once by `slots_judge_in_bulk`. Nothing else writes a slot's grade columns
+(grade, reason, graded_at, grader, external_grader). These functions enforce the
+rules: the team, the grader's hold on the slot, an evaluation open for grading, a grade
+of the evaluation's scale. In the same transaction they mark the keyword for
+recomputation (apps.scoring.pipeline), which queues the metrics once it commits.
+
+(An import creates its slots already graded, in bulk with the rest of the evaluation;
+its grades are checked against the same scale rules by the import, with the line of
+each problem: apps/interchange/checks.py.)
+
+Locks: a judgement locks every slot of its snapshot, in id order, before it writes
+one, as a lead's reset and every other judgement do. Two graders of one snapshot who
+each wrote their own slot first and then waited for the other's (starting the snapshot)
+used to deadlock.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Subquery
+from django.utils import timezone
+
+from apps.core.bulk import bulk_set
+from apps.core.errors import InvalidInput, InvalidState, NotAllowed, NotFound
+from apps.evaluations.models import Evaluation, FeedbackSlot, SnapshotSkip, Status
+from apps.scoring import pipeline
+
+NOT_YOURS = "this result is not yours to grade (its time ran out and it moved on)"
+NOT_YOURS_TO_SKIP = "this result is not yours to skip"
+
+
+class Action(StrEnum):
+    GRADE = "grade"  # record or change the slot's grade
+    CLEAR = "clear"  # no grade, no grader: the queue offers the slot again
+    SKIP = "skip"  # the grader cannot judge it: released, never offered to them again
+
+
+class GiverKind(StrEnum):
+    # A person grading a slot they hold from the queue (the grading page; an AI judge).
+    GRADER = "grader"
+    # A lead on the team's pages or an administrator: any slot, the grader it names kept.
+    LEAD = "lead"
+    # A grade given outside the queue, by a person here or a name (the demo data).
+    RECORDED = "recorded"
+
+
+@dataclass(frozen=True)
+class Giver:
+    """Who gives a judgement, which decides the rules it is held to."""
+
+    kind: GiverKind
+    user: Any = None
+    name: str = ""  # a grader with no account here
+
+    @classmethod
+    def grader(cls, user: Any) -> "Giver":
+        return cls(GiverKind.GRADER, user)
+
+    @classmethod
+    def lead(cls, user: Any = None) -> "Giver":
+        return cls(GiverKind.LEAD, user)
+
+    @classmethod
+    def recorded(cls, user: Any = None, name: str = "") -> "Giver":
+        return cls(GiverKind.RECORDED, user, name)
+
+
+def check_grade(grade: Any, evaluation: Evaluation) -> int:
+    """The grade, if it is one of the evaluation's scale; InvalidInput otherwise. (Also
+    what the admin's slot form checks before the grade is recorded.)"""
+    scale = evaluation.grading_scale
+    if isinstance(grade, bool) or not isinstance(grade, int) or grade not in scale.grades:
+        shown = ", ".join(str(g) for g in scale.grades)
+        raise InvalidInput(
+            {"grade": f"{grade!r} is not a {scale.name} grade ({shown})"}, field="grade"
+        )
+    return grade
+
+
+def slot_judge(
+    *,
+    slot_id: int,
+    giver: Giver,
+    action: Action = Action.GRADE,
+    grade: Any = None,
+    reason: str = "",
+    team_id: int | None = None,
+) -> FeedbackSlot:
+    """Record (or change) a grade, clear a slot, or skip it; the slot as it now is.
+
+    `team_id`: the team the request acts for (pages and the API always give it); a slot
+    of another team is NotFound. A grader must hold the slot, in an evaluation open for
+    grading; only leads clear.
+    """
+    with transaction.atomic():
+        siblings = _lock_snapshot_of(slot_id, team_id)
+        slot = next((s for s in siblings if s.id == slot_id), None)
+        if slot is None:
+            if giver.kind == GiverKind.GRADER and team_id is None:
+                raise NotAllowed(NOT_YOURS)
+            raise NotFound("No such result.")
+        if action == Action.SKIP:
+            _skip(slot, giver, reason)
+            return slot
+        _check_giver(slot, giver, action)
+        now = timezone.now()
+        if action == Action.GRADE:
+            changes = _grade_columns(slot, giver, check_grade(grade, slot.evaluation), reason, now)
+            if not slot.snapshot_started:
+                _set_started([s.id for s in siblings], started=True)
+                changes["snapshot_started"] = True
+        else:
+            changes = _cleared_columns()
+            if all(s.grade is None for s in siblings if s.id != slot.id):
+                # Its snapshot's only grade: fresh again, no longer before the fresh ones.
+                _set_started([s.id for s in siblings], started=False)
+                changes["snapshot_started"] = False
+        FeedbackSlot.objects.filter(id=slot.id).update(**changes)
+        for name, value in changes.items():
+            setattr(slot, name, value)
+        pipeline.grades_changed(keyword_ids=[slot.keyword_id])
+    return slot
+
+
+def _lock_snapshot_of(slot_id: int, team_id: int | None) -> list[FeedbackSlot]:
+    """Every slot of the slot's snapshot, with its evaluation, locked in id order."""
+    snapshot = FeedbackSlot.objects.filter(id=slot_id).values("snapshot_id")[:1]
+    siblings = FeedbackSlot.objects.filter(snapshot_id=Subquery(snapshot))
+    if team_id is not None:
+        siblings = siblings.filter(evaluation__team_id=team_id)
+    return list(
+        siblings.select_related("evaluation").select_for_update(of=("self",)).order_by("id")
+    )
+
+
+def _check_giver(slot: FeedbackSlot, giver: Giver, action: Action) -> None:
+    if giver.kind == GiverKind.GRADER:
+        if action != Action.GRADE or slot.grader_id != giver.user.id:
+            raise NotAllowed(NOT_YOURS)
+        if slot.evaluation.status != Status.ACTIVE:
+            raise InvalidState("the evaluation is not open for grading")
+    elif action == Action.CLEAR and giver.kind != GiverKind.LEAD:
+        raise NotAllowed("only a lead clears a grade")
+
+
+def _grade_columns(
+    slot: FeedbackSlot, giver: Giver, grade: int, reason: str, now: datetime
+) -> dict[str, Any]:
+    changes: dict[str, Any] = {"grade": grade, "reason": reason, "graded_at": now}
+    if giver.kind == GiverKind.RECORDED:
+        changes.update(grader=giver.user, external_grader=giver.name)
+    if giver.kind != GiverKind.GRADER:
+        # The time the named grader took the slot, as if from the queue.
+        holder = giver.user if giver.kind == GiverKind.RECORDED else slot.grader_id
+        changes["assigned_at"] = now if holder else None
+    return changes
+
+
+def _cleared_columns() -> dict[str, Any]:
+    return {
+        "grade": None,
+        "reason": "",
+        "graded_at": None,
+        "grader": None,
+        "external_grader": "",
+        "assigned_at": None,
+    }
+
+
+def _set_started(slot_ids: list[int], *, started: bool) -> None:
+    """The queue offers the other slots of a snapshot with a grade before fresh ones."""
+    FeedbackSlot.objects.filter(id__in=slot_ids).update(snapshot_started=started)
+
+
+def _skip(slot: FeedbackSlot, giver: Giver, reason: str) -> None:
+    held = giver.kind == GiverKind.GRADER and slot.grader_id == giver.user.id
+    if not held or slot.grade is not None:
+        raise NotAllowed(NOT_YOURS_TO_SKIP)
+    SnapshotSkip.objects.get_or_create(
+        snapshot_id=slot.snapshot_id, user=giver.user, defaults={"reason": reason.strip()}
+    )
+    FeedbackSlot.objects.filter(id=slot.id).update(grader=None, assigned_at=None)
+    slot.grader, slot.assigned_at = None, None
+
+
+@dataclass(frozen=True)
+class BulkJudgement:
+    """One grade of a bulk write: a slot, its grade and who gave it when."""
+
+    slot_id: int
+    grade: int
+    reason: str = ""
+    grader_id: int | None = None
+    external_grader: str = ""
+    graded_at: datetime | None = None
+
+
+def slots_judge_in_bulk(
+    *, evaluation: Evaluation, judgements: Sequence[BulkJudgement], reused: bool = False
+) -> int:
+    """Grade many untouched slots of one evaluation at once (reuse of earlier grades),
+    under the rules of slot_judge: slots of this evaluation, grades of its scale. Their
+    snapshots start, their keywords are marked, and the evaluation is recomputed once
+    the caller's transaction commits. `reused`: copied from earlier evaluations (not new
+    work for the leaderboard). Returns the number of slots graded."""
+    if not judgements:
+        return 0
+    problems = _bulk_problems(evaluation, judgements)
+    if problems:
+        raise InvalidInput(problems)
+    ids = [j.slot_id for j in judgements]
+    with transaction.atomic():
+        rows = list(
+            FeedbackSlot.objects.select_for_update()
+            .filter(id__in=ids, evaluation_id=evaluation.id)
+            .order_by("id")
+            .values_list("id", "snapshot_id", "keyword_id")
+        )
+        if len(rows) != len(set(ids)):
+            raise NotFound("a slot is not one of this evaluation's")
+        bulk_set(
+            FeedbackSlot,
+            ids,
+            {
+                "grade": [j.grade for j in judgements],
+                "reason": [j.reason for j in judgements],
+                "grader_id": [j.grader_id for j in judgements],
+                "external_grader": [j.external_grader for j in judgements],
+                "graded_at": [j.graded_at for j in judgements],
+                "reused": [reused] * len(judgements),
+            },
+        )
+        snapshots = sorted({snapshot for _, snapshot, _ in rows})
+        FeedbackSlot.objects.filter(snapshot_id__in=snapshots).update(snapshot_started=True)
+        pipeline.grades_changed(keyword_ids={keyword for _, _, keyword in rows})
+    return len(ids)
+
+
+def _bulk_problems(evaluation: Evaluation, judgements: Sequence[BulkJudgement]) -> list[str]:
+    problems: list[str] = []
+    for number, judgement in enumerate(judgements):
+        try:
+            check_grade(judgement.grade, evaluation)
+        except InvalidInput as error:
+            problems.extend(f"judgements[{number}].{problem}" for problem in error.problems)
+    return problems

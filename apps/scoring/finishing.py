@@ -1,0 +1,43 @@
+"""Finishing an evaluation: when its last grade is scored (store.py) or when a lead
+finishes it by hand (apps.evaluations.lifecycle). Its means are made exact, and an
+evaluation set to restart on its own gets a fresh copy.
+
+The restart is the lifecycle's work (clone and start), and the lifecycle sits above the
+pipeline: the pipeline never imports it. So the restart is queued as the lifecycle's
+Celery task, by its name, once the finish commits.
+"""
+
+from celery import current_app
+from django.db import transaction
+from django.utils import timezone
+
+from apps.core.queueing import queue_after_commit
+from apps.evaluations.models import Evaluation, Status
+
+from .means import store_exact_means
+
+RESTART_TASK = "apps.evaluations.auto_restart.restart_evaluation"
+
+
+def evaluation_finish(*, evaluation_id: int) -> bool:
+    """Finish an active evaluation: exact means, and a fresh copy when it auto-restarts.
+
+    Returns False when the evaluation was not active (someone else finished it first).
+    """
+    with transaction.atomic():
+        changed = Evaluation.objects.filter(id=evaluation_id, status=Status.ACTIVE).update(
+            status=Status.FINISHED, finished_at=timezone.now()
+        )
+        if not changed:
+            return False
+        store_exact_means(evaluation_id=evaluation_id)
+        if Evaluation.objects.filter(id=evaluation_id, auto_restart=True).exists():
+            queue_after_commit(current_app.tasks[RESTART_TASK], evaluation_id)
+    return True
+
+
+def finish_when_complete(evaluation: Evaluation) -> None:
+    """Finish the evaluation (locked by the caller) once every slot is graded."""
+    complete = evaluation.total_slots > 0 and evaluation.graded_slots == evaluation.total_slots
+    if complete and evaluation.status == Status.ACTIVE:
+        evaluation_finish(evaluation_id=evaluation.id)

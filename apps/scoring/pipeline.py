@@ -1,0 +1,77 @@
+"""The two ways into metrics recomputation, for every caller in every process:
+
+    grades_changed(keyword_ids=[...])        these keywords' judgements changed
+    setup_changed(evaluation_id=...)         how this evaluation is scored changed
+
+Call either inside the transaction that made the change. It marks the keywords in that
+transaction (so a committed change is always marked or already scored) and queues the
+recompute once the transaction commits; with the broker down the mark stays and the
+sweep (tasks.recompute_marked) scores it. The grade writer (apps.judging.judgements)
+is the only caller of grades_changed for graders' judgements; a lead's decision on a
+disagreement (apps.insights.agreement) calls it too, as its decision stands in for the
+snapshot's grades.
+"""
+
+from collections.abc import Collection
+
+from django.db import connection, transaction
+from django.db.models import F
+
+from apps.evaluations.models import Keyword
+
+from . import tasks
+
+KEYWORDS = Keyword._meta.db_table
+# Marking a keyword answers its changes not scored yet in the same statement (the ORM
+# has no UPDATE ... RETURNING; a second SELECT would cost every grade a round trip).
+MARK_SQL = (
+    f"UPDATE {KEYWORDS} SET needs_scoring = TRUE, grade_version = grade_version + 1 "
+    "WHERE id = %s RETURNING grade_version - scored_version"
+)
+
+
+def grades_changed(*, keyword_ids: Collection[int]) -> None:
+    """The judgements of these keywords changed (one grade, or many at once).
+
+    One keyword: its recompute is queued when this is its only change not yet scored
+    (grade_version - scored_version = 1 after the mark). With more, an earlier mark
+    queued a task that has not stored its result yet: that task, or the worker running
+    it, sees this change too, because it stores only what it read and goes round again
+    while the grade version is ahead. So a keyword graded many times a second queues
+    one task per recompute, not one per grade.
+
+    Many keywords (reuse, a bulk write): each is marked, and each evaluation they belong
+    to is recomputed whole, in one task.
+    """
+    ids = sorted(set(keyword_ids))
+    if len(ids) == 1:
+        with connection.cursor() as cursor:
+            cursor.execute(MARK_SQL, ids)
+            row = cursor.fetchone()
+        if row is not None and row[0] == 1:
+            keyword_id = ids[0]
+            transaction.on_commit(lambda: tasks.queue_keyword_recompute(keyword_id=keyword_id))
+    elif ids:
+        marked = Keyword.objects.filter(id__in=ids)
+        marked.update(needs_scoring=True, grade_version=F("grade_version") + 1)
+        for evaluation_id in marked.order_by().values_list("evaluation_id", flat=True).distinct():
+            _queue_evaluation_after_commit(evaluation_id)
+
+
+def setup_changed(*, evaluation_id: int) -> None:
+    """How the evaluation is scored changed (its profile, transformers, metrics, whether
+    keywords without results count).
+
+    Every keyword is marked as a grade marks it, so what was stored under the old
+    settings is older than the mark and the recompute stores over it (without the mark,
+    the version guard would keep the old values as fresh); the whole-evaluation
+    recompute is queued once the transaction commits, and the sweep covers a lost task.
+    """
+    Keyword.objects.filter(evaluation_id=evaluation_id).update(
+        needs_scoring=True, grade_version=F("grade_version") + 1
+    )
+    _queue_evaluation_after_commit(evaluation_id)
+
+
+def _queue_evaluation_after_commit(evaluation_id: int) -> None:
+    transaction.on_commit(lambda: tasks.queue_evaluation_recompute(evaluation_id=evaluation_id))
