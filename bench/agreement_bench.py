@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> None:
     from apps.evaluations.models import Snapshot
     from apps.insights.agreement import selectors
     from apps.insights.agreement.report import agreement_report
-    from apps.insights.agreement.services import snapshot_decide
+    from apps.judging.decisions import snapshot_decide
     from apps.scoring import tasks as scoring
     from apps.scoring.services import evaluation_recompute, keyword_recompute
 

@@ -6,8 +6,13 @@ with bench/grading_http_bench.py on 2 cores; see bench/README.md.
 
 import gc
 import os
+from typing import TYPE_CHECKING
 
 from config.env import env_int, env_str
+
+if TYPE_CHECKING:
+    from gunicorn.arbiter import Arbiter
+    from gunicorn.workers.base import Worker
 
 wsgi_app = "config.wsgi:application"
 bind = env_str("BIND", "0.0.0.0:8000")
@@ -34,7 +39,7 @@ preload_app = True
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
 
 
-def when_ready(server) -> None:  # type: ignore[no-untyped-def]
+def when_ready(server: "Arbiter") -> None:
     # The master loaded the application but must hand no connection to its workers.
     from django.db import connections
 
@@ -52,7 +57,7 @@ def when_ready(server) -> None:  # type: ignore[no-untyped-def]
     gc.freeze()
 
 
-def post_fork(server, worker) -> None:  # type: ignore[no-untyped-def]
+def post_fork(server: "Arbiter", worker: "Worker") -> None:
     # A request makes and drops tens of thousands of objects; collecting the youngest
     # generation every 700 of them ran a collection several times per request.
     gc.set_threshold(GC_YOUNGEST_THRESHOLD, 20, 20)

@@ -7,6 +7,9 @@ hold to is that no module reaches itself through its imports, however indirectly
 module that does can run half-initialised and cannot be read on its own.
 """
 
+from typing import cast
+
+from grimp import ImportGraph
 from importlinter import Contract, ContractCheck, fields, output
 
 
@@ -15,11 +18,11 @@ class AcyclicModulesContract(Contract):
 
     packages = fields.ListField(subfield=fields.StringField())
 
-    def check(self, graph, verbose: bool) -> ContractCheck:  # type: ignore[no-untyped-def]
+    def check(self, graph: ImportGraph, verbose: bool) -> ContractCheck:
+        # Contract.__init__ replaced the field by the list the configuration gives.
+        packages = cast(list[str], self.packages)
         modules = {
-            module
-            for package in self.packages  # type: ignore[attr-defined]
-            for module in graph.find_descendants(package) | {package}
+            module for package in packages for module in graph.find_descendants(package) | {package}
         }
         imports = {
             module: sorted(graph.find_modules_directly_imported_by(module) & modules)

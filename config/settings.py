@@ -239,9 +239,9 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
-LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "dashboard"
-LOGOUT_REDIRECT_URL = "login"
+LOGIN_URL = "accounts:login"
+LOGIN_REDIRECT_URL = "insights:dashboard"
+LOGOUT_REDIRECT_URL = "accounts:login"
 
 # --- Email (invitations, password reset) ---------------------------------------------
 # Printed to the console unless an SMTP server is configured.

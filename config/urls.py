@@ -1,20 +1,16 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from apps.api.urls import urlpatterns as api_pages
-from apps.api.urls import v1 as api_v1
-from apps.demo import search_api as demo_api
-
+# Each app's routes are named in its own namespace, its app_name: "judging:feedback".
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("api/v1/", include(api_v1)),
-    path("api/", include(api_pages)),
+    path("api/", include("apps.api.urls")),
     path("", include("apps.accounts.urls")),
     path("", include("apps.judging.urls")),
     path("", include("apps.interchange.urls")),
     path("", include("apps.insights.urls")),
     path("evaluations/", include("apps.evaluations.urls")),
-    path("demo/search", demo_api.search, name="demo_search"),
+    path("demo/", include("apps.demo.urls")),
     path("", include("apps.endpoints.urls")),
 ]
 

@@ -62,17 +62,17 @@ def test_the_schema_lists_every_v1_operation_and_nothing_else():
     assert set(paths) == v1_paths()
     assert {path: sorted(methods) for path, methods in paths.items()} == {
         "/api/v1/evaluations/": ["get", "post"],
-        "/api/v1/evaluations/import": ["post"],
-        "/api/v1/evaluations/import-trec": ["post"],
+        "/api/v1/evaluations/import/": ["post"],
+        "/api/v1/evaluations/import-trec/": ["post"],
         "/api/v1/evaluations/{evaluation_id}/": ["delete", "get", "patch"],
-        "/api/v1/evaluations/{evaluation_id}/clone": ["post"],
-        "/api/v1/evaluations/{evaluation_id}/archive": ["delete", "post"],
-        "/api/v1/evaluations/{evaluation_id}/pin": ["delete", "post"],
-        "/api/v1/evaluations/{evaluation_id}/baseline": ["delete", "post"],
-        "/api/v1/evaluations/{evaluation_id}/start": ["post"],
-        "/api/v1/evaluations/{evaluation_id}/stop": ["post"],
-        "/api/v1/evaluations/{evaluation_id}/finish": ["post"],
-        "/api/v1/evaluations/{evaluation_id}/export": ["get"],
+        "/api/v1/evaluations/{evaluation_id}/clone/": ["post"],
+        "/api/v1/evaluations/{evaluation_id}/archive/": ["delete", "post"],
+        "/api/v1/evaluations/{evaluation_id}/pin/": ["delete", "post"],
+        "/api/v1/evaluations/{evaluation_id}/baseline/": ["delete", "post"],
+        "/api/v1/evaluations/{evaluation_id}/start/": ["post"],
+        "/api/v1/evaluations/{evaluation_id}/stop/": ["post"],
+        "/api/v1/evaluations/{evaluation_id}/finish/": ["post"],
+        "/api/v1/evaluations/{evaluation_id}/export/": ["get"],
         "/api/v1/evaluations/{evaluation_id}/keywords/": ["get"],
         "/api/v1/evaluations/{evaluation_id}/judgements/": ["get"],
         "/api/v1/evaluations/{evaluation_id}/agreement/": ["get"],
@@ -101,7 +101,7 @@ def test_the_schema_documents_the_list_filters_and_export_formats():
     listed = {p["name"]: p for p in paths["/api/v1/evaluations/"]["get"]["parameters"]}
     assert {"status", "scale", "tag", "search", "page", "page_size"} <= set(listed)
     assert sorted(listed["status"]["schema"]["enum"]) == ["active", "finished", "pending"]
-    export = paths["/api/v1/evaluations/{evaluation_id}/export"]["get"]["parameters"]
+    export = paths["/api/v1/evaluations/{evaluation_id}/export/"]["get"]["parameters"]
     [format_parameter] = [p for p in export if p["name"] == "format"]
     assert sorted(format_parameter["schema"]["enum"]) == [
         "csv",
@@ -114,7 +114,7 @@ def test_the_schema_documents_the_list_filters_and_export_formats():
 
 
 def test_the_schema_documents_the_evaluation_document_for_import():
-    body = openapi_document()["paths"]["/api/v1/evaluations/import"]["post"]["requestBody"]
+    body = openapi_document()["paths"]["/api/v1/evaluations/import/"]["post"]["requestBody"]
 
     document = body["content"]["application/json"]["schema"]
     assert document["required"] == ["format", "name", "scale", "metrics"]
@@ -223,7 +223,7 @@ def team_data() -> dict:
 @schema.parametrize()
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 def test_no_generated_request_gets_a_server_error(case, team_data):
-    if case.operation.path.endswith(("/import", "/export")):
+    if case.operation.path.endswith(("/import/", "/export/")):
         pytest.importorskip("apps.interchange", reason="the importer is not there")
     parameters = case.path_parameters or {}
     for name in ("evaluation_id", "model_id"):

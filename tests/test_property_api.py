@@ -241,8 +241,8 @@ JSON_BODIES = {
     "/api/v1/evaluations/{evaluation_id}/": {
         k: v for k, v in EVALUATION_BODY.items() if k != "keywords"
     },
-    "/api/v1/evaluations/{evaluation_id}/clone": {"name": "Hostile copy"},
-    "/api/v1/evaluations/import": DOCUMENT_BODY,
+    "/api/v1/evaluations/{evaluation_id}/clone/": {"name": "Hostile copy"},
+    "/api/v1/evaluations/import/": DOCUMENT_BODY,
 }
 RUN = b"1 Q0 d1 1 2.5 run\n1 Q0 d2 2 1.5 run\n2 Q0 d3 1 0.5 run\n"
 QRELS = b"1 0 d1 2\n1 0 d9 1\n2 0 d3 0\n"
@@ -420,7 +420,7 @@ def test_hostile_bodies_get_a_success_or_a_4xx_with_a_message(
             )
         )
     if "multipart/form-data" in content_types:
-        if path.endswith("/import-trec"):
+        if path.endswith("/import-trec/"):
             fields, files = TREC_FIELDS, TREC_FILES
         else:
             fields, files = {}, {"file": render(DOCUMENT_BODY).encode()}
@@ -482,7 +482,7 @@ def test_the_base_bodies_are_valid(path, body, world, server_errors):
     "url",
     [
         "/api/v1/evaluations/abc/",
-        "/api/v1/evaluations/-1/start",
+        "/api/v1/evaluations/-1/start/",
         "/api/v1/evaluations/1.5/keywords/",
         "/api/v1/models/null/",
         "/api/v1/no-such-thing",
@@ -500,7 +500,7 @@ def test_a_path_no_route_matches_gets_a_json_404(url, world, server_errors):
 def test_the_base_trec_upload_is_valid(world, server_errors):
     files = {name: (name + ".txt", data) for name, data in TREC_FILES.items()}
     response = send_multipart(
-        world["client"], "POST", "/api/v1/evaluations/import-trec", TREC_FIELDS, files
+        world["client"], "POST", "/api/v1/evaluations/import-trec/", TREC_FIELDS, files
     )
     assert response.status_code == 201, response.content[:2000]
 
@@ -597,7 +597,7 @@ HOSTILE_AUTHORIZATION = [
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     ("method", "url"),
-    [("GET", "/api/v1/evaluations/"), ("POST", "/api/v1/evaluations/import")],
+    [("GET", "/api/v1/evaluations/"), ("POST", "/api/v1/evaluations/import/")],
 )
 def test_hostile_authorization_headers_get_a_401_with_a_message(method, url, server_errors):
     requests = [

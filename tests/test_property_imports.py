@@ -7,8 +7,8 @@ files, valid ones and ones with one thing wrong: wrong types, integers past the 
 smallint columns (positions and ranks 2147483648, grades 32768), a document listed twice
 for a keyword, nesting 5,000 deep in attributes, lone surrogates, NUL, byte-order marks,
 CRLF, text of 1 MB, images that are not web addresses (javascript:alert(1)), wrong
-column counts, unicode junk. Each goes through the API (POST /api/v1/evaluations/import
-as a JSON body or an upload, POST /api/v1/evaluations/import-trec) and through the
+column counts, unicode junk. Each goes through the API (POST /api/v1/evaluations/import/
+as a JSON body or an upload, POST /api/v1/evaluations/import-trec/) and through the
 services (import_document, import_trec). An accepted file must also have been stored
 sensibly: pictures are web addresses, a keyword lists a document once, no byte-order
 mark in a text.
@@ -506,11 +506,11 @@ def test_a_document_sent_to_the_api_is_imported_or_refused_with_located_problems
         if upload:
             content_type, body = multipart({}, {"file": ("evaluation.json", file)})
             response = client.generic(
-                "POST", "/api/v1/evaluations/import", data=body, content_type=content_type
+                "POST", "/api/v1/evaluations/import/", data=body, content_type=content_type
             )
         else:
             response = client.generic(
-                "POST", "/api/v1/evaluations/import", data=file, content_type="application/json"
+                "POST", "/api/v1/evaluations/import/", data=file, content_type="application/json"
             )
         check_answer(response, label, before, server_errors)
 
@@ -800,7 +800,7 @@ def test_trec_files_sent_to_the_api_are_imported_or_refused_with_located_problem
     with rolled_back():
         before = row_counts()
         response = world["client"].generic(
-            "POST", "/api/v1/evaluations/import-trec", data=body, content_type=content_type
+            "POST", "/api/v1/evaluations/import-trec/", data=body, content_type=content_type
         )
         check_answer(response, label, before, server_errors)
 

@@ -17,7 +17,7 @@ from django.db.models import Count
 from apps import engine
 from apps.accounts.models import Membership
 from apps.evaluations.models import Evaluation, EvaluationMetric, FeedbackSlot, Keyword
-from apps.judging import services
+from apps.judging import judgements
 from apps.judging.judgements import Giver, slot_judge
 from apps.judging.services import slot_claim_next
 from apps.scoring.loading import load_keyword_inputs
@@ -161,9 +161,9 @@ def test_a_claim_during_a_grade_that_starts_a_snapshot_waits_instead_of_finding_
     postgres,
 ):
     # The first grade of a snapshot locks its other slots for a moment; the claim must
-    # not take those free but locked slots for "nothing left". A grade through the queue
-    # does it inside one statement; a recorded grade does it in steps, so it can be
-    # slowed down between locking the slots and committing.
+    # not take those free but locked slots for "nothing left". The grade writer locks
+    # them, then starts them; here it is slowed down between starting them and
+    # committing.
     evaluation = make_evaluation(strategy=3, keywords={"red shoes": 1})
     first = Membership.objects.select_related("user").get(
         user=make_grader(evaluation.team), team=evaluation.team
@@ -174,10 +174,10 @@ def test_a_claim_during_a_grade_that_starts_a_snapshot_waits_instead_of_finding_
     held = slot_claim_next(membership=first)
     assert held is not None
     grade_is_writing = threading.Event()
-    start_snapshot = services._mark_snapshot_started
+    start_snapshot = judgements._set_started
 
-    def start_snapshot_slowly(snapshot_id: int) -> None:
-        start_snapshot(snapshot_id)  # its free slots are locked from here to the commit
+    def start_snapshot_slowly(slot_ids: list[int], *, started: bool) -> None:
+        start_snapshot(slot_ids, started=started)  # its slots stay locked to the commit
         grade_is_writing.set()
         time.sleep(0.5)  # the grade's transaction stays open a little longer
 
@@ -187,7 +187,7 @@ def test_a_claim_during_a_grade_that_starts_a_snapshot_waits_instead_of_finding_
         assert grade_is_writing.wait(10)
         return slot_claim_next(membership=second)
 
-    with mock.patch.object(services, "_mark_snapshot_started", start_snapshot_slowly):
+    with mock.patch.object(judgements, "_set_started", start_snapshot_slowly):
         (_graded, claimed), errors = run_in_threads(2, grade_or_claim)
 
     assert not errors, f"{len(errors)} threads failed; the first:\n{errors[0]}"

@@ -1,6 +1,9 @@
+from typing import Any
+
 from django import forms
 from django.contrib.auth import forms as auth_forms
 from django.contrib.auth.password_validation import validate_password
+from django.db.models import QuerySet
 
 from .models import Role, Tag, Team, User
 
@@ -8,7 +11,7 @@ from .models import Role, Tag, Team, User
 class TagChoiceField(forms.ModelMultipleChoiceField):
     widget = forms.CheckboxSelectMultiple
 
-    def label_from_instance(self, obj: Tag) -> str:  # type: ignore[override]
+    def label_from_instance(self, obj: Tag) -> str:
         return obj.name
 
 
@@ -20,16 +23,16 @@ class InviteForm(forms.Form):
     email = forms.EmailField()
     role = forms.ChoiceField(choices=[(Role.EVALUATOR, "Evaluator"), (Role.ADMIN, "Admin")])
 
-    def __init__(self, *args: object, team: Team, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, *args: Any, team: Team, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.fields["tags"] = team_tags_field(team)
 
 
 class MembershipForm(forms.Form):
     role = forms.ChoiceField(choices=Role.choices)
 
-    def __init__(self, *args: object, team: Team, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, *args: Any, team: Team, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.fields["tags"] = team_tags_field(team)
 
 
@@ -48,9 +51,9 @@ class AcceptInvitationForm(forms.Form):
     password = forms.CharField(widget=forms.PasswordInput, required=False)
 
     def __init__(
-        self, *args: object, needs_password: bool, validate_strength: bool, **kwargs: object
+        self, *args: Any, needs_password: bool, validate_strength: bool, **kwargs: Any
     ) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        super().__init__(*args, **kwargs)
         self.fields["password"].required = needs_password
         self.validate_strength = validate_strength
 
@@ -68,5 +71,5 @@ class PasswordResetForm(auth_forms.PasswordResetForm):
     proves they hold the address, chooses one. Django's form skips those accounts.
     """
 
-    def get_users(self, email: str):  # type: ignore[no-untyped-def]
+    def get_users(self, email: str) -> QuerySet[User]:
         return User.objects.filter(email__iexact=email, is_active=True)

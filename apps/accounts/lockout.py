@@ -49,14 +49,25 @@ def login_name(request: HttpRequest, credentials: dict[str, Any] | None) -> str 
     return str(raw).strip().lower() if raw else None
 
 
+class AxesRequest(HttpRequest):
+    """A log-in request as axes hands it to the handler and the lock-out page: axes has
+    set the client's address on it (None when it cannot tell). Only a type."""
+
+    axes_ip_address: str | None
+
+
 class LoginGuard(AxesStandaloneBackend):
     """First of AUTHENTICATION_BACKENDS: refuses any log-in while it is locked out.
 
     It logs nobody in; the next backend checks the password."""
 
-    def authenticate(  # type: ignore[no-untyped-def]
-        self, request, username=None, password=None, **kwargs
-    ):
+    def authenticate(
+        self,
+        request: HttpRequest | None,
+        username: str | None = None,
+        password: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         if request is None:
             # Code on the server checks a password (a management command, the shell, a
             # test): no client is behind it, so there is nobody to lock out.
@@ -68,11 +79,11 @@ class LockoutHandler(AxesDatabaseHandler):
     """Axes' database handler, which locks the (account, address) pair, also locking an
     address that failed LOGIN_FAILURE_LIMIT_PER_ADDRESS times, whatever the accounts."""
 
-    def is_locked(self, request: HttpRequest, credentials: dict[str, Any] | None = None) -> bool:
+    def is_locked(self, request: AxesRequest, credentials: dict[str, Any] | None = None) -> bool:
         return bool(super().is_locked(request, credentials)) or self.address_is_locked(request)
 
-    def address_is_locked(self, request: HttpRequest) -> bool:
-        address = request.axes_ip_address  # type: ignore[attr-defined]
+    def address_is_locked(self, request: AxesRequest) -> bool:
+        address = request.axes_ip_address
         if not address:
             return False
         failures = _recent_attempts(request, Q(ip_address=address)).aggregate(
@@ -82,13 +93,13 @@ class LockoutHandler(AxesDatabaseHandler):
 
 
 def lockout_response(
-    request: HttpRequest, original_response: HttpResponse | None, credentials: dict[str, Any]
+    request: AxesRequest, original_response: HttpResponse | None, credentials: dict[str, Any]
 ) -> HttpResponse:
     """The page a locked-out person sees instead of the log-in form (AXES_LOCKOUT_CALLABLE):
     429, what happened, when to try again, and what else they can do."""
     handler = AxesProxyHandler.get_implementation()
     account = login_name(request, credentials)
-    address = request.axes_ip_address  # type: ignore[attr-defined]
+    address = request.axes_ip_address
     by_account = handler.get_failures(request, credentials) >= settings.AXES_FAILURE_LIMIT
     which = Q(username=account, ip_address=address) if by_account else Q(ip_address=address)
     seconds = _seconds_until_unlocked(request, which)

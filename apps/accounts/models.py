@@ -1,9 +1,11 @@
 """People and teams: users log in with their email; teams own everything else."""
 
 from importlib import import_module
+from typing import ClassVar
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, BaseUserManager
+from django.contrib.sessions.backends.base import SessionBase
 from django.contrib.sessions.base_session import AbstractBaseSession
 from django.db import models
 from django.db.models.functions import Lower
@@ -37,13 +39,18 @@ class UserManager(BaseUserManager["User"]):
 class User(AbstractUser):
     """A person. The email address is the login; there is no separate username."""
 
-    username = None  # type: ignore[assignment]
+    username = None  # type: ignore[assignment]  # drops AbstractUser's field; stubs say str
     email = models.EmailField("email address", unique=True)
 
     USERNAME_FIELD = "email"
-    REQUIRED_FIELDS: list[str] = []  # type: ignore[misc]
+    REQUIRED_FIELDS: ClassVar[list[str]] = []
 
-    objects = UserManager()  # type: ignore[assignment,misc]
+    # Ours makes users by email; django-stubs expects AbstractUser's by-username manager.
+    objects: ClassVar[UserManager] = UserManager()  # type: ignore[assignment]
+
+    # The person's memberships with their teams, set when the session read them with the
+    # person (sessions.py); absent on a user loaded otherwise, so read with getattr.
+    loaded_memberships: "list[Membership]"
 
     class Meta:
         constraints = [
@@ -195,7 +202,7 @@ class Session(AbstractBaseSession):
     )
 
     @classmethod
-    def get_session_store_class(cls):  # type: ignore[no-untyped-def]
+    def get_session_store_class(cls) -> type[SessionBase]:
         # The store named by SESSION_ENGINE (sessions.py), found by name as Django finds
         # it: the store imports this model, so importing it here would make a circle.
         return import_module(settings.SESSION_ENGINE).SessionStore

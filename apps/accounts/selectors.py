@@ -1,6 +1,6 @@
 """Reads about people and teams."""
 
-from typing import Any
+from typing import Any, cast
 
 from django.db import connection
 
@@ -28,8 +28,8 @@ def memberships_of(user: Any) -> list[Membership]:
     for row in rows:
         membership, team = MEMBERSHIP_WITH_TEAM.build(row)
         Membership.team.field.set_cached_value(membership, team)
-        memberships.append(membership)
-    return memberships  # type: ignore[return-value]
+        memberships.append(cast(Membership, membership))  # the rows' first model
+    return memberships
 
 
 def current_membership(request: Any) -> Membership | None:
@@ -65,4 +65,4 @@ def evaluations_restricted_by(tag: Tag) -> list[Any]:
     tag opens these to graders who lack it; the lead is asked first.
     """
     # Through the reverse relation: accounts does not import the evaluations app.
-    return list(tag.evaluations.exclude(status="finished").order_by("name", "id"))  # type: ignore[attr-defined]
+    return list(tag.evaluations.exclude(status="finished").order_by("name", "id"))

@@ -9,7 +9,7 @@ from datetime import timedelta
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
-from django.db.models import Model
+from django.db.models import Field, Model
 from django.utils import timezone
 
 from apps.core.errors import InvalidInput
@@ -29,7 +29,8 @@ def clean_email(email: str) -> str:
 
 
 def _check_length(field: str, value: str, model: type[Model]) -> None:
-    limit = model._meta.get_field(field).max_length  # type: ignore[union-attr]
+    column = model._meta.get_field(field)
+    limit = column.max_length if isinstance(column, Field) else None  # relations have none
     if limit is not None and len(value) > limit:
         raise InvalidInput({field: f"at most {limit} characters (got {len(value)})"}, field=field)
 

@@ -45,7 +45,7 @@ _read_with_session: ContextVar[User | None] = ContextVar("read_with_session", de
 
 class SessionStore(DatabaseSessionStore):
     @classmethod
-    def get_model_class(cls):  # type: ignore[no-untyped-def]
+    def get_model_class(cls) -> type[Session]:
         return Session
 
     def create_model_instance(self, data: dict[str, Any]) -> Session:
@@ -54,7 +54,7 @@ class SessionStore(DatabaseSessionStore):
         session.user_id = int(user_id) if user_id.isdigit() else None
         return session
 
-    def _get_session_from_db(self):  # type: ignore[no-untyped-def]
+    def _get_session_from_db(self) -> Session | None:
         _read_with_session.set(None)
         if not self.session_key:  # no cookie, or one the store refused as malformed
             self._session_key = None
@@ -79,7 +79,7 @@ def _person(rows: Any) -> User | None:
     """The person of PERSON rows (one per membership), their memberships, in name order,
     waiting on the user as `loaded_memberships` for current_membership."""
     user: User | None = None
-    memberships = []
+    memberships: list[Membership] = []
     for row in rows:
         person, membership, team = PERSON.build(row)
         if person.pk is None:  # a session of nobody
@@ -90,9 +90,9 @@ def _person(rows: Any) -> User | None:
             break
         Membership.team.field.set_cached_value(membership, team)
         Membership.user.field.set_cached_value(membership, user)
-        memberships.append(membership)
+        memberships.append(cast(Membership, membership))
     if user is not None:
-        user.loaded_memberships = memberships  # type: ignore[attr-defined]
+        user.loaded_memberships = memberships
     return user
 
 
@@ -102,7 +102,7 @@ class UserBackend(ModelBackend):
     data names, or else reads the person with their memberships and teams in one
     statement."""
 
-    def get_user(self, user_id: Any) -> User | None:  # type: ignore[override]
+    def get_user(self, user_id: Any) -> User | None:
         user = _read_with_session.get()
         _read_with_session.set(None)
         if user is None or str(user.pk) != str(user_id):

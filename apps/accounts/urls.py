@@ -3,6 +3,8 @@ from django.urls import path
 
 from . import views
 
+app_name = "accounts"
+
 urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -3,11 +3,12 @@
 from django.contrib import messages
 from django.contrib.auth import authenticate, login
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.forms import SetPasswordForm
 from django.core.mail import send_mail
 from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
+from django.urls import reverse, reverse_lazy
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
@@ -25,28 +26,29 @@ from .forms import (
     TagForm,
 )
 from .models import ApiToken, Invitation, Membership, Tag, User
+from .requests import TeamRequest
 from .selectors import SESSION_TEAM_KEY, evaluations_restricted_by, memberships_of
 from .tokens import api_token_create, api_token_revoke
 
 
 @require_POST
 @team_member_required
-def switch_team(request: HttpRequest) -> HttpResponse:
+def switch_team(request: TeamRequest) -> HttpResponse:
     team_id = request.POST.get("team")
     membership = next((m for m in memberships_of(request.user) if str(m.team_id) == team_id), None)
     if membership is None:
         raise Http404("Not one of your teams.")
     request.session[SESSION_TEAM_KEY] = membership.team_id
-    return redirect("dashboard")
+    return redirect("insights:dashboard")
 
 
-def _form_errors(form: object, error: InvalidInput) -> None:
-    form.add_error(error.field if error.field in form.fields else None, error.message)  # type: ignore[attr-defined]
+def _form_errors(form: Form, error: InvalidInput) -> None:
+    form.add_error(error.field if error.field in form.fields else None, error.message)
 
 
 @lead_required
-def members(request: HttpRequest) -> HttpResponse:
-    team = request.membership.team  # type: ignore[attr-defined]
+def members(request: TeamRequest) -> HttpResponse:
+    team = request.membership.team
     form = InviteForm(request.POST or None, team=team)
     status = 200
     if request.method == "POST" and form.is_valid():
@@ -56,7 +58,7 @@ def members(request: HttpRequest) -> HttpResponse:
                 email=form.cleaned_data["email"],
                 role=form.cleaned_data["role"],
                 tags=form.cleaned_data["tags"],
-                invited_by=request.user,  # type: ignore[arg-type]
+                invited_by=request.user,
             )
         except InvalidInput as error:
             _form_errors(form, error)
@@ -64,7 +66,7 @@ def members(request: HttpRequest) -> HttpResponse:
             form.add_error(None, error.message)
             status = 429
         else:
-            link = request.build_absolute_uri(reverse("accept_invitation", args=[token]))
+            link = request.build_absolute_uri(reverse("accounts:accept_invitation", args=[token]))
             send_mail(
                 subject=f"You are invited to {team.name} on Relevo",
                 message=f"{request.user} invited you to judge search results for {team.name}.\n\n"
@@ -73,7 +75,7 @@ def members(request: HttpRequest) -> HttpResponse:
                 recipient_list=[invitation.email],
             )
             messages.success(request, f"Invitation sent to {invitation.email}.")
-            return redirect("members")
+            return redirect("accounts:members")
     memberships = (
         Membership.objects.filter(team=team)
         .select_related("user")
@@ -92,8 +94,8 @@ def members(request: HttpRequest) -> HttpResponse:
 
 
 @lead_required
-def member_edit(request: HttpRequest, membership_id: int) -> HttpResponse:
-    team = request.membership.team  # type: ignore[attr-defined]
+def member_edit(request: TeamRequest, membership_id: int) -> HttpResponse:
+    team = request.membership.team
     membership = get_object_or_404(
         Membership.objects.select_related("user"), id=membership_id, team=team
     )
@@ -110,14 +112,14 @@ def member_edit(request: HttpRequest, membership_id: int) -> HttpResponse:
             _form_errors(form, error)
         else:
             messages.success(request, f"Saved {membership.user.email}.")
-            return redirect("members")
+            return redirect("accounts:members")
     return render(request, "accounts/member_edit.html", {"form": form, "member": membership})
 
 
 @require_POST
 @lead_required
-def member_remove(request: HttpRequest, membership_id: int) -> HttpResponse:
-    team = request.membership.team  # type: ignore[attr-defined]
+def member_remove(request: TeamRequest, membership_id: int) -> HttpResponse:
+    team = request.membership.team
     membership = get_object_or_404(
         Membership.objects.select_related("user"), id=membership_id, team=team
     )
@@ -127,12 +129,12 @@ def member_remove(request: HttpRequest, membership_id: int) -> HttpResponse:
         messages.error(request, error.message)
     else:
         messages.success(request, f"Removed {membership.user.email} from the team.")
-    return redirect("members")
+    return redirect("accounts:members")
 
 
 @lead_required
-def tags(request: HttpRequest) -> HttpResponse:
-    team = request.membership.team  # type: ignore[attr-defined]
+def tags(request: TeamRequest) -> HttpResponse:
+    team = request.membership.team
     form = TagForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -141,15 +143,15 @@ def tags(request: HttpRequest) -> HttpResponse:
             _form_errors(form, error)
         else:
             messages.success(request, f"Added the tag {form.cleaned_data['name']}.")
-            return redirect("tags")
+            return redirect("accounts:tags")
     return render(
         request, "accounts/tags.html", {"form": form, "tags": Tag.objects.filter(team=team)}
     )
 
 
 @lead_required
-def tag_edit(request: HttpRequest, tag_id: int) -> HttpResponse:
-    team = request.membership.team  # type: ignore[attr-defined]
+def tag_edit(request: TeamRequest, tag_id: int) -> HttpResponse:
+    team = request.membership.team
     tag = get_object_or_404(Tag, id=tag_id, team=team)
     form = TagForm(request.POST or None, initial={"name": tag.name, "colour": tag.colour})
     if request.method == "POST" and form.is_valid():
@@ -159,14 +161,14 @@ def tag_edit(request: HttpRequest, tag_id: int) -> HttpResponse:
             _form_errors(form, error)
         else:
             messages.success(request, f"Saved the tag {tag.name}.")
-            return redirect("tags")
+            return redirect("accounts:tags")
     return render(request, "accounts/tag_edit.html", {"form": form, "tag": tag})
 
 
 @require_POST
 @lead_required
-def tag_delete(request: HttpRequest, tag_id: int) -> HttpResponse:
-    team = request.membership.team  # type: ignore[attr-defined]
+def tag_delete(request: TeamRequest, tag_id: int) -> HttpResponse:
+    team = request.membership.team
     tag = get_object_or_404(Tag, id=tag_id, team=team)
     opened = evaluations_restricted_by(tag)
     if opened and request.POST.get("confirm") != "yes":
@@ -175,7 +177,7 @@ def tag_delete(request: HttpRequest, tag_id: int) -> HttpResponse:
         return render(request, "accounts/tag_delete_confirm.html", {"tag": tag, "opened": opened})
     tag.delete()
     messages.success(request, f"Deleted the tag {tag.name}.")
-    return redirect("tags")
+    return redirect("accounts:tags")
 
 
 def accept_invitation(request: HttpRequest, token: str) -> HttpResponse:
@@ -213,7 +215,7 @@ def accept_invitation(request: HttpRequest, token: str) -> HttpResponse:
                 login(request, membership.user, backend="apps.accounts.sessions.UserBackend")
                 request.session[SESSION_TEAM_KEY] = membership.team_id
                 messages.success(request, f"Welcome to {membership.team.name}.")
-                return redirect("dashboard")
+                return redirect("insights:dashboard")
     return render(
         request,
         "accounts/accept_invitation.html",
@@ -222,9 +224,9 @@ def accept_invitation(request: HttpRequest, token: str) -> HttpResponse:
 
 
 @lead_required
-def api_tokens(request: HttpRequest) -> HttpResponse:
+def api_tokens(request: TeamRequest) -> HttpResponse:
     """The team's API tokens. A new token is shown once, on the page that created it."""
-    team = request.membership.team  # type: ignore[attr-defined]
+    team = request.membership.team
     form = ApiTokenForm(request.POST or None)
     created_text = None
     if request.method == "POST" and form.is_valid():
@@ -232,7 +234,7 @@ def api_tokens(request: HttpRequest) -> HttpResponse:
             _token, created_text = api_token_create(
                 team=team,
                 name=form.cleaned_data["name"],
-                created_by=request.user,  # type: ignore[arg-type]
+                created_by=request.user,
             )
         except InvalidInput as error:
             _form_errors(form, error)
@@ -248,18 +250,20 @@ def api_tokens(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @lead_required
-def api_token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
-    team = request.membership.team  # type: ignore[attr-defined]
+def api_token_revoke_view(request: TeamRequest, token_id: int) -> HttpResponse:
+    team = request.membership.team
     token = get_object_or_404(ApiToken, id=token_id, team=team)
     api_token_revoke(token=token)
     messages.success(request, f"Revoked the token {token.name}: it no longer works.")
-    return redirect("api_tokens")
+    return redirect("accounts:api_tokens")
 
 
 class PasswordResetView(auth_views.PasswordResetView):
     """Django's, with a limit on the mails (apps/accounts/limits.py)."""
 
     form_class = PasswordResetForm
+    # Django's views name the next page without a namespace; ours are in "accounts".
+    success_url = reverse_lazy("accounts:password_reset_done")
 
     def form_valid(self, form: Form) -> HttpResponse:
         email = form.cleaned_data["email"]
@@ -273,7 +277,9 @@ class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):
     """Django's; a new password chosen from the emailed link also lifts a log-in
     lock-out of the account: whoever holds the mailbox is its owner."""
 
-    def form_valid(self, form: Form) -> HttpResponse:
+    success_url = reverse_lazy("accounts:password_reset_complete")
+
+    def form_valid(self, form: "SetPasswordForm[User]") -> HttpResponse:
         response = super().form_valid(form)
-        lockout.unlock(form.user.email)  # type: ignore[attr-defined]
+        lockout.unlock(form.user.email)
         return response

@@ -85,7 +85,7 @@ class HasTeamToken(permissions.BasePermission):
         return isinstance(request.user, TeamClient)
 
 
-class TeamTokenScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
+class TeamTokenScheme(OpenApiAuthenticationExtension):
     target_class = "apps.api.authentication.TeamTokenAuthentication"
     name = "teamToken"
 

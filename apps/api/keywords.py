@@ -58,7 +58,7 @@ class KeywordList(generics.ListAPIView):
     pagination_class = Pages
 
     def get_queryset(self) -> QuerySet[Keyword]:
-        evaluation = evaluation_of(self.request, self.kwargs["evaluation_id"])  # type: ignore[arg-type]
+        evaluation = evaluation_of(self.request, self.kwargs["evaluation_id"])
         return (
             Keyword.objects.filter(evaluation=evaluation)
             .order_by("position")
@@ -95,13 +95,13 @@ class JudgementList(generics.ListAPIView):
     pagination_class = Pages
 
     def get_queryset(self) -> QuerySet[FeedbackSlot]:
-        evaluation = evaluation_of(self.request, self.kwargs["evaluation_id"])  # type: ignore[arg-type]
+        evaluation = evaluation_of(self.request, self.kwargs["evaluation_id"])
         slots = (
             FeedbackSlot.objects.filter(evaluation=evaluation)
             .select_related("keyword", "snapshot", "grader")
             .order_by("keyword_position", "snapshot_position", "index")
         )
-        if self.request.query_params.get("graded") in ("true", "1"):  # type: ignore[attr-defined]
+        if self.request.query_params.get("graded") in ("true", "1"):
             slots = slots.filter(grade__isnull=False)
         return slots
 

@@ -63,7 +63,7 @@ class SearchModelList(generics.ListAPIView):
     pagination_class = Pages
 
     def get_queryset(self) -> QuerySet[SearchModel]:
-        return team_models(self.request)  # type: ignore[arg-type]
+        return team_models(self.request)
 
     @extend_schema(summary="List the team's search models")
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:

@@ -1,40 +1,131 @@
-from django.urls import path
+"""The API, mounted at /api/: version 1 under v1/, its OpenAPI schema and documentation.
+
+Every route of v1 is named and ends with a slash, as the site's pages do."""
+
+from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from . import agreement, comparisons, evaluations, keywords, lifecycle, search_models
 from .authentication import PageVisitor
 
+app_name = "api"
+
 v1 = [
-    path("evaluations/", evaluations.EvaluationListCreate.as_view()),
-    path("evaluations/import", evaluations.EvaluationImport.as_view()),
-    path("evaluations/import-trec", evaluations.EvaluationImportTrec.as_view()),
-    path("evaluations/<int:evaluation_id>/", lifecycle.EvaluationEdit.as_view()),
-    path("evaluations/<int:evaluation_id>/start", evaluations.EvaluationStart.as_view()),
-    path("evaluations/<int:evaluation_id>/stop", evaluations.EvaluationStop.as_view()),
-    path("evaluations/<int:evaluation_id>/finish", evaluations.EvaluationFinish.as_view()),
-    path("evaluations/<int:evaluation_id>/clone", lifecycle.EvaluationClone.as_view()),
-    path("evaluations/<int:evaluation_id>/archive", lifecycle.EvaluationArchive.as_view()),
-    path("evaluations/<int:evaluation_id>/pin", lifecycle.EvaluationPin.as_view()),
-    path("evaluations/<int:evaluation_id>/baseline", lifecycle.EvaluationBaseline.as_view()),
-    path("evaluations/<int:evaluation_id>/export", evaluations.EvaluationExport.as_view()),
-    path("evaluations/<int:evaluation_id>/keywords/", keywords.KeywordList.as_view()),
-    path("evaluations/<int:evaluation_id>/judgements/", keywords.JudgementList.as_view()),
-    path("evaluations/<int:evaluation_id>/agreement/", agreement.EvaluationAgreement.as_view()),
-    path("models/", search_models.SearchModelList.as_view()),
-    path("models/<int:model_id>/", search_models.SearchModelDetail.as_view()),
-    path("comparisons/", comparisons.ComparisonView.as_view()),
+    path("evaluations/", evaluations.EvaluationListCreate.as_view(), name="evaluation_list"),
+    path("evaluations/import/", evaluations.EvaluationImport.as_view(), name="evaluation_import"),
+    path(
+        "evaluations/import-trec/",
+        evaluations.EvaluationImportTrec.as_view(),
+        name="evaluation_import_trec",
+    ),
+    path(
+        "evaluations/<int:evaluation_id>/",
+        lifecycle.EvaluationEdit.as_view(),
+        name="evaluation_detail",
+    ),
+    path(
+        "evaluations/<int:evaluation_id>/start/",
+        evaluations.EvaluationStart.as_view(),
+        name="evaluation_start",
+    ),
+    path(
+        "evaluations/<int:evaluation_id>/stop/",
+        evaluations.EvaluationStop.as_view(),
+        name="evaluation_stop",
+    ),
+    path(
+        "evaluations/<int:evaluation_id>/finish/",
+        evaluations.EvaluationFinish.as_view(),
+        name="evaluation_finish",
+    ),
+    path(
+        "evaluations/<int:evaluation_id>/clone/",
+        lifecycle.EvaluationClone.as_view(),
+        name="evaluation_clone",
+    ),
+    path(
+        "evaluations/<int:evaluation_id>/archive/",
+        lifecycle.EvaluationArchive.as_view(),
+        name="evaluation_archive",
+    ),
+    path(
+        "evaluations/<int:evaluation_id>/pin/",
+        lifecycle.EvaluationPin.as_view(),
+        name="evaluation_pin",
+    ),
+    path(
+        "evaluations/<int:evaluation_id>/baseline/",
+        lifecycle.EvaluationBaseline.as_view(),
+        name="evaluation_baseline",
+    ),
+    path(
+        "evaluations/<int:evaluation_id>/export/",
+        evaluations.EvaluationExport.as_view(),
+        name="evaluation_export",
+    ),
+    path(
+        "evaluations/<int:evaluation_id>/keywords/",
+        keywords.KeywordList.as_view(),
+        name="keyword_list",
+    ),
+    path(
+        "evaluations/<int:evaluation_id>/judgements/",
+        keywords.JudgementList.as_view(),
+        name="judgement_list",
+    ),
+    path(
+        "evaluations/<int:evaluation_id>/agreement/",
+        agreement.EvaluationAgreement.as_view(),
+        name="evaluation_agreement",
+    ),
+    path("models/", search_models.SearchModelList.as_view(), name="search_model_list"),
+    path(
+        "models/<int:model_id>/",
+        search_models.SearchModelDetail.as_view(),
+        name="search_model_detail",
+    ),
+    path("comparisons/", comparisons.ComparisonView.as_view(), name="comparison"),
+]
+
+# Until issue 16 these routes had no trailing slash, and integrations call them so: their
+# old paths answer as before, with the same views (a redirect would not do: many clients
+# do not follow one with a POST). Built with schema=None, which keeps them out of the
+# OpenAPI schema (DRF's and drf-spectacular's generators skip such views): the schema
+# lists each operation once, at its path with the slash. Named as the route plus
+# "_unslashed".
+UNSLASHED = (
+    "evaluation_import",
+    "evaluation_import_trec",
+    "evaluation_start",
+    "evaluation_stop",
+    "evaluation_finish",
+    "evaluation_clone",
+    "evaluation_archive",
+    "evaluation_pin",
+    "evaluation_baseline",
+    "evaluation_export",
+)
+unslashed = [
+    path(
+        str(route.pattern).removesuffix("/"),
+        route.callback.cls.as_view(schema=None),
+        name=f"{route.name}_unslashed",
+    )
+    for route in v1
+    if route.name in UNSLASHED
 ]
 
 urlpatterns = [
-    path("schema/", SpectacularAPIView.as_view(), name="api_schema"),
+    path("v1/", include([*v1, *unslashed])),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves the page's start-up script from a URL of its own (?script),
     # instead of inline: the Content-Security-Policy (config/settings.py) runs no inline
     # script, and this page needs no exception to it.
     path(
         "docs/",
         SpectacularSwaggerSplitView.as_view(
-            url_name="api_schema", authentication_classes=[PageVisitor]
+            url_name="api:schema", authentication_classes=[PageVisitor]
         ),
-        name="api_docs",
+        name="docs",
     ),
 ]

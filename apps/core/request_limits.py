@@ -13,14 +13,19 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 
-# The views that take an import's file: the API's by path (its routes have no names),
-# the page's by URL name.
-IMPORT_PATHS = ("/api/v1/evaluations/import", "/api/v1/evaluations/import-trec")
-IMPORT_PAGES = ("evaluation_import",)
+# The views that take an import's file, by URL name: the API's, also at their paths of
+# before issue 16 (apps/api/urls.py), and the page's.
+IMPORT_VIEWS = (
+    "api:evaluation_import",
+    "api:evaluation_import_unslashed",
+    "api:evaluation_import_trec",
+    "api:evaluation_import_trec_unslashed",
+    "interchange:evaluation_import",
+)
 
 
 def _import_paths() -> frozenset[str]:
-    return frozenset([*IMPORT_PATHS, *(reverse(name) for name in IMPORT_PAGES)])
+    return frozenset(reverse(name) for name in IMPORT_VIEWS)
 
 
 class RequestSizeLimit:

@@ -6,6 +6,7 @@ than the query itself. RowModels turns their rows into the instances the ORM wou
 """
 
 from collections.abc import Sequence
+from inspect import getattr_static
 from typing import Any
 
 from django.db import connection
@@ -86,7 +87,8 @@ def takes_the_direct_path(model: type[Model]) -> bool:
     """Whether instance_from_db builds this model without __init__."""
     plain = _PLAIN.get(model)
     if plain is None:
-        plain = model.from_db.__func__ is Model.from_db.__func__ and all(  # type: ignore[attr-defined]
+        # The classmethod object itself, found in the class dicts: Model's unless overridden.
+        plain = getattr_static(model, "from_db") is getattr_static(Model, "from_db") and all(
             type(getattr(model, field.attname, None)) in PLAIN_DESCRIPTORS
             for field in model._meta.concrete_fields
         )

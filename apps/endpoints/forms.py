@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 
 from apps.accounts.models import Tag
+from apps.core.forms import limit_choices
 
 from .lines import format_lines
 from .models import BodyType, HttpMethod, SearchEndpoint, SearchModel
@@ -124,9 +125,8 @@ class SearchModelForm(_Form):
 
     def __init__(self, *args: Any, team_id: int, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        endpoint_field = self.fields["endpoint"]
-        endpoint_field.queryset = SearchEndpoint.objects.filter(team_id=team_id)  # type: ignore[attr-defined]
-        self.fields["tags"].queryset = Tag.objects.filter(team_id=team_id)  # type: ignore[attr-defined]
+        limit_choices(self, "endpoint", SearchEndpoint.objects.filter(team_id=team_id))
+        limit_choices(self, "tags", Tag.objects.filter(team_id=team_id))
 
     @staticmethod
     def initial_for(model: SearchModel) -> dict[str, object]:

@@ -2,6 +2,8 @@ from django.urls import path
 
 from . import views
 
+app_name = "endpoints"
+
 urlpatterns = [
     path("endpoints/", views.endpoint_list, name="endpoint_list"),
     path("endpoints/new/", views.endpoint_create, name="endpoint_create"),

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Required, TypedDict, Unpack
 
-from django.db.models import Model
+from django.db.models import Field, Model
 
 from apps.accounts.models import Tag, Team
 from apps.core import bounded_json
@@ -242,7 +242,8 @@ def name_taken(model: type[SearchEndpoint] | type[SearchModel], name: str) -> st
 
 
 def _check_length(field: str, value: str, model: type[Model], problems: list[str]) -> bool:
-    limit = model._meta.get_field(field).max_length  # type: ignore[union-attr]
+    column = model._meta.get_field(field)
+    limit = column.max_length if isinstance(column, Field) else None  # relations have none
     if limit is not None and len(value) > limit:
         problems.append(f"{field}: at most {limit} characters (got {len(value)})")
         return False

@@ -11,11 +11,12 @@ from typing import Any, TypeVar
 
 from django.contrib import messages
 from django.forms import Form
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from apps.accounts.decorators import lead_required
+from apps.accounts.requests import TeamRequest
 from apps.core.errors import InvalidInput, InvalidState
 
 from . import selectors, services
@@ -26,15 +27,15 @@ from .models import SearchEndpoint, SearchModel
 Saved = TypeVar("Saved", SearchEndpoint, SearchModel)
 
 
-def _team_id(request: HttpRequest) -> int:
-    return request.membership.team_id  # type: ignore[attr-defined]
+def _team_id(request: TeamRequest) -> int:
+    return request.membership.team_id
 
 
-def _endpoint(request: HttpRequest, endpoint_id: int) -> SearchEndpoint:
+def _endpoint(request: TeamRequest, endpoint_id: int) -> SearchEndpoint:
     return get_object_or_404(SearchEndpoint, id=endpoint_id, team_id=_team_id(request))
 
 
-def _model(request: HttpRequest, model_id: int) -> SearchModel:
+def _model(request: TeamRequest, model_id: int) -> SearchModel:
     return get_object_or_404(
         SearchModel.objects.select_related("endpoint"), id=model_id, team_id=_team_id(request)
     )
@@ -44,31 +45,31 @@ def _model(request: HttpRequest, model_id: int) -> SearchModel:
 
 
 @lead_required
-def endpoint_list(request: HttpRequest) -> HttpResponse:
+def endpoint_list(request: TeamRequest) -> HttpResponse:
     endpoints = selectors.team_endpoints(team_id=_team_id(request))
     return render(request, "endpoints/endpoint_list.html", {"endpoints": endpoints})
 
 
 @lead_required
-def endpoint_create(request: HttpRequest) -> HttpResponse:
+def endpoint_create(request: TeamRequest) -> HttpResponse:
     form = EndpointForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         created = _saved(
             form,
             lambda: services.endpoint_create(
-                team=request.membership.team,  # type: ignore[attr-defined]
-                created_by=request.user,  # type: ignore[arg-type]
+                team=request.membership.team,
+                created_by=request.user,
                 **form.cleaned_data,
             ),
         )
         if created is not None:
             messages.success(request, f"Created the endpoint {created.name}.")
-            return redirect("endpoint_detail", created.id)
+            return redirect("endpoints:endpoint_detail", created.id)
     return render(request, "endpoints/endpoint_form.html", {"form": form, "endpoint": None})
 
 
 @lead_required
-def endpoint_detail(request: HttpRequest, endpoint_id: int) -> HttpResponse:
+def endpoint_detail(request: TeamRequest, endpoint_id: int) -> HttpResponse:
     endpoint = _endpoint(request, endpoint_id)
     return render(
         request,
@@ -82,7 +83,7 @@ def endpoint_detail(request: HttpRequest, endpoint_id: int) -> HttpResponse:
 
 
 @lead_required
-def endpoint_edit(request: HttpRequest, endpoint_id: int) -> HttpResponse:
+def endpoint_edit(request: TeamRequest, endpoint_id: int) -> HttpResponse:
     endpoint = _endpoint(request, endpoint_id)
     form = EndpointForm(request.POST or None, initial=EndpointForm.initial_for(endpoint))
     if request.method == "POST" and form.is_valid():
@@ -91,13 +92,13 @@ def endpoint_edit(request: HttpRequest, endpoint_id: int) -> HttpResponse:
         )
         if saved is not None:
             messages.success(request, f"Saved the endpoint {saved.name}.")
-            return redirect("endpoint_detail", endpoint.id)
+            return redirect("endpoints:endpoint_detail", endpoint.id)
     return render(request, "endpoints/endpoint_form.html", {"form": form, "endpoint": endpoint})
 
 
 @require_http_methods(["GET", "POST"])
 @lead_required
-def endpoint_delete(request: HttpRequest, endpoint_id: int) -> HttpResponse:
+def endpoint_delete(request: TeamRequest, endpoint_id: int) -> HttpResponse:
     endpoint = _endpoint(request, endpoint_id)
     return _confirm_delete(
         request,
@@ -106,7 +107,7 @@ def endpoint_delete(request: HttpRequest, endpoint_id: int) -> HttpResponse:
         delete=lambda: services.endpoint_delete(endpoint=endpoint),
         users=selectors.endpoint_models(endpoint=endpoint),
         users_kind="search models",
-        pages=("endpoint_detail", "endpoint_list"),
+        pages=("endpoints:endpoint_detail", "endpoints:endpoint_list"),
     )
 
 
@@ -114,13 +115,13 @@ def endpoint_delete(request: HttpRequest, endpoint_id: int) -> HttpResponse:
 
 
 @lead_required
-def model_list(request: HttpRequest) -> HttpResponse:
+def model_list(request: TeamRequest) -> HttpResponse:
     models = selectors.team_models(team_id=_team_id(request))
     return render(request, "endpoints/model_list.html", {"models": models})
 
 
 @lead_required
-def model_create(request: HttpRequest) -> HttpResponse:
+def model_create(request: TeamRequest) -> HttpResponse:
     team_id = _team_id(request)
     form = SearchModelForm(
         request.POST or None, team_id=team_id, initial={"endpoint": request.GET.get("endpoint")}
@@ -129,14 +130,14 @@ def model_create(request: HttpRequest) -> HttpResponse:
         model = _saved(
             form,
             lambda: services.model_create(
-                team=request.membership.team,  # type: ignore[attr-defined]
-                created_by=request.user,  # type: ignore[arg-type]
+                team=request.membership.team,
+                created_by=request.user,
                 **form.cleaned_data,
             ),
         )
         if model is not None:
             messages.success(request, f"Created the model {model.name}. Try a keyword below.")
-            return redirect("search_model_detail", model.id)
+            return redirect("endpoints:search_model_detail", model.id)
     return render(
         request,
         "endpoints/model_form.html",
@@ -145,7 +146,7 @@ def model_create(request: HttpRequest) -> HttpResponse:
 
 
 @lead_required
-def model_detail(request: HttpRequest, model_id: int) -> HttpResponse:
+def model_detail(request: TeamRequest, model_id: int) -> HttpResponse:
     model = _model(request, model_id)
     return render(
         request,
@@ -159,7 +160,7 @@ def model_detail(request: HttpRequest, model_id: int) -> HttpResponse:
 
 
 @lead_required
-def model_edit(request: HttpRequest, model_id: int) -> HttpResponse:
+def model_edit(request: TeamRequest, model_id: int) -> HttpResponse:
     model = _model(request, model_id)
     form = SearchModelForm(
         request.POST or None, team_id=model.team_id, initial=SearchModelForm.initial_for(model)
@@ -168,7 +169,7 @@ def model_edit(request: HttpRequest, model_id: int) -> HttpResponse:
         saved = _saved(form, lambda: services.model_update(model=model, **form.cleaned_data))
         if saved is not None:
             messages.success(request, f"Saved the model {saved.name}.")
-            return redirect("search_model_detail", model.id)
+            return redirect("endpoints:search_model_detail", model.id)
     return render(
         request, "endpoints/model_form.html", {"form": form, "model": model, "has_endpoints": True}
     )
@@ -176,7 +177,7 @@ def model_edit(request: HttpRequest, model_id: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @lead_required
-def model_delete(request: HttpRequest, model_id: int) -> HttpResponse:
+def model_delete(request: TeamRequest, model_id: int) -> HttpResponse:
     model = _model(request, model_id)
     return _confirm_delete(
         request,
@@ -185,13 +186,13 @@ def model_delete(request: HttpRequest, model_id: int) -> HttpResponse:
         delete=lambda: services.model_delete(model=model),
         users=selectors.model_evaluations(model=model),
         users_kind="evaluations",
-        pages=("search_model_detail", "search_model_list"),
+        pages=("endpoints:search_model_detail", "endpoints:search_model_list"),
     )
 
 
 @require_http_methods(["GET", "POST"])
 @lead_required
-def model_test(request: HttpRequest, model_id: int) -> HttpResponse:
+def model_test(request: TeamRequest, model_id: int) -> HttpResponse:
     """Run one keyword now (one call, bounded by the endpoint's timeout) and show it all."""
     model = _model(request, model_id)
     form = ModelTestForm(request.POST or None, initial=_first_keyword(model))
@@ -202,7 +203,7 @@ def model_test(request: HttpRequest, model_id: int) -> HttpResponse:
         except InvalidInput as error:
             add_problems(form, error.problems)
     context = _test_context(model, form, outcome)
-    if request.htmx:  # type: ignore[attr-defined]
+    if request.htmx:
         return render(request, "endpoints/_model_test.html", context)
     return render(request, "endpoints/model_test.html", context)
 
@@ -217,7 +218,7 @@ def _saved(form: Form, save: Callable[[], Saved]) -> Saved | None:
 
 
 def _confirm_delete(
-    request: HttpRequest,
+    request: TeamRequest,
     thing: SearchEndpoint | SearchModel,
     *,
     kind: str,

@@ -87,7 +87,7 @@ class FeedbackSlotForm(forms.ModelForm):
         grade = self.cleaned_data["grade"]
         if grade is not None:
             try:
-                check_grade(grade, self.instance.evaluation)
+                check_grade(grade, self.instance.evaluation.grading_scale)
             except InvalidInput as error:
                 raise forms.ValidationError(error.message) from error
         return grade

@@ -15,6 +15,7 @@ from django import forms
 
 from apps.accounts.models import Tag
 from apps.core import bounded_json
+from apps.core.forms import limit_choices
 from apps.endpoints.models import SearchModel
 
 from .editing import LOCKED_ONCE_STARTED
@@ -164,9 +165,8 @@ class EvaluationForm(forms.Form):
     def __init__(self, *args: Any, team_id: int, **kwargs: Any) -> None:
         kwargs.setdefault("label_suffix", "")  # labels sit above their fields
         super().__init__(*args, **kwargs)
-        model_field = self.fields["search_model"]
-        model_field.queryset = SearchModel.objects.filter(team_id=team_id)  # type: ignore[attr-defined]
-        self.fields["tags"].queryset = Tag.objects.filter(team_id=team_id)  # type: ignore[attr-defined]
+        limit_choices(self, "search_model", SearchModel.objects.filter(team_id=team_id))
+        limit_choices(self, "tags", Tag.objects.filter(team_id=team_id))
 
     def clean_metrics(self) -> list[tuple[str, int]]:
         try:

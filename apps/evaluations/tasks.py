@@ -1,6 +1,6 @@
 """Celery tasks of evaluations. They take ids and call a service; nothing else."""
 
-from celery import shared_task
+from celery import Task, shared_task
 
 from apps.core.queueing import queue_in, queue_now
 
@@ -11,7 +11,7 @@ ENDPOINT_BUSY_RETRY_SECONDS = 5
 
 
 @shared_task(name="apps.evaluations.tasks.fetch_evaluation", bind=True)
-def fetch_evaluation(self, evaluation_id: int) -> str:  # type: ignore[no-untyped-def]
+def fetch_evaluation(self: Task, evaluation_id: int) -> str:
     outcome = fetching.evaluation_fetch(evaluation_id=evaluation_id)
     if outcome == "endpoint busy" and not self.request.is_eager:
         # If the broker cannot take it, resume_stalled_fetches starts the run later.

@@ -5,6 +5,8 @@ from django.urls import path
 
 from . import views
 
+app_name = "evaluations"
+
 urlpatterns = [
     path("new/", views.evaluation_new, name="evaluation_new"),
     path("<int:evaluation_id>/edit/", views.evaluation_edit, name="evaluation_edit"),

@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts.decorators import lead_required
+from apps.accounts.requests import TeamRequest
 from apps.core.errors import DomainError, InvalidInput
 from apps.endpoints.models import SearchModel
 
@@ -34,8 +35,8 @@ from .forms import (
 from .models import Evaluation, Status
 
 
-def _team_evaluation(request: HttpRequest, evaluation_id: int) -> Evaluation:
-    team_id = request.membership.team_id  # type: ignore[attr-defined]
+def _team_evaluation(request: TeamRequest, evaluation_id: int) -> Evaluation:
+    team_id = request.membership.team_id
     return get_object_or_404(Evaluation, id=evaluation_id, team_id=team_id)
 
 
@@ -61,8 +62,8 @@ def _model_defaults(team_id: int) -> dict[str, dict[str, str]]:
 
 
 @lead_required
-def evaluation_new(request: HttpRequest) -> HttpResponse:
-    team = request.membership.team  # type: ignore[attr-defined]
+def evaluation_new(request: TeamRequest) -> HttpResponse:
+    team = request.membership.team
     defaults = _model_defaults(team.id)
     chosen = defaults.get(request.GET.get("model", ""))
     initial = {"search_model": request.GET["model"], **chosen} if chosen else {}
@@ -81,7 +82,7 @@ def evaluation_new(request: HttpRequest) -> HttpResponse:
                 f"Created {evaluation.name} with {count} keyword{'s' if count != 1 else ''}. "
                 "Check it, then start it.",
             )
-            return redirect("evaluation_detail", evaluation.id)
+            return redirect("insights:evaluation_detail", evaluation.id)
     keywords = form["keywords"].value() or ""
     return render(
         request,
@@ -98,7 +99,7 @@ def evaluation_new(request: HttpRequest) -> HttpResponse:
 
 
 @lead_required
-def evaluation_edit(request: HttpRequest, evaluation_id: int) -> HttpResponse:
+def evaluation_edit(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     evaluation = _team_evaluation(request, evaluation_id)
     if evaluation.status != Status.PENDING or evaluation.fetching:
         return _edit_refused(request, evaluation)
@@ -115,10 +116,10 @@ def evaluation_edit(request: HttpRequest, evaluation_id: int) -> HttpResponse:
             put_problems(form, error.problems)
         except DomainError as error:
             messages.error(request, f"Not saved: {error.message}.")
-            return redirect("evaluation_detail", evaluation.id)
+            return redirect("insights:evaluation_detail", evaluation.id)
         else:
             messages.success(request, f"Saved {evaluation.name}.")
-            return redirect("evaluation_detail", evaluation.id)
+            return redirect("insights:evaluation_detail", evaluation.id)
     return render(
         request,
         "evaluations/evaluation_form.html",
@@ -127,7 +128,7 @@ def evaluation_edit(request: HttpRequest, evaluation_id: int) -> HttpResponse:
     )
 
 
-def _edit_refused(request: HttpRequest, evaluation: Evaluation) -> HttpResponse:
+def _edit_refused(request: TeamRequest, evaluation: Evaluation) -> HttpResponse:
     running = evaluation.status == Status.ACTIVE or evaluation.fetching
     state = "running its keywords" if evaluation.fetching else evaluation.status
     hint = " Pause it first." if running else ""
@@ -146,11 +147,11 @@ def _edit_refused(request: HttpRequest, evaluation: Evaluation) -> HttpResponse:
 # --- Lifecycle actions ----------------------------------------------------------------
 
 
-Action = Callable[[HttpRequest, Evaluation], str]
+Action = Callable[[TeamRequest, Evaluation], str]
 
 
 def _act(
-    request: HttpRequest,
+    request: TeamRequest,
     evaluation_id: int,
     refusal: str,
     action: Action,
@@ -174,14 +175,14 @@ def _act(
         messages.error(request, f"{refusal}: {error.message}.")
     else:
         messages.success(request, report)
-    return redirect("evaluation_detail", evaluation.id)
+    return redirect("insights:evaluation_detail", evaluation.id)
 
 
-def _flag(request: HttpRequest, field: str) -> bool:
+def _flag(request: TeamRequest, field: str) -> bool:
     return request.POST[field] == "1"
 
 
-def _start(request: HttpRequest, evaluation: Evaluation) -> str:
+def _start(request: TeamRequest, evaluation: Evaluation) -> str:
     resuming = evaluation.started_at is not None
     evaluation = lifecycle.evaluation_start(evaluation=evaluation)
     if evaluation.fetching:
@@ -194,14 +195,14 @@ def _start(request: HttpRequest, evaluation: Evaluation) -> str:
 
 @require_POST
 @lead_required
-def evaluation_start(request: HttpRequest, evaluation_id: int) -> HttpResponse:
+def evaluation_start(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     return _act(request, evaluation_id, "Not started", _start)
 
 
 @require_POST
 @lead_required
-def evaluation_pause(request: HttpRequest, evaluation_id: int) -> HttpResponse:
-    def pause(request: HttpRequest, evaluation: Evaluation) -> str:
+def evaluation_pause(request: TeamRequest, evaluation_id: int) -> HttpResponse:
+    def pause(request: TeamRequest, evaluation: Evaluation) -> str:
         was_starting = evaluation.fetching
         lifecycle.evaluation_stop(evaluation=evaluation)
         if was_starting:
@@ -213,11 +214,11 @@ def evaluation_pause(request: HttpRequest, evaluation_id: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @lead_required
-def evaluation_finish(request: HttpRequest, evaluation_id: int) -> HttpResponse:
+def evaluation_finish(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     if request.method == "GET":
         return _confirm(request, evaluation_id, "finish")
 
-    def finish(request: HttpRequest, evaluation: Evaluation) -> str:
+    def finish(request: TeamRequest, evaluation: Evaluation) -> str:
         lifecycle.evaluation_finish_now(evaluation=evaluation)
         copy = " A fresh copy starts, as it auto-restarts." if evaluation.auto_restart else ""
         return f"Finished {evaluation.name}.{copy}"
@@ -227,17 +228,17 @@ def evaluation_finish(request: HttpRequest, evaluation_id: int) -> HttpResponse:
 
 @require_POST
 @lead_required
-def evaluation_clone(request: HttpRequest, evaluation_id: int) -> HttpResponse:
+def evaluation_clone(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     evaluation = _team_evaluation(request, evaluation_id)
     copy = lifecycle.evaluation_clone(evaluation=evaluation)
     messages.success(
         request, f"Cloned {evaluation.name} as {copy.name}: pending, ready to edit or start."
     )
-    return redirect("evaluation_detail", copy.id)
+    return redirect("insights:evaluation_detail", copy.id)
 
 
 def _switch(
-    request: HttpRequest,
+    request: TeamRequest,
     evaluation_id: int,
     field: str,
     switch: Callable[[Evaluation, bool], object],
@@ -245,7 +246,7 @@ def _switch(
 ) -> HttpResponse:
     """Turn a yes/no setting on (field=1) or off (field=0); `reports` says which happened."""
 
-    def action(request: HttpRequest, evaluation: Evaluation) -> str:
+    def action(request: TeamRequest, evaluation: Evaluation) -> str:
         on = _flag(request, field)
         switch(evaluation, on)
         return reports[0] if on else reports[1]
@@ -255,7 +256,7 @@ def _switch(
 
 @require_POST
 @lead_required
-def evaluation_archive(request: HttpRequest, evaluation_id: int) -> HttpResponse:
+def evaluation_archive(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     return _switch(
         request,
         evaluation_id,
@@ -267,7 +268,7 @@ def evaluation_archive(request: HttpRequest, evaluation_id: int) -> HttpResponse
 
 @require_POST
 @lead_required
-def evaluation_pin(request: HttpRequest, evaluation_id: int) -> HttpResponse:
+def evaluation_pin(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     return _switch(
         request,
         evaluation_id,
@@ -279,9 +280,9 @@ def evaluation_pin(request: HttpRequest, evaluation_id: int) -> HttpResponse:
 
 @require_POST
 @lead_required
-def evaluation_baseline(request: HttpRequest, evaluation_id: int) -> HttpResponse:
-    def baseline(request: HttpRequest, evaluation: Evaluation) -> str:
-        team = request.membership.team  # type: ignore[attr-defined]
+def evaluation_baseline(request: TeamRequest, evaluation_id: int) -> HttpResponse:
+    def baseline(request: TeamRequest, evaluation: Evaluation) -> str:
+        team = request.membership.team
         if _flag(request, "baseline"):
             lifecycle.team_set_baseline(team=team, evaluation=evaluation)
             return f"{evaluation.name} is now the team's baseline."
@@ -295,7 +296,7 @@ def evaluation_baseline(request: HttpRequest, evaluation_id: int) -> HttpRespons
 
 @require_http_methods(["GET", "POST"])
 @lead_required
-def evaluation_delete(request: HttpRequest, evaluation_id: int) -> HttpResponse:
+def evaluation_delete(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     if request.method == "GET":
         return _confirm(request, evaluation_id, "delete")
     evaluation = _team_evaluation(request, evaluation_id)
@@ -303,12 +304,12 @@ def evaluation_delete(request: HttpRequest, evaluation_id: int) -> HttpResponse:
         lifecycle.evaluation_delete(evaluation=evaluation)
     except DomainError as error:
         messages.error(request, f"Not deleted: {error.message}.")
-        return redirect("evaluation_detail", evaluation.id)
+        return redirect("insights:evaluation_detail", evaluation.id)
     messages.success(request, f"Deleted {evaluation.name}.")
-    return redirect("evaluation_list")
+    return redirect("insights:evaluation_list")
 
 
-def _confirm(request: HttpRequest, evaluation_id: int, action: str) -> HttpResponse:
+def _confirm(request: TeamRequest, evaluation_id: int, action: str) -> HttpResponse:
     evaluation = _team_evaluation(request, evaluation_id)
     return render(
         request,
@@ -318,7 +319,7 @@ def _confirm(request: HttpRequest, evaluation_id: int, action: str) -> HttpRespo
 
 
 @lead_required
-def evaluation_lifecycle(request: HttpRequest, evaluation_id: int) -> HttpResponse:
+def evaluation_lifecycle(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     """The lifecycle partial, polled while the keywords run; once they are done (or the
     start was paused) the page reloads to show the evaluation as it now is."""
     evaluation = _team_evaluation(request, evaluation_id)

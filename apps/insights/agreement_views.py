@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -17,19 +17,21 @@ from django.views.decorators.http import require_POST
 
 from apps.accounts.decorators import lead_required
 from apps.accounts.models import Membership
+from apps.accounts.requests import TeamRequest
 from apps.core.errors import DomainError
 from apps.evaluations.models import Evaluation, Snapshot
+from apps.judging import decisions
 
-from .agreement import readings, selectors, services
+from .agreement import readings, selectors
 
 
-def _team_evaluation(request: HttpRequest, evaluation_id: int) -> Evaluation:
-    team_id = request.membership.team_id  # type: ignore[attr-defined]
+def _team_evaluation(request: TeamRequest, evaluation_id: int) -> Evaluation:
+    team_id = request.membership.team_id
     return get_object_or_404(Evaluation, id=evaluation_id, team_id=team_id)
 
 
 @lead_required
-def evaluation_agreement(request: HttpRequest, evaluation_id: int) -> HttpResponse:
+def evaluation_agreement(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     evaluation = _team_evaluation(request, evaluation_id)
     agreement = selectors.evaluation_agreement(evaluation)
     report = agreement.report
@@ -59,7 +61,7 @@ def _queue_context(evaluation: Evaluation) -> dict[str, Any]:
 
 
 @lead_required
-def disagreement_queue(request: HttpRequest, evaluation_id: int) -> HttpResponse:
+def disagreement_queue(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     evaluation = _team_evaluation(request, evaluation_id)
     show = request.GET.get("show", "open")
     if show not in selectors.SHOW_CHOICES:
@@ -78,12 +80,12 @@ def disagreement_queue(request: HttpRequest, evaluation_id: int) -> HttpResponse
 
 
 def _after_change(
-    request: HttpRequest, evaluation: Evaluation, snapshot_id: int, *, error: str = ""
+    request: TeamRequest, evaluation: Evaluation, snapshot_id: int, *, error: str = ""
 ) -> HttpResponseBase:
-    if not request.htmx:  # type: ignore[attr-defined]
+    if not request.htmx:
         if error:
             messages.error(request, error)
-        queue = reverse("disagreement_queue", args=[evaluation.id])
+        queue = reverse("insights:disagreement_queue", args=[evaluation.id])
         return redirect(f"{queue}?show={request.POST.get('show', 'open')}")
     [row] = selectors.queue_rows(evaluation, [snapshot_id])
     context = _queue_context(evaluation)
@@ -92,7 +94,7 @@ def _after_change(
 
 
 def _settle(
-    request: HttpRequest,
+    request: TeamRequest,
     evaluation_id: int,
     snapshot_id: int,
     change: Callable[[Membership], object],
@@ -102,7 +104,7 @@ def _settle(
     evaluation's answers 404."""
     evaluation = _team_evaluation(request, evaluation_id)
     try:
-        change(request.membership)  # type: ignore[attr-defined]
+        change(request.membership)
     except Snapshot.DoesNotExist:
         raise Http404("No such result in this evaluation.") from None
     except DomainError as error:
@@ -113,7 +115,7 @@ def _settle(
 @require_POST
 @lead_required
 def disagreement_decide(
-    request: HttpRequest, evaluation_id: int, snapshot_id: int
+    request: TeamRequest, evaluation_id: int, snapshot_id: int
 ) -> HttpResponseBase:
     raw = request.POST.get("grade", "")
     try:
@@ -124,7 +126,7 @@ def disagreement_decide(
         request,
         evaluation_id,
         snapshot_id,
-        lambda membership: services.snapshot_decide(
+        lambda membership: decisions.snapshot_decide(
             membership=membership,
             snapshot_id=snapshot_id,
             grade=grade,
@@ -137,13 +139,13 @@ def disagreement_decide(
 @require_POST
 @lead_required
 def disagreement_clear(
-    request: HttpRequest, evaluation_id: int, snapshot_id: int
+    request: TeamRequest, evaluation_id: int, snapshot_id: int
 ) -> HttpResponseBase:
     return _settle(
         request,
         evaluation_id,
         snapshot_id,
-        lambda membership: services.snapshot_decision_clear(
+        lambda membership: decisions.snapshot_decision_clear(
             membership=membership, snapshot_id=snapshot_id, evaluation_id=evaluation_id
         ),
     )

@@ -8,10 +8,11 @@ import io
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 
 from apps.accounts.decorators import lead_required
+from apps.accounts.requests import TeamRequest
 from apps.core.errors import InvalidInput
 
 from .comparison.selectors import (
@@ -31,7 +32,7 @@ from .comparison.table import (
 CSV_PARTS = {"keywords": write_keywords_csv, "summary": write_summary_csv}
 
 
-def _refused(request: HttpRequest, error: InvalidInput) -> HttpResponse:
+def _refused(request: TeamRequest, error: InvalidInput) -> HttpResponse:
     return render(
         request, "insights/comparison_error.html", {"problems": error.problems}, status=400
     )
@@ -68,8 +69,8 @@ def _sort_links(ids: list[int], pair: PairComparison, sort: str, vs: int | None)
 
 
 @lead_required
-def evaluation_comparison(request: HttpRequest) -> HttpResponse:
-    team_id = request.membership.team_id  # type: ignore[attr-defined]
+def evaluation_comparison(request: TeamRequest) -> HttpResponse:
+    team_id = request.membership.team_id
     try:
         ids = parse_evaluation_ids(request.GET.getlist("e"), field="e")
         comparison = comparison_build(team_id=team_id, evaluation_ids=ids)
@@ -106,9 +107,9 @@ def evaluation_comparison(request: HttpRequest) -> HttpResponse:
 
 
 @lead_required
-def evaluation_comparison_export(request: HttpRequest) -> HttpResponse:
+def evaluation_comparison_export(request: TeamRequest) -> HttpResponse:
     """?part=keywords (default): a row per common keyword; ?part=summary: per metric."""
-    team_id = request.membership.team_id  # type: ignore[attr-defined]
+    team_id = request.membership.team_id
     part = request.GET.get("part", "keywords")
     try:
         if part not in CSV_PARTS:

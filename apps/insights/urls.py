@@ -2,6 +2,8 @@ from django.urls import path
 
 from . import agreement_views, compare_views, views
 
+app_name = "insights"
+
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("evaluations/", views.evaluation_list, name="evaluation_list"),

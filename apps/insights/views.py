@@ -4,12 +4,13 @@ keyword's grades, a model's history) and the team's leaderboard."""
 from typing import Any
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from apps.accounts.decorators import lead_required, team_member_required
 from apps.accounts.models import Tag
+from apps.accounts.requests import TeamRequest
 from apps.accounts.selectors import is_lead
 from apps.core.errors import DomainError
 from apps.endpoints.models import SearchModel
@@ -23,8 +24,8 @@ from .selectors import KEYWORDS_PER_PAGE
 
 
 @lead_required
-def evaluation_list(request: HttpRequest) -> HttpResponse:
-    team_id = request.membership.team_id  # type: ignore[attr-defined]
+def evaluation_list(request: TeamRequest) -> HttpResponse:
+    team_id = request.membership.team_id
     evaluations = selectors.team_evaluations(
         team_id=team_id, include_archived=request.GET.get("archived") == "1"
     )
@@ -35,24 +36,24 @@ def evaluation_list(request: HttpRequest) -> HttpResponse:
 PROGRESS_POLL_SECONDS = 3
 
 
-def _team_evaluation(request: HttpRequest, evaluation_id: int) -> Evaluation:
-    team_id = request.membership.team_id  # type: ignore[attr-defined]
+def _team_evaluation(request: TeamRequest, evaluation_id: int) -> Evaluation:
+    team_id = request.membership.team_id
     # The status line names the evaluation's model.
     evaluations = Evaluation.objects.select_related("search_model")
     return get_object_or_404(evaluations, id=evaluation_id, team_id=team_id)
 
 
-def _baseline_id(request: HttpRequest) -> int | None:
-    return request.membership.team.baseline_evaluation_id  # type: ignore[attr-defined]
+def _baseline_id(request: TeamRequest) -> int | None:
+    return request.membership.team.baseline_evaluation_id
 
 
-def _problems(request: HttpRequest, problems: list[str]) -> HttpResponse:
+def _problems(request: TeamRequest, problems: list[str]) -> HttpResponse:
     """400 with every problem named by its field."""
     return render(request, "insights/_problems.html", {"problems": problems}, status=400)
 
 
 @lead_required
-def evaluation_detail(request: HttpRequest, evaluation_id: int) -> HttpResponse:
+def evaluation_detail(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     evaluation = _team_evaluation(request, evaluation_id)
     columns = selectors.keyword_columns(evaluation)
     form = KeywordTableForm(request.GET, sort_keys=[column.key for column in columns])
@@ -97,7 +98,7 @@ def evaluation_detail(request: HttpRequest, evaluation_id: int) -> HttpResponse:
 
 
 @lead_required
-def evaluation_progress(request: HttpRequest, evaluation_id: int) -> HttpResponse:
+def evaluation_progress(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     """The progress card and the metric values, polled by the page while graders work.
 
     Once the evaluation is no longer active (finished, or paused) the page reloads,
@@ -121,9 +122,9 @@ def evaluation_progress(request: HttpRequest, evaluation_id: int) -> HttpRespons
 
 @require_POST
 @lead_required
-def metric_pin(request: HttpRequest, evaluation_id: int, metric_id: int) -> HttpResponse:
+def metric_pin(request: TeamRequest, evaluation_id: int, metric_id: int) -> HttpResponse:
     """Pin a metric to the lead's dashboard (pinned=1) or unpin it (pinned=0)."""
-    team_id = request.membership.team_id  # type: ignore[attr-defined]
+    team_id = request.membership.team_id
     metric = selectors.evaluation_metric_in_team(
         metric_id=metric_id, evaluation_id=evaluation_id, team_id=team_id
     )
@@ -133,16 +134,16 @@ def metric_pin(request: HttpRequest, evaluation_id: int, metric_id: int) -> Http
     if pinned not in ("0", "1"):
         return _problems(request, ["pinned: must be 1 (pin) or 0 (unpin)"])
     services.metric_pin(evaluation_metric=metric, pinned=pinned == "1")
-    if request.htmx:  # type: ignore[attr-defined]
+    if request.htmx:
         return render(
             request, "insights/_pin_button.html", {"card": metric, "evaluation": metric.evaluation}
         )
-    return redirect("evaluation_detail", evaluation_id)
+    return redirect("insights:evaluation_detail", evaluation_id)
 
 
 @lead_required
-def keyword_detail(request: HttpRequest, evaluation_id: int, keyword_id: int) -> HttpResponse:
-    team_id = request.membership.team_id  # type: ignore[attr-defined]
+def keyword_detail(request: TeamRequest, evaluation_id: int, keyword_id: int) -> HttpResponse:
+    team_id = request.membership.team_id
     keyword = get_object_or_404(
         Keyword.objects.select_related("evaluation"),
         id=keyword_id,
@@ -164,9 +165,9 @@ def keyword_detail(request: HttpRequest, evaluation_id: int, keyword_id: int) ->
 
 @require_POST
 @lead_required
-def slot_reset(request: HttpRequest, evaluation_id: int, slot_id: int) -> HttpResponse:
+def slot_reset(request: TeamRequest, evaluation_id: int, slot_id: int) -> HttpResponse:
     """A lead clears one grade; with htmx the result's row comes back redrawn."""
-    team_id = request.membership.team_id  # type: ignore[attr-defined]
+    team_id = request.membership.team_id
     slot = selectors.slot_in_team(slot_id=slot_id, evaluation_id=evaluation_id, team_id=team_id)
     if slot is None:
         raise Http404("No such grade.")
@@ -175,12 +176,12 @@ def slot_reset(request: HttpRequest, evaluation_id: int, slot_id: int) -> HttpRe
         services.slot_reset_by_lead(slot=slot, lead=request.user, team_id=team_id)
     except DomainError as problem:
         error = problem.message
-    if not request.htmx:  # type: ignore[attr-defined]
+    if not request.htmx:
         if error:
             messages.error(request, error)
         else:
             messages.success(request, "The grade is reset; the result is back in the queue.")
-        return redirect("keyword_detail", evaluation_id, slot.keyword_id)
+        return redirect("insights:keyword_detail", evaluation_id, slot.keyword_id)
     [row] = selectors.keyword_snapshots(slot.keyword, snapshot_id=slot.snapshot_id)
     return render(
         request,
@@ -197,9 +198,9 @@ def slot_reset(request: HttpRequest, evaluation_id: int, slot_id: int) -> HttpRe
 
 
 @team_member_required
-def leaderboard(request: HttpRequest) -> HttpResponse:
+def leaderboard(request: TeamRequest) -> HttpResponse:
     """Graded slots per member over a date range, for everyone in the team."""
-    team_id = request.membership.team_id  # type: ignore[attr-defined]
+    team_id = request.membership.team_id
     form = LeaderboardForm(request.GET, tags=Tag.objects.filter(team_id=team_id))
     if not form.is_valid():
         return render(
@@ -229,9 +230,9 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
 
 
 @lead_required
-def model_history(request: HttpRequest, model_id: int) -> HttpResponse:
+def model_history(request: TeamRequest, model_id: int) -> HttpResponse:
     """Each metric across a search model's finished evaluations, oldest to newest."""
-    team_id = request.membership.team_id  # type: ignore[attr-defined]
+    team_id = request.membership.team_id
     model = get_object_or_404(SearchModel, id=model_id, team_id=team_id)
     return render(
         request,
@@ -241,10 +242,10 @@ def model_history(request: HttpRequest, model_id: int) -> HttpResponse:
 
 
 @team_member_required
-def dashboard(request: HttpRequest) -> HttpResponse:
+def dashboard(request: TeamRequest) -> HttpResponse:
     """The home page: what waits for the grader, the team's active evaluations and, for a
     lead, the pinned evaluations and metrics."""
-    membership = request.membership  # type: ignore[attr-defined]
+    membership = request.membership
     mine = list(judging_selectors.evaluations_open_to(membership))
     team_active = list(
         Evaluation.objects.filter(

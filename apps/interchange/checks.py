@@ -13,7 +13,7 @@ from apps.accounts.models import Membership, Tag, Team
 from apps.core.image_sources import RULE as IMAGE_RULE
 from apps.core.image_sources import is_image_source
 from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot
-from apps.insights.agreement.services import REASON_MAX_LENGTH
+from apps.judging.decisions import REASON_MAX_LENGTH
 
 from .problems import Problems
 from .rows import Decision, SlotGrade, SnapshotRow, UnretrievedRow

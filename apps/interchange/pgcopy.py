@@ -20,7 +20,7 @@ from django.db import DatabaseError, models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot, UnretrievedJudgement
-from apps.insights.models import SnapshotDecision
+from apps.judging.models import SnapshotDecision
 from apps.scoring.models import KeywordMetric
 
 from .rows import KeywordBatch
@@ -54,18 +54,25 @@ def literal(value: Any) -> str:
     raise TypeError(f"no COPY text for {value!r}")
 
 
+def _concrete(model: type[models.Model], name: str) -> models.Field:
+    field = model._meta.get_field(name)
+    if not isinstance(field, models.Field):  # a reverse relation has no column
+        raise TypeError(f"{model.__name__}.{name} is not a column")
+    return field
+
+
 class Table:
     """COPY into a model's table: the given fields in order, then every other column
     with its field's default, as bulk_create would give it."""
 
     def __init__(self, model: type[models.Model], fields: Sequence[str], connection: Any) -> None:
-        named = [model._meta.get_field(name) for name in fields]
+        named = [_concrete(model, name) for name in fields]
         others = [
             field
             for field in model._meta.concrete_fields
             if field not in named and not field.primary_key
         ]
-        columns = ", ".join(f'"{field.column}"' for field in [*named, *others])  # type: ignore[union-attr]
+        columns = ", ".join(f'"{field.column}"' for field in [*named, *others])
         self.table = model._meta.db_table
         self.sql = f'COPY "{self.table}" ({columns}) FROM STDIN'
         defaults = [field.get_db_prep_save(field.get_default(), connection) for field in others]

@@ -4,6 +4,8 @@ from django.urls import path
 
 from . import views
 
+app_name = "interchange"
+
 urlpatterns = [
     path("evaluations/import/", views.evaluation_import, name="evaluation_import"),
     path(

@@ -2,11 +2,12 @@
 evaluation; an evaluation downloads in any export format."""
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 
 from apps.accounts.decorators import lead_required
+from apps.accounts.requests import TeamRequest
 from apps.core.errors import InvalidInput
 from apps.evaluations.models import Evaluation
 
@@ -17,12 +18,12 @@ from .trec import import_trec
 
 
 @lead_required
-def evaluation_import(request: HttpRequest) -> HttpResponse:
+def evaluation_import(request: TeamRequest) -> HttpResponse:
     """Upload an evaluation document, or a TREC run with its qrels, as a new evaluation."""
     form = ImportForm(request.POST or None, request.FILES or None)
     problems: list[str] = []
     if request.method == "POST" and form.is_valid():
-        team = request.membership.team  # type: ignore[attr-defined]
+        team = request.membership.team
         data = form.cleaned_data
         try:
             if data["kind"] == "json":
@@ -51,14 +52,14 @@ def evaluation_import(request: HttpRequest) -> HttpResponse:
             problems = error.problems
         else:
             messages.success(request, f"Imported {evaluation.name}.")
-            return redirect("evaluation_detail", evaluation.id)
+            return redirect("insights:evaluation_detail", evaluation.id)
     return render(request, "interchange/import.html", {"form": form, "problems": problems})
 
 
 @lead_required
-def evaluation_export(request: HttpRequest, evaluation_id: int) -> HttpResponseBase:
+def evaluation_export(request: TeamRequest, evaluation_id: int) -> HttpResponseBase:
     """Download an evaluation as JSON, CSV, qrels (aggregated or per grader) or a run."""
-    team_id = request.membership.team_id  # type: ignore[attr-defined]
+    team_id = request.membership.team_id
     evaluation = get_object_or_404(Evaluation, id=evaluation_id, team_id=team_id)
     try:
         return export_download(evaluation, request.GET.get("format", "json"))

@@ -4,7 +4,7 @@ Rows go in as snapshots_add and grading would leave them: every slot carries its
 of the evaluation, keyword, keyword position and snapshot position; a graded slot has its
 grader (a user, or an external grader's name), reason and graded_at, and every slot of a
 snapshot with a grade is `snapshot_started`. A lead's decision is stored as the
-disagreement queue stores one (apps.insights SnapshotDecision), dated at the import.
+disagreement queue stores one (apps.judging.models.SnapshotDecision), dated at the import.
 
 Each batch is scored while its grades are in memory, with the engine's batch path
 exactly as evaluation_recompute scores (EvaluationSettings.score_many), and stored as
@@ -35,7 +35,7 @@ from apps.evaluations.models import (
     Snapshot,
     UnretrievedJudgement,
 )
-from apps.insights.models import SnapshotDecision
+from apps.judging.models import SnapshotDecision
 from apps.scoring.loading import SnapshotGrades, load_settings
 from apps.scoring.models import KeywordMetric
 from apps.scoring.services import evaluation_means_reconcile

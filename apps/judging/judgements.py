@@ -19,20 +19,24 @@ each wrote their own slot first and then waited for the other's (starting the sn
 used to deadlock.
 """
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from django.db import transaction
-from django.db.models import Subquery
+from django.db import connection, transaction
 from django.utils import timezone
 
+from apps import engine
 from apps.core.bulk import bulk_set
 from apps.core.errors import InvalidInput, InvalidState, NotAllowed, NotFound
 from apps.evaluations.models import Evaluation, FeedbackSlot, SnapshotSkip, Status
+from apps.evaluations.scales import scale_of
 from apps.scoring import pipeline
+
+from . import sql
 
 NOT_YOURS = "this result is not yours to grade (its time ran out and it moved on)"
 NOT_YOURS_TO_SKIP = "this result is not yours to skip"
@@ -74,16 +78,30 @@ class Giver:
         return cls(GiverKind.RECORDED, user, name)
 
 
-def check_grade(grade: Any, evaluation: Evaluation) -> int:
-    """The grade, if it is one of the evaluation's scale; InvalidInput otherwise. (Also
-    what the admin's slot form checks before the grade is recorded.)"""
-    scale = evaluation.grading_scale
+def check_grade(grade: Any, scale: engine.Scale) -> int:
+    """The grade, if it is one of the scale's; InvalidInput otherwise. (Also what the
+    admin's slot form checks before the grade is recorded.)"""
     if isinstance(grade, bool) or not isinstance(grade, int) or grade not in scale.grades:
         shown = ", ".join(str(g) for g in scale.grades)
         raise InvalidInput(
             {"grade": f"{grade!r} is not a {scale.name} grade ({shown})"}, field="grade"
         )
     return grade
+
+
+@dataclass(frozen=True)
+class _LockedSlot:
+    """A slot of the snapshot being judged, as the writer read and locked it."""
+
+    id: int
+    keyword_id: int
+    snapshot_id: int
+    grader_id: int | None
+    grade: int | None
+    snapshot_started: bool
+    team_id: int
+    status: str
+    scale: engine.Scale
 
 
 def slot_judge(
@@ -94,75 +112,85 @@ def slot_judge(
     grade: Any = None,
     reason: str = "",
     team_id: int | None = None,
-) -> FeedbackSlot:
-    """Record (or change) a grade, clear a slot, or skip it; the slot as it now is.
+) -> None:
+    """Record (or change) a grade, clear a slot, or skip it.
 
     `team_id`: the team the request acts for (pages and the API always give it); a slot
     of another team is NotFound. A grader must hold the slot, in an evaluation open for
     grading; only leads clear.
     """
     with transaction.atomic():
-        siblings = _lock_snapshot_of(slot_id, team_id)
+        siblings = _lock_snapshot_of(slot_id)
         slot = next((s for s in siblings if s.id == slot_id), None)
-        if slot is None:
+        if slot is None or (team_id is not None and slot.team_id != team_id):
             if giver.kind == GiverKind.GRADER and team_id is None:
                 raise NotAllowed(NOT_YOURS)
             raise NotFound("No such result.")
         if action == Action.SKIP:
             _skip(slot, giver, reason)
-            return slot
+            return
         _check_giver(slot, giver, action)
         now = timezone.now()
         if action == Action.GRADE:
-            changes = _grade_columns(slot, giver, check_grade(grade, slot.evaluation), reason, now)
+            changes = _grade_columns(slot, giver, check_grade(grade, slot.scale), reason, now)
             if not slot.snapshot_started:
                 _set_started([s.id for s in siblings], started=True)
-                changes["snapshot_started"] = True
         else:
             changes = _cleared_columns()
             if all(s.grade is None for s in siblings if s.id != slot.id):
                 # Its snapshot's only grade: fresh again, no longer before the fresh ones.
                 _set_started([s.id for s in siblings], started=False)
-                changes["snapshot_started"] = False
-        FeedbackSlot.objects.filter(id=slot.id).update(**changes)
-        for name, value in changes.items():
-            setattr(slot, name, value)
+        _write(slot.id, changes)
         pipeline.grades_changed(keyword_ids=[slot.keyword_id])
-    return slot
 
 
-def _lock_snapshot_of(slot_id: int, team_id: int | None) -> list[FeedbackSlot]:
-    """Every slot of the slot's snapshot, with its evaluation, locked in id order."""
-    snapshot = FeedbackSlot.objects.filter(id=slot_id).values("snapshot_id")[:1]
-    siblings = FeedbackSlot.objects.filter(snapshot_id=Subquery(snapshot))
-    if team_id is not None:
-        siblings = siblings.filter(evaluation__team_id=team_id)
-    return list(
-        siblings.select_related("evaluation").select_for_update(of=("self",)).order_by("id")
-    )
+def _lock_snapshot_of(slot_id: int) -> list[_LockedSlot]:
+    """Every slot of the slot's snapshot, with its evaluation's team, status and scale,
+    locked in id order (judging/sql.py)."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql.lock_snapshot_of_slot(), [slot_id])
+        rows = cursor.fetchall()
+    if not rows:
+        return []
+    scale_name, levels = rows[0][-2:]
+    scale = scale_of(scale_name, json.loads(levels) if isinstance(levels, str) else levels)
+    return [
+        _LockedSlot(id_, keyword, snapshot, grader, grade, started, team, status, scale)
+        for id_, keyword, snapshot, grader, grade, started, team, status, _, _ in rows
+    ]
 
 
-def _check_giver(slot: FeedbackSlot, giver: Giver, action: Action) -> None:
+def _write(slot_id: int, changes: dict[str, Any]) -> None:
+    """Write the slot's grade columns (column name -> value, already adapted)."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql.update_slot(tuple(changes)), [*changes.values(), slot_id])
+
+
+def _check_giver(slot: _LockedSlot, giver: Giver, action: Action) -> None:
     if giver.kind == GiverKind.GRADER:
         if action != Action.GRADE or slot.grader_id != giver.user.id:
             raise NotAllowed(NOT_YOURS)
-        if slot.evaluation.status != Status.ACTIVE:
+        if slot.status != Status.ACTIVE:
             raise InvalidState("the evaluation is not open for grading")
     elif action == Action.CLEAR and giver.kind != GiverKind.LEAD:
         raise NotAllowed("only a lead clears a grade")
 
 
 def _grade_columns(
-    slot: FeedbackSlot, giver: Giver, grade: int, reason: str, now: datetime
+    slot: _LockedSlot, giver: Giver, grade: int, reason: str, now: datetime
 ) -> dict[str, Any]:
-    changes: dict[str, Any] = {"grade": grade, "reason": reason, "graded_at": now}
+    changes: dict[str, Any] = {"grade": grade, "reason": reason, "graded_at": _adapt(now)}
     if giver.kind == GiverKind.RECORDED:
-        changes.update(grader=giver.user, external_grader=giver.name)
+        changes.update(grader_id=giver.user.id if giver.user else None, external_grader=giver.name)
     if giver.kind != GiverKind.GRADER:
         # The time the named grader took the slot, as if from the queue.
         holder = giver.user if giver.kind == GiverKind.RECORDED else slot.grader_id
-        changes["assigned_at"] = now if holder else None
+        changes["assigned_at"] = _adapt(now) if holder else None
     return changes
+
+
+def _adapt(moment: datetime) -> Any:
+    return connection.ops.adapt_datetimefield_value(moment)
 
 
 def _cleared_columns() -> dict[str, Any]:
@@ -170,7 +198,7 @@ def _cleared_columns() -> dict[str, Any]:
         "grade": None,
         "reason": "",
         "graded_at": None,
-        "grader": None,
+        "grader_id": None,
         "external_grader": "",
         "assigned_at": None,
     }
@@ -181,7 +209,7 @@ def _set_started(slot_ids: list[int], *, started: bool) -> None:
     FeedbackSlot.objects.filter(id__in=slot_ids).update(snapshot_started=started)
 
 
-def _skip(slot: FeedbackSlot, giver: Giver, reason: str) -> None:
+def _skip(slot: _LockedSlot, giver: Giver, reason: str) -> None:
     held = giver.kind == GiverKind.GRADER and slot.grader_id == giver.user.id
     if not held or slot.grade is not None:
         raise NotAllowed(NOT_YOURS_TO_SKIP)
@@ -189,7 +217,6 @@ def _skip(slot: FeedbackSlot, giver: Giver, reason: str) -> None:
         snapshot_id=slot.snapshot_id, user=giver.user, defaults={"reason": reason.strip()}
     )
     FeedbackSlot.objects.filter(id=slot.id).update(grader=None, assigned_at=None)
-    slot.grader, slot.assigned_at = None, None
 
 
 @dataclass(frozen=True)
@@ -247,9 +274,10 @@ def slots_judge_in_bulk(
 
 def _bulk_problems(evaluation: Evaluation, judgements: Sequence[BulkJudgement]) -> list[str]:
     problems: list[str] = []
+    scale = evaluation.grading_scale
     for number, judgement in enumerate(judgements):
         try:
-            check_grade(judgement.grade, evaluation)
+            check_grade(judgement.grade, scale)
         except InvalidInput as error:
             problems.extend(f"judgements[{number}].{problem}" for problem in error.problems)
     return problems

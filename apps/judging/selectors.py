@@ -9,11 +9,11 @@ on PostgreSQL; RowModels turns their rows into the same model instances the ORM 
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Model, QuerySet
+from django.db.models import ForeignKey, Model, QuerySet
 from django.utils import timezone
 
 from apps.accounts.models import Membership, Tag
@@ -56,20 +56,21 @@ class SlotRows:
             for _model, alias, fields in self.rows.parts
             for field in fields
         )
-        self.names = [
+        # The slot's foreign key to each related model, which caches the instance built.
+        self.relations = [
             next(
-                name
-                for name in self.RELATED
-                if FeedbackSlot._meta.get_field(name).related_model is model
+                field
+                for field in map(FeedbackSlot._meta.get_field, self.RELATED)
+                if isinstance(field, ForeignKey) and field.related_model is model
             )
             for model, _alias in related
         ]
 
     def slot(self, row: Sequence[Any]) -> FeedbackSlot:
         slot, *related = self.rows.build(row)
-        for name, instance in zip(self.names, related, strict=True):
-            FeedbackSlot._meta.get_field(name).set_cached_value(slot, instance)  # type: ignore[union-attr]
-        return slot  # type: ignore[return-value]
+        for relation, instance in zip(self.relations, related, strict=True):
+            relation.set_cached_value(slot, instance)
+        return cast(FeedbackSlot, slot)  # the rows' first model (__init__)
 
 
 SLOT_WITH_ALL = SlotRows((Snapshot, "p"), (Keyword, "k"), (Evaluation, "e"))

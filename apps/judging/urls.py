@@ -2,6 +2,8 @@ from django.urls import path
 
 from . import views
 
+app_name = "judging"
+
 urlpatterns = [
     path("feedback/", views.feedback, name="feedback"),
     path("feedback/previous/", views.previous, name="feedback_previous"),

@@ -7,6 +7,7 @@ htmx; without htmx the same forms work with a full page load.
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
@@ -21,6 +22,7 @@ from django.utils.timezone import localtime
 from django.views.decorators.http import require_POST
 
 from apps.accounts.decorators import team_member_required
+from apps.accounts.requests import TeamRequest
 from apps.accounts.selectors import is_lead
 from apps.core.errors import DomainError, InvalidState, NotFound
 from apps.core.markdown import render_markdown
@@ -29,25 +31,28 @@ from apps.evaluations.models import Evaluation, FeedbackSlot
 from . import judgements, selectors, services
 from .judgements import Action, Giver
 
+# The queue each request opens (None: the person's own), while the request lives.
+_queues: WeakKeyDictionary[HttpRequest, Evaluation | None] = WeakKeyDictionary()
 
-def _queue_evaluation(request: HttpRequest) -> Evaluation | None:
+
+def _queue_evaluation(request: TeamRequest) -> Evaluation | None:
     """A lead may open the queue of one evaluation (?evaluation=ID), tags aside.
 
     Read once per request: the views ask for it before writing and again to answer.
     """
-    if hasattr(request, "_relevo_queue"):
-        return request._relevo_queue
+    if request in _queues:
+        return _queues[request]
     evaluation_id = request.GET.get("evaluation") or request.POST.get("evaluation")
     queue = None
     if evaluation_id:
-        membership = request.membership  # type: ignore[attr-defined]
+        membership = request.membership
         if not is_lead(membership):
             raise Http404("Only leads can open one evaluation's queue.")
         try:
             queue = get_object_or_404(Evaluation, id=int(evaluation_id), team_id=membership.team_id)
         except ValueError:
             raise Http404("No such evaluation.") from None
-    request._relevo_queue = queue  # type: ignore[attr-defined]
+    _queues[request] = queue
     return queue
 
 
@@ -85,11 +90,11 @@ def _url_forms(script_prefix: str) -> dict[str, str]:
     """The card's links under this script prefix, reversed once per process: reversing
     them for every card cost a tenth of a millisecond. A slot's links hold SLOT_MARKER."""
     views = {
-        "grade": "feedback_grade",
-        "skip": "feedback_skip",
-        "previous": "feedback_previous",
-        "feedback": "feedback",
-        "dashboard": "dashboard",
+        "grade": "judging:feedback_grade",
+        "skip": "judging:feedback_skip",
+        "previous": "judging:feedback_previous",
+        "feedback": "judging:feedback",
+        "dashboard": "insights:dashboard",
     }
     return {
         name: reverse(view, args=[int(SLOT_MARKER)] if name in ("grade", "skip") else None)
@@ -98,7 +103,7 @@ def _url_forms(script_prefix: str) -> dict[str, str]:
 
 
 def _card_context(
-    request: HttpRequest,
+    request: TeamRequest,
     slot: FeedbackSlot | None,
     *,
     reviewing: bool,
@@ -126,7 +131,7 @@ def _card_context(
 
 
 def _render_card(
-    request: HttpRequest,
+    request: TeamRequest,
     slot: FeedbackSlot | None,
     *,
     reviewing: bool = False,
@@ -136,10 +141,10 @@ def _render_card(
     return _card_response(request, context)
 
 
-def _card_response(request: HttpRequest, context: dict, status: int = 200) -> HttpResponse:
+def _card_response(request: TeamRequest, context: dict, status: int = 200) -> HttpResponse:
     """The card alone for htmx to swap in, else the Give feedback page around it."""
     card = engines["jinja2"].get_template(CARD_TEMPLATE).render(context, request)
-    if request.htmx:  # type: ignore[attr-defined]
+    if request.htmx:
         return HttpResponse(card, status=status)
     return render(request, "judging/feedback.html", {"card": SafeString(card)}, status=status)
 
@@ -148,14 +153,14 @@ def _card_response(request: HttpRequest, context: dict, status: int = 200) -> Ht
 CARD_TEMPLATE = "judging/card.html"
 
 
-def _next_slot(request: HttpRequest) -> services.NextSlot:
+def _next_slot(request: TeamRequest) -> services.NextSlot:
     return services.slot_claim_next_for_card(
-        membership=request.membership,  # type: ignore[attr-defined]
+        membership=request.membership,
         evaluation=_queue_evaluation(request),
     )
 
 
-def _next_slot_after_action(request: HttpRequest) -> services.NextSlot:
+def _next_slot_after_action(request: TeamRequest) -> services.NextSlot:
     """As _next_slot, but a lead's queue whose evaluation just finished (the last grade
     may have finished it) simply ends: the empty state, not an error."""
     try:
@@ -164,31 +169,31 @@ def _next_slot_after_action(request: HttpRequest) -> services.NextSlot:
         return services.NextSlot(None)
 
 
-def _next_card_context(request: HttpRequest) -> dict:
+def _next_card_context(request: TeamRequest) -> dict:
     given = _next_slot_after_action(request)
     return _card_context(request, given.slot, reviewing=False, grades_today=given.grades_today)
 
 
 @team_member_required
-def feedback(request: HttpRequest) -> HttpResponse:
+def feedback(request: TeamRequest) -> HttpResponse:
     try:
         given = _next_slot(request)
     except DomainError as error:
         messages.error(request, error.message)
-        return redirect("dashboard")
+        return redirect("insights:dashboard")
     return _render_card(request, given.slot, grades_today=given.grades_today)
 
 
-def _after_action(request: HttpRequest) -> HttpResponse:
-    if not request.htmx:  # type: ignore[attr-defined]
-        url = reverse("feedback")
+def _after_action(request: TeamRequest) -> HttpResponse:
+    if not request.htmx:
+        url = reverse("judging:feedback")
         queue = _queue_evaluation(request)
         return redirect(f"{url}?evaluation={queue.id}" if queue else url)
     given = _next_slot_after_action(request)
     return _render_card(request, given.slot, grades_today=given.grades_today)
 
 
-def _judge(request: HttpRequest, slot_id: int, action: Action, grade: Any = None) -> HttpResponse:
+def _judge(request: TeamRequest, slot_id: int, action: Action, grade: Any = None) -> HttpResponse:
     """Grade or skip the grader's slot, then answer with the next card (htmx) or a
     redirect. Another team's slot does not exist for them; one of the team never given
     to this grader is refused by the grade writer."""
@@ -200,24 +205,24 @@ def _judge(request: HttpRequest, slot_id: int, action: Action, grade: Any = None
             action=action,
             grade=grade,
             reason=request.POST.get("reason", "").strip(),
-            team_id=request.membership.team_id,  # type: ignore[attr-defined]
+            team_id=request.membership.team_id,
         )
     except NotFound:
         raise Http404("No such result.") from None
     except DomainError as error:
-        if action == Action.GRADE and request.htmx:  # type: ignore[attr-defined]
+        if action == Action.GRADE and request.htmx:
             context = _next_card_context(request)
             context["error"] = error.message
             return _card_response(request, context, status=400)
         messages.error(request, error.message)
         if action == Action.GRADE:
-            return redirect("feedback")
+            return redirect("judging:feedback")
     return _after_action(request)
 
 
 @require_POST
 @team_member_required
-def grade(request: HttpRequest, slot_id: int) -> HttpResponse:
+def grade(request: TeamRequest, slot_id: int) -> HttpResponse:
     try:
         value: int | None = int(request.POST.get("grade", ""))
     except ValueError:
@@ -227,25 +232,25 @@ def grade(request: HttpRequest, slot_id: int) -> HttpResponse:
 
 @require_POST
 @team_member_required
-def skip(request: HttpRequest, slot_id: int) -> HttpResponse:
+def skip(request: TeamRequest, slot_id: int) -> HttpResponse:
     return _judge(request, slot_id, Action.SKIP)
 
 
 @team_member_required
-def previous(request: HttpRequest) -> HttpResponse:
+def previous(request: TeamRequest) -> HttpResponse:
     """Reopen the grader's last graded result; ?before= walks further back."""
     before: datetime | None = None
     try:
         before = parse_datetime(request.GET.get("before") or "")
     except ValueError:  # well formed but impossible, e.g. month 13: start from the latest
         before = None
-    team_id = request.membership.team_id  # type: ignore[attr-defined]
+    team_id = request.membership.team_id
     slot = selectors.previous_graded_slot(user=request.user, team_id=team_id, before=before)
     if slot is None:
-        if request.htmx:  # type: ignore[attr-defined]
+        if request.htmx:
             context = _next_card_context(request)
             context["error"] = "There is no earlier grade to go back to."
             return _card_response(request, context)
         messages.info(request, "There is no earlier grade to go back to.")
-        return redirect("feedback")
+        return redirect("judging:feedback")
     return _render_card(request, slot, reviewing=True)

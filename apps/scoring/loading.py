@@ -20,7 +20,7 @@ class SnapshotGrades:
     snapshot_id: int
     stored_value: float | None
     grades: list[int | None]
-    # A lead's final grade for the snapshot (apps.insights.SnapshotDecision), which stage 1
+    # A lead's final grade for the snapshot (apps.judging.models.SnapshotDecision), which stage 1
     # uses instead of the grades; None when no lead has decided.
     decision: int | None = None
 

@@ -114,10 +114,10 @@ def test_the_main_pages_run_under_the_policy_with_nothing_refused(live_server, p
     log_in(page, url, LEAD)
     expect(page.get_by_role("link", name="Dashboard")).to_be_visible()
 
-    page.goto(f"{url}{reverse('evaluation_list')}")
+    page.goto(f"{url}{reverse('insights:evaluation_list')}")
     expect(page.get_by_label("Compare Ranking A")).to_be_visible()
 
-    page.goto(f"{url}{reverse('evaluation_detail', args=[evaluation.id])}")
+    page.goto(f"{url}{reverse('insights:evaluation_detail', args=[evaluation.id])}")
     expect(page.locator("canvas[data-chart]:not([data-drawn])")).to_have_count(0)
     drawn = page.evaluate(
         "() => [...document.querySelectorAll('canvas[data-chart]')]"
@@ -126,7 +126,7 @@ def test_the_main_pages_run_under_the_policy_with_nothing_refused(live_server, p
     assert drawn == 2  # Chart.js ran: one history chart per metric card
 
     # The grading page, and one grade by keyboard (htmx swaps in the next card).
-    page.goto(f"{url}{reverse('feedback')}")
+    page.goto(f"{url}{reverse('judging:feedback')}")
     page.wait_for_selector("#card[data-ready='1']")
     before = page.locator("#card").get_attribute("data-slot")
     page.keyboard.press("3")
@@ -135,7 +135,7 @@ def test_the_main_pages_run_under_the_policy_with_nothing_refused(live_server, p
     )
 
     first, second = shop["compare"]
-    page.goto(f"{url}{reverse('evaluation_comparison')}?e={first.id}&e={second.id}")
+    page.goto(f"{url}{reverse('insights:evaluation_comparison')}?e={first.id}&e={second.id}")
     expect(page.locator(".verdict").first).to_be_visible()
 
     # The API docs: Swagger UI starts (its script comes from ?script, not inline).
@@ -197,7 +197,7 @@ def test_the_team_switcher_switches_team_without_an_inline_handler(live_server, 
 def test_reset_asks_first_and_resets_only_once_the_lead_says_yes(live_server, page, shop):
     evaluation, graded = shop["evaluation"], shop["graded"]
     log_in(page, live_server.url, LEAD)
-    keyword_page = reverse("keyword_detail", args=[evaluation.id, graded.keyword_id])
+    keyword_page = reverse("insights:keyword_detail", args=[evaluation.id, graded.keyword_id])
     page.goto(f"{live_server.url}{keyword_page}")
     page.wait_for_load_state()
     row = page.locator("tr[data-position='1']")

@@ -179,7 +179,9 @@ def test_a_reset_clicked_before_htmx_has_started_is_asked_first(live_server, pag
     keyword = Keyword.objects.get(evaluation=current, text="wool socks")
     log_in(page, live_server.url, "lead@shop.test")
     page.route("**/htmx-2.min.js", lambda route: route.abort())  # htmx not started yet
-    page.goto(f"{live_server.url}{reverse('keyword_detail', args=[current.id, keyword.id])}")
+    page.goto(
+        f"{live_server.url}{reverse('insights:keyword_detail', args=[current.id, keyword.id])}"
+    )
     asked = []
     page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
 

@@ -6,8 +6,8 @@ from django.test import Client
 
 from apps.accounts.models import Membership
 from apps.evaluations.models import Snapshot
-from apps.insights.agreement.services import snapshot_decide
 from apps.insights.tests.test_agreement_decisions import grade_snapshots
+from apps.judging.decisions import snapshot_decide
 from apps.judging.judgements import Giver, slot_judge
 from tests.factories import make_evaluation, make_grader, make_team, slots_of
 

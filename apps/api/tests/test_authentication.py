@@ -22,13 +22,13 @@ pytestmark = pytest.mark.django_db
 ENDPOINTS = [
     ("get", "/api/v1/evaluations/"),
     ("post", "/api/v1/evaluations/"),
-    ("post", "/api/v1/evaluations/import"),
+    ("post", "/api/v1/evaluations/import/"),
     ("get", "/api/v1/evaluations/{id}/"),
     ("delete", "/api/v1/evaluations/{id}/"),
-    ("post", "/api/v1/evaluations/{id}/start"),
-    ("post", "/api/v1/evaluations/{id}/stop"),
-    ("post", "/api/v1/evaluations/{id}/finish"),
-    ("get", "/api/v1/evaluations/{id}/export"),
+    ("post", "/api/v1/evaluations/{id}/start/"),
+    ("post", "/api/v1/evaluations/{id}/stop/"),
+    ("post", "/api/v1/evaluations/{id}/finish/"),
+    ("get", "/api/v1/evaluations/{id}/export/"),
     ("get", "/api/v1/evaluations/{id}/keywords/"),
     ("get", "/api/v1/evaluations/{id}/judgements/"),
 ]
@@ -173,7 +173,7 @@ def test_a_logged_in_person_without_a_token_is_401(team_a, evaluation):
     client.force_login(User.objects.get(email="owner@a.test"))
 
     assert_refused_as_unauthenticated(client.get("/api/v1/evaluations/"))
-    assert_refused_as_unauthenticated(client.post(f"/api/v1/evaluations/{evaluation.id}/start"))
+    assert_refused_as_unauthenticated(client.post(f"/api/v1/evaluations/{evaluation.id}/start/"))
     evaluation.refresh_from_db()
     assert evaluation.status == "pending"
 

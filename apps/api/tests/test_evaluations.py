@@ -525,7 +525,7 @@ def test_delete_reads_and_writes_a_number_of_queries_that_does_not_grow_per_keyw
 
 
 def post(api, evaluation, action: str):
-    return api.post(f"{detail(evaluation)[:-1]}/{action}")
+    return api.post(f"{detail(evaluation)}{action}/")
 
 
 def test_start_opens_a_pending_evaluation(api, team_a):

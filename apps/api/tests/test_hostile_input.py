@@ -18,8 +18,8 @@ from apps.evaluations.models import (
 
 pytestmark = pytest.mark.django_db
 
-IMPORT = "/api/v1/evaluations/import"
-IMPORT_TREC = "/api/v1/evaluations/import-trec"
+IMPORT = "/api/v1/evaluations/import/"
+IMPORT_TREC = "/api/v1/evaluations/import-trec/"
 CREATE = "/api/v1/evaluations/"
 
 
@@ -98,7 +98,7 @@ def test_attributes_a_few_levels_deep_are_imported(api):
 
 @pytest.mark.parametrize(
     "method, path",
-    [("POST", ""), ("POST", "import"), ("PATCH", "{id}/"), ("POST", "{id}/clone")],
+    [("POST", ""), ("POST", "import/"), ("PATCH", "{id}/"), ("POST", "{id}/clone/")],
     ids=str,
 )
 def test_any_json_body_nested_five_thousand_deep_is_a_400(api, team_a, method, path):

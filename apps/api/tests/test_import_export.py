@@ -1,4 +1,4 @@
-"""POST /api/v1/evaluations/import and GET /api/v1/evaluations/{id}/export, with a real team
+"""POST /api/v1/evaluations/import/ and GET /api/v1/evaluations/{id}/export, with a real team
 token, in the formats of interchange.md.
 
 Both call apps.interchange; each test skips with that reason while the
@@ -30,7 +30,7 @@ from tests.factories import make_evaluation, make_grader, slots_of
 
 pytestmark = pytest.mark.django_db
 
-IMPORT = "/api/v1/evaluations/import"
+IMPORT = "/api/v1/evaluations/import/"
 
 
 def needs_interchange() -> None:
@@ -41,7 +41,7 @@ def needs_interchange() -> None:
 
 
 def export_url(evaluation, format_name: str | None = None) -> str:
-    url = f"/api/v1/evaluations/{evaluation.id}/export"
+    url = f"/api/v1/evaluations/{evaluation.id}/export/"
     return f"{url}?format={format_name}" if format_name else url
 
 
@@ -596,7 +596,7 @@ def trec_form(**changes) -> dict:
 def test_a_trec_run_and_qrels_become_an_evaluation_with_its_grades_and_metrics(api, team_a):
     needs_interchange()
 
-    response = api.post("/api/v1/evaluations/import-trec", trec_form())
+    response = api.post("/api/v1/evaluations/import-trec/", trec_form())
 
     assert response.status_code == 201, response.content
     body = response.json()
@@ -618,7 +618,7 @@ def test_a_broken_run_file_is_refused_with_its_line_and_nothing_is_written(api):
     before = row_counts()
     broken = SimpleUploadedFile("run.txt", b"q1 Q0 d1 1 9.0 sys\nq1 Q0 d2\n")
 
-    response = api.post("/api/v1/evaluations/import-trec", trec_form(run=broken))
+    response = api.post("/api/v1/evaluations/import-trec/", trec_form(run=broken))
 
     assert response.status_code == 400
     messages = " ".join(f"{e['field']}: {e['message']}" for e in response.json()["errors"])
@@ -630,7 +630,7 @@ def test_trec_import_names_each_bad_field(api):
     needs_interchange()
 
     response = api.post(
-        "/api/v1/evaluations/import-trec",
+        "/api/v1/evaluations/import-trec/",
         trec_form(run=None, scale="huge", metrics="ndcg@ten"),
     )
 
@@ -642,7 +642,7 @@ def test_trec_import_names_each_bad_field(api):
 def test_a_json_export_imported_back_keeps_the_leads_decisions(api, team_a):
     # Issue 15, item 21: the round trip through the API keeps everything the export holds.
     from apps.interchange.tests.test_document import graded_evaluation
-    from apps.insights.models import SnapshotDecision
+    from apps.judging.models import SnapshotDecision
 
     graders = [make_grader(team_a, f"ann{i}@example.test") for i in range(2)]
     original = graded_evaluation(team_a, graders)
@@ -654,7 +654,7 @@ def test_a_json_export_imported_back_keeps_the_leads_decisions(api, team_a):
     copy = response.json()["id"]
     [decision] = SnapshotDecision.objects.filter(evaluation_id=copy)
     assert (decision.grade, decision.reason) == (3, "the photo shows it")
-    again = json.loads(body_of(api.get(f"/api/v1/evaluations/{copy}/export?format=json")))
+    again = json.loads(body_of(api.get(f"/api/v1/evaluations/{copy}/export/?format=json")))
     identity = {"id", "created_at", "finished_at", "status"}
     assert {k: v for k, v in again.items() if k not in identity} == {
         k: v for k, v in json.loads(exported).items() if k not in identity

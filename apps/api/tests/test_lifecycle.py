@@ -29,7 +29,7 @@ def test_an_integration_creates_an_evaluation_from_a_model_starts_it_and_reads_i
     )
 
     with django_capture_on_commit_callbacks(execute=True):
-        started = api.post(f"/api/v1/evaluations/{created['id']}/start")
+        started = api.post(f"/api/v1/evaluations/{created['id']}/start/")
 
     assert started.status_code == 200
     after = api.get(f"/api/v1/evaluations/{created['id']}/").json()
@@ -73,7 +73,7 @@ def test_a_locked_setting_is_refused_with_its_field_and_an_active_one_with_409(a
     )
     assert refused.status_code == 409
 
-    api.post(f"/api/v1/evaluations/{active.id}/stop")
+    api.post(f"/api/v1/evaluations/{active.id}/stop/")
     locked = api.patch(
         f"/api/v1/evaluations/{active.id}/", {"scale": "binary"}, content_type="application/json"
     )
@@ -87,7 +87,7 @@ def test_clone_answers_the_copy(api, team_a):
     evaluation = make_evaluation(team=team_a)
 
     response = api.post(
-        f"/api/v1/evaluations/{evaluation.id}/clone",
+        f"/api/v1/evaluations/{evaluation.id}/clone/",
         {"name": "Copy"},
         content_type="application/json",
     )
@@ -100,27 +100,27 @@ def test_archive_pin_and_baseline_set_and_clear(api, team_a):
     evaluation = evaluation_finish_now(evaluation=make_evaluation(team=team_a))
     base = f"/api/v1/evaluations/{evaluation.id}"
 
-    assert api.post(f"{base}/archive").json()["archived"] is True
-    assert api.delete(f"{base}/archive").json()["archived"] is False
-    assert api.post(f"{base}/pin").json()["pinned"] is True
-    assert api.delete(f"{base}/pin").json()["pinned"] is False
-    assert api.post(f"{base}/baseline").json()["is_baseline"] is True
+    assert api.post(f"{base}/archive/").json()["archived"] is True
+    assert api.delete(f"{base}/archive/").json()["archived"] is False
+    assert api.post(f"{base}/pin/").json()["pinned"] is True
+    assert api.delete(f"{base}/pin/").json()["pinned"] is False
+    assert api.post(f"{base}/baseline/").json()["is_baseline"] is True
     team_a.refresh_from_db()
     assert team_a.baseline_evaluation_id == evaluation.id
-    assert api.delete(f"{base}/baseline").json()["is_baseline"] is False
+    assert api.delete(f"{base}/baseline/").json()["is_baseline"] is False
 
 
 def test_only_a_finished_evaluation_becomes_the_baseline(api, team_a):
     evaluation = make_evaluation(team=team_a)
 
-    response = api.post(f"/api/v1/evaluations/{evaluation.id}/baseline")
+    response = api.post(f"/api/v1/evaluations/{evaluation.id}/baseline/")
 
     assert response.status_code == 409
     assert "only a finished evaluation" in response.json()["detail"]
 
 
 def test_archiving_an_active_evaluation_is_refused(api, team_a):
-    response = api.post(f"/api/v1/evaluations/{make_evaluation(team=team_a).id}/archive")
+    response = api.post(f"/api/v1/evaluations/{make_evaluation(team=team_a).id}/archive/")
     assert response.status_code == 409
 
 
@@ -128,11 +128,11 @@ def test_archiving_an_active_evaluation_is_refused(api, team_a):
     ("method", "suffix"),
     [
         ("patch", "/"),
-        ("post", "/clone"),
-        ("post", "/archive"),
-        ("post", "/pin"),
-        ("post", "/baseline"),
-        ("delete", "/baseline"),
+        ("post", "/clone/"),
+        ("post", "/archive/"),
+        ("post", "/pin/"),
+        ("post", "/baseline/"),
+        ("delete", "/baseline/"),
     ],
 )
 def test_another_teams_evaluation_answers_404_and_is_unchanged(api, method, suffix):
@@ -152,11 +152,11 @@ def test_a_start_that_runs_keywords_can_be_paused_over_the_api(api, team_a, sear
     model = make_search_model(team_a, search_server.base_url)
     created = create_from_model(api, model).json()
     # Without the commit callbacks the queued run does not happen: the start stays running.
-    api.post(f"/api/v1/evaluations/{created['id']}/start")
+    api.post(f"/api/v1/evaluations/{created['id']}/start/")
     assert api.get(f"/api/v1/evaluations/{created['id']}/").json()["fetching"] is True
     assert api.delete(f"/api/v1/evaluations/{created['id']}/").status_code == 409
 
-    paused = api.post(f"/api/v1/evaluations/{created['id']}/stop").json()
+    paused = api.post(f"/api/v1/evaluations/{created['id']}/stop/").json()
 
     assert (paused["status"], paused["fetching"]) == ("pending", False)
     assert (

@@ -28,7 +28,7 @@ def trec_form(**changes) -> dict:
 
 
 def test_a_trec_import_answers_with_what_it_did_and_whole_list_metrics(api):
-    response = api.post("/api/v1/evaluations/import-trec", trec_form())
+    response = api.post("/api/v1/evaluations/import-trec/", trec_form())
 
     assert response.status_code == 201, response.content
     body = response.json()
@@ -49,7 +49,7 @@ def test_a_trec_import_answers_with_what_it_did_and_whole_list_metrics(api):
 
 
 def test_with_zero_without_results_the_judged_query_without_results_counts(api):
-    response = api.post("/api/v1/evaluations/import-trec", trec_form(zero_without_results="true"))
+    response = api.post("/api/v1/evaluations/import-trec/", trec_form(zero_without_results="true"))
 
     body = response.json()
     assert body["zero_without_results"] is True
@@ -59,9 +59,9 @@ def test_with_zero_without_results_the_judged_query_without_results_counts(api):
 
 
 def test_the_trec_eval_export_comes_from_the_api(api):
-    evaluation_id = api.post("/api/v1/evaluations/import-trec", trec_form()).json()["id"]
+    evaluation_id = api.post("/api/v1/evaluations/import-trec/", trec_form()).json()["id"]
 
-    response = api.get(f"/api/v1/evaluations/{evaluation_id}/export?format=trec_eval")
+    response = api.get(f"/api/v1/evaluations/{evaluation_id}/export/?format=trec_eval")
 
     assert response.status_code == 200
     assert response["Content-Type"] == "text/plain; charset=utf-8"
@@ -96,7 +96,7 @@ def test_keywords_and_metrics_take_k_null_for_the_whole_list(api):
 
 
 def test_the_lead_sees_how_many_judged_documents_a_keyword_did_not_retrieve(api, owner):
-    evaluation_id = api.post("/api/v1/evaluations/import-trec", trec_form()).json()["id"]
+    evaluation_id = api.post("/api/v1/evaluations/import-trec/", trec_form()).json()["id"]
     lead = client_for(owner)
 
     page = lead.get(f"/evaluations/{evaluation_id}/").content.decode()

@@ -63,7 +63,7 @@ def test_a_start_that_reuses_grades_is_saved_and_answers_with_the_broker_down(
         team=team, reuse="keyword_doc", keywords={"red shoes": 2}, start=False
     )
 
-    response = timed(lambda: api.post(f"/api/v1/evaluations/{evaluation.id}/start"))
+    response = timed(lambda: api.post(f"/api/v1/evaluations/{evaluation.id}/start/"))
 
     assert response.status_code == 200, response.content
     assert response.json()["status"] == "active"
@@ -89,7 +89,7 @@ def test_a_settings_edit_that_changes_the_metrics_is_saved_and_answers_with_the_
     first, second = slots_of(evaluation)
     slot_judge(slot_id=first.id, giver=Giver.recorded(None, "import"), grade=3)
     slot_judge(slot_id=second.id, giver=Giver.recorded(None, "import"), grade=1)
-    api.post(f"/api/v1/evaluations/{evaluation.id}/stop")
+    api.post(f"/api/v1/evaluations/{evaluation.id}/stop/")
     recompute_marked()  # the grades' recomputes could not be queued either
     queueing.broker_failure_forget()  # the edit tries the broker afresh
 
@@ -116,7 +116,7 @@ def test_a_start_that_runs_a_search_model_is_saved_and_the_sweep_resumes_it(brok
     model = make_search_model(team, "http://127.0.0.1:9")  # never called: nothing runs
     evaluation = make_evaluation(team=team, search_model=model, start=False)
 
-    response = timed(lambda: api.post(f"/api/v1/evaluations/{evaluation.id}/start"))
+    response = timed(lambda: api.post(f"/api/v1/evaluations/{evaluation.id}/start/"))
 
     assert response.status_code == 200, response.content
     evaluation.refresh_from_db()

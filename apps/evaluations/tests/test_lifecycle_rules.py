@@ -326,7 +326,7 @@ def test_a_model_evaluation_without_keywords_does_not_start(search_server):
 def test_scale_cannot_change_under_a_leads_decision():
     from django.utils import timezone
 
-    from apps.insights.models import SnapshotDecision
+    from apps.judging.models import SnapshotDecision
 
     evaluation = make_evaluation(start=False)
     snapshot = slots_of(evaluation)[0].snapshot

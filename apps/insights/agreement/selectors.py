@@ -14,7 +14,7 @@ from django.db.models import Count, Exists, F, Max, Min, OuterRef, QuerySet, Sum
 from apps import engine
 from apps.accounts.models import User
 from apps.evaluations.models import Evaluation, EvaluationMetric, FeedbackSlot, Snapshot
-from apps.insights.models import SnapshotDecision
+from apps.judging.models import SnapshotDecision
 
 from .disagreement import MIN_SPREAD, disagreeing_items, disagreement_kind
 from .report import AgreementReport, Ratings, agreement_report

@@ -11,9 +11,9 @@ from apps.evaluations.models import EvaluationMetric, Keyword, Snapshot
 from apps.insights.agreement import selectors
 from apps.insights.agreement.disagreement import disagreement_kind
 from apps.insights.agreement.report import Ratings, agreement_report
-from apps.insights.agreement.services import snapshot_decide, snapshot_decision_clear
-from apps.insights.models import SnapshotDecision
+from apps.judging.decisions import snapshot_decide, snapshot_decision_clear
 from apps.judging.judgements import Giver, slot_judge
+from apps.judging.models import SnapshotDecision
 from apps.scoring.models import KeywordMetric
 from apps.scoring.services import evaluation_recompute
 from tests.factories import make_evaluation, make_grader, make_team, slots_of

@@ -4,9 +4,9 @@ settling a disagreement with htmx and without, and their cost in queries."""
 import pytest
 
 from apps.evaluations.models import EvaluationMetric, Snapshot
-from apps.insights.models import SnapshotDecision
 from apps.insights.tests.test_agreement_decisions import grade_snapshots
 from apps.judging.judgements import Giver, slot_judge
+from apps.judging.models import SnapshotDecision
 from apps.scoring.services import keywords_recompute_marked
 from tests.factories import client_for, make_evaluation, make_grader, slots_of
 
@@ -312,12 +312,12 @@ def test_the_admin_shows_decisions_but_never_changes_them(evaluation, admin):
     staff = client_for(User.objects.create_superuser(email="root@a.test", password="x" * 12))
     decision = SnapshotDecision.objects.get()
 
-    listing = staff.get("/admin/insights/snapshotdecision/")
+    listing = staff.get("/admin/judging/snapshotdecision/")
     assert listing.status_code == 200 and "admin@a.test" in listing.content.decode()
-    assert staff.get("/admin/insights/snapshotdecision/add/").status_code == 403
+    assert staff.get("/admin/judging/snapshotdecision/add/").status_code == 403
     assert (
         staff.post(
-            f"/admin/insights/snapshotdecision/{decision.id}/delete/", {"post": "yes"}
+            f"/admin/judging/snapshotdecision/{decision.id}/delete/", {"post": "yes"}
         ).status_code
         == 403
     )

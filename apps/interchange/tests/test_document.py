@@ -17,12 +17,12 @@ from apps.evaluations.models import (
     Status,
 )
 from apps.evaluations.services import Document, evaluation_create, keywords_add, snapshots_add
-from apps.insights.agreement.services import snapshot_decide
-from apps.insights.models import SnapshotDecision
 from apps.interchange.document import import_document
 from apps.interchange.export import export_document
 from apps.interchange.problems import LIMIT
+from apps.judging.decisions import snapshot_decide
 from apps.judging.judgements import Giver, slot_judge
+from apps.judging.models import SnapshotDecision
 from apps.scoring.models import KeywordMetric
 from apps.scoring.services import evaluation_recompute
 from tests.factories import make_grader, make_team, slots_of

@@ -1083,14 +1083,17 @@ def grades_held_within(queries: int, client, grader: User, assert_max_num_querie
 
 
 # PostgreSQL, a grade committed as in production, where the recompute it queues runs on
-# a worker: the session with the person and their teams, the grade with its keyword's
-# mark and the grader's claim lock, the claim with the card's reads, the lock's release.
-HOT_GRADE_QUERIES = 4
+# a worker: the session with the person and their teams; the grade writer's transaction
+# (BEGIN, lock the snapshot's slots, write the grade, mark the keyword, COMMIT); the
+# grader's claim lock, the claim with the card's reads, the lock's release. (Issue 16
+# traded the one statement that graded, marked and took the claim lock for the one grade
+# writer every path shares: five round trips more.)
+HOT_GRADE_QUERIES = 9
 
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("keywords", [2, 20])
-def test_a_grade_takes_four_statements_on_postgresql(
+def test_a_grade_takes_nine_statements_on_postgresql(
     keywords, postgres, team_a, evaluator, django_assert_max_num_queries
 ):
     evaluation = make_evaluation(

@@ -63,22 +63,21 @@ class Command(BaseCommand):
         run: Path = options["run"]
         with ExitStack() as files:
 
-            def opened(path: Path | None) -> IO[bytes] | None:
-                if path is None:
-                    return None
+            def opened(path: Path) -> IO[bytes]:
                 try:
                     return files.enter_context(path.open("rb"))
                 except OSError as error:
                     raise CommandError(f"cannot read {path}: {error.strerror}") from error
 
-            sources = {role: opened(options[role]) for role in ("run", "qrels", "topics")}
+            run_file = opened(run)
+            given = {role: opened(options[role]) for role in ("qrels", "topics") if options[role]}
             progress = files.enter_context(progress_bar(self.stderr, not options["no_progress"]))
             try:
                 imported = import_trec(
                     team=team,
-                    run=sources["run"],  # type: ignore[arg-type]
-                    qrels=sources["qrels"],
-                    topics=sources["topics"],
+                    run=run_file,
+                    qrels=given.get("qrels"),
+                    topics=given.get("topics"),
                     name=options["name"] or run.name,
                     scale=options["scale"],
                     relevant_from=options["relevant_from"],

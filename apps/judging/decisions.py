@@ -1,4 +1,6 @@
-"""A lead settles a snapshot: their final grade overrides stage 1 in the metrics.
+"""A lead settles a snapshot graders disagree on: their final grade overrides stage 1
+in the metrics. It is the lead's judgement of the snapshot, written beside the graders'
+judgements of its slots (judgements.py), under the same rules: the team, the scale.
 
 The decision is written in one transaction with the keyword's scoring mark, exactly as
 a grade is, so the keyword's metrics are recomputed through the normal pipeline after
@@ -16,8 +18,9 @@ from apps.accounts.models import Membership
 from apps.accounts.selectors import is_lead
 from apps.core.errors import InvalidInput, NotAllowed
 from apps.evaluations.models import Snapshot
-from apps.insights.models import SnapshotDecision
 from apps.scoring.pipeline import grades_changed
+
+from .models import SnapshotDecision
 
 REASON_MAX_LENGTH = 2000
 
