@@ -13,13 +13,11 @@ machine noise and the same caches:
  1  who is this request: apps.accounts.sessions (the session, the person and their
     memberships in one SELECT) + current_membership, against Django's database session
     store + ModelBackend.get_user + current_membership with an ORM memberships read
- 2  the card's slot read: judging.selectors.slot_for_display / slot_in_team (RowModels)
-    against select_related(...).get(...); and, to price apps/core/rows.py's
-    Model.__new__ construction alone, slot_for_display with RowModels building through
-    Model.from_db instead (the same SQL)
+ 2  the card's slot read: judging.selectors.slot_for_display (RowModels) against
+    select_related(...).get(...)
  3  grades_today (GRADES_TODAY_SQL) and evaluation_ids_open_to (OPEN_EVALUATIONS_SQL)
  4  memberships_of
- 5  the claim: services.slot_claim_next_for_card (queue_sql.claim_sql, one statement,
+ 5  the claim: services.slot_claim_next_for_card (judging/sql.py claim_sql, one statement,
     under the grader's advisory lock) against an ORM claim in a transaction. Each
     iteration gives both versions the same state: one claims (timed), the slot it took
     is given back exactly as it was, the other claims (timed, must take the same slot),
@@ -27,9 +25,11 @@ machine noise and the same caches:
     after each claim. Graders take turns, so each claim takes a fresh slot.
  6  the keyword mark: scoring.pipeline.MARK_SQL (UPDATE ... RETURNING) against an ORM
     update + SELECT, each in its own transaction, rolled back
- 7  the agreement page's read: insights.agreement.selectors.evaluation_ratings against
-    an ORM values_list read with the same numpy post-processing, on a finished
-    evaluation of 60,000 graded slots (a lead page, not the grading path)
+ 7  the agreement page's read (insights.agreement.selectors.evaluation_ratings) was
+    timed here at d7c3974 as SQL against an ORM values_list read: 1.38 to 1.42x on a
+    finished evaluation of 60,000 graded slots, a lead page, so it became the ORM read
+    (bench/README.md); the item now times today's function against the same ORM read
+    written here, a check that the move cost nothing
 
 Data, on PostgreSQL (its own database, relevo_bench_rawsql_<suffix>, dropped at the
 end): a team of 32 graders (8 of them also in a second team; the active evaluation
@@ -253,17 +253,6 @@ def slot_for_display_orm(slot_id: int):
     from apps.evaluations.models import FeedbackSlot
 
     return FeedbackSlot.objects.select_related("snapshot", "keyword", "evaluation").get(id=slot_id)
-
-
-def slot_in_team_orm(*, slot_id: int, team_id: int):
-    from apps.evaluations.models import FeedbackSlot
-
-    try:
-        return FeedbackSlot.objects.select_related("evaluation").get(
-            id=slot_id, evaluation__team_id=team_id
-        )
-    except FeedbackSlot.DoesNotExist:
-        return None
 
 
 def grades_today_orm(*, user) -> int:
@@ -632,9 +621,10 @@ def item_who(data: Data, warmup: int, calls: int) -> list[Row]:
 
 
 def item_slot_reads(data: Data, warmup: int, calls: int) -> list[Row]:
-    """2: the card's slot reads, and the price of RowModels' Model.__new__ alone."""
-    from apps.core import rows
-    from apps.judging.selectors import slot_for_display, slot_in_team
+    """2: the card's slot read. (At d7c3974 this also timed judging's slot_in_team, 4.1 to
+    4.6x, which had no caller and was deleted, and RowModels building with Model.__new__
+    against Model.from_db, 1.03 to 1.16x, which was therefore dropped: bench/README.md.)"""
+    from apps.judging.selectors import slot_for_display
 
     rng = random.Random(2)
     ids = rng.sample(data.slot_ids, 2000)
@@ -651,61 +641,8 @@ def item_slot_reads(data: Data, warmup: int, calls: int) -> list[Row]:
         same_slot(a, b, related)
         return t_sql, t_orm
 
-    def in_team(i: int, sql_first: bool, capture: str | None) -> tuple[float, float]:
-        slot_id = ids[i % len(ids)]
-        team_id = data.team.id if i % 10 else data.other_team.id  # 1 in 10: not the team's
-        t_sql, a, t_orm, b = both(
-            lambda: slot_in_team(slot_id=slot_id, team_id=team_id),
-            lambda: slot_in_team_orm(slot_id=slot_id, team_id=team_id),
-            sql_first,
-            capture,
-        )
-        same_slot(a, b, ("evaluation",))
-        return t_sql, t_orm
-
-    plain = rows.takes_the_direct_path
-
-    def never(model) -> bool:
-        return False
-
-    def from_db(i: int, sql_first: bool, capture: str | None) -> tuple[float, float]:
-        """The same SQL, RowModels building with Model.__new__ (first column) or with
-        Model.from_db (second column): instance_from_db looks takes_the_direct_path up
-        in its module on each call, so setting it switches the construction."""
-        slot_id = ids[i % len(ids)]
-
-        def through_from_db():
-            rows.takes_the_direct_path = never
-            try:
-                return slot_for_display(slot_id)
-            finally:
-                rows.takes_the_direct_path = plain
-
-        def through_new():  # the same two assignments, so both sides pay them
-            rows.takes_the_direct_path = plain
-            try:
-                return slot_for_display(slot_id)
-            finally:
-                rows.takes_the_direct_path = plain
-
-        t_new, a, t_from_db, b = both(through_new, through_from_db, sql_first, capture)
-        same_slot(a, b, related)
-        return t_new, t_from_db
-
     return [
         measure(Row("2a slot_for_display vs select_related().get()", True), display, warmup, calls),
-        measure(Row("2b slot_in_team vs select_related().get()", True), in_team, warmup, calls),
-        measure(
-            Row(
-                "2c rows.py Model.__new__ vs Model.from_db (same SQL)",
-                True,
-                baseline="from_db",
-                note="second column: RowModels through Model.from_db",
-            ),
-            from_db,
-            warmup,
-            calls,
-        ),
     ]
 
 
@@ -937,8 +874,7 @@ def report(rows: list[Row]) -> None:
         "(µs per call, wall clock, warm; ORM/SQL = ratio of the medians; 'CPU S/O' = median "
         "CPU of this process per call, SQL/ORM (the Python side, without PostgreSQL's); "
         "'queries' = statements Django ran, SQL/ORM (the ORM claim's 9 include its BEGIN and "
-        "COMMIT); 2c's ORM "
-        "columns are the same SQL built through Model.from_db; 1b's ORM columns are Django's "
+        "COMMIT); 1b's ORM columns are Django's "
         "session store + ModelBackend with the app's raw memberships_of)"
     )
 

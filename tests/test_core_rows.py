@@ -5,9 +5,9 @@ from django.db import connection
 from django.db.models import signals
 
 from apps.accounts.models import Membership, Team, User
-from apps.core.rows import RowModels, takes_the_direct_path
-from apps.evaluations.models import Evaluation, FeedbackSlot, Keyword, Snapshot
-from apps.judging.selectors import SLOT_WITH_ALL
+from apps.core.rows import RowModels
+from apps.evaluations.models import FeedbackSlot, Snapshot
+from apps.judging.sql import SLOT_WITH_ALL
 from tests.factories import make_evaluation, make_grader, make_team, slots_of
 
 pytestmark = pytest.mark.django_db
@@ -94,8 +94,3 @@ def test_snapshots_json_attributes_come_back_decoded():
     )
 
     assert built.attributes == snapshot.attributes and isinstance(built.attributes, dict)
-
-
-def test_the_models_read_on_every_request_are_built_without_init():
-    for model in (User, Membership, Team, FeedbackSlot, Snapshot, Keyword, Evaluation):
-        assert takes_the_direct_path(model), model

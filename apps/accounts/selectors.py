@@ -4,25 +4,16 @@ from typing import Any, cast
 
 from django.db import connection
 
-from apps.core.rows import RowModels
-
-from .models import Membership, Role, Tag, Team
+from .models import Membership, Role, Tag
+from .sql import MEMBERSHIP_WITH_TEAM, MEMBERSHIPS_SQL
 
 SESSION_TEAM_KEY = "relevo_team_id"
-
-
-MEMBERSHIP_WITH_TEAM = RowModels((Membership, "m"), (Team, "t"))
 
 
 def memberships_of(user: Any) -> list[Membership]:
     """The person's memberships with their teams, by team name (read on every page)."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {MEMBERSHIP_WITH_TEAM.columns} FROM {Membership._meta.db_table} m "
-            f"JOIN {Team._meta.db_table} t ON t.id = m.team_id "
-            "WHERE m.user_id = %s ORDER BY t.name, m.id",
-            [user.id],
-        )
+        cursor.execute(MEMBERSHIPS_SQL, [user.id])
         rows = cursor.fetchall()
     memberships = []
     for row in rows:

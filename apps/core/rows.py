@@ -6,19 +6,10 @@ than the query itself. RowModels turns their rows into the instances the ORM wou
 """
 
 from collections.abc import Sequence
-from inspect import getattr_static
 from typing import Any
 
 from django.db import connection
-from django.db.models import Model, signals
-from django.db.models.base import ModelState
-from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
-from django.db.models.query_utils import DeferredAttribute
-
-# Descriptors whose only work on assignment is storing the value in the instance's
-# __dict__ (a foreign key's also forgets a cached related object, which a new instance
-# has none of).
-PLAIN_DESCRIPTORS = (DeferredAttribute, ForeignKeyDeferredAttribute)
+from django.db.models import Model
 
 
 class RowModels:
@@ -60,40 +51,7 @@ class RowModels:
 
 
 def instance_from_db(model: type[Model], names: list[str], values: Sequence[Any]) -> Model:
-    """What `model.from_db(alias, names, values)` gives for a row of every concrete field,
-    in their order, made without running Model.__init__.
-
-    __init__ sends two signals and assigns each field through its descriptor: on the
-    grading path, where every request builds seven instances, that was a tenth of the
-    web process's time. Made directly, the instance holds the same __dict__ and state.
-    A model for which that would not be the same (a pre_init or post_init receiver, its
-    own from_db, a field with a descriptor of its own) is built by from_db.
-    """
-    if not takes_the_direct_path(model):
-        return model.from_db(connection.alias, names, values)
-    instance = model.__new__(model)
-    state = ModelState()
-    state.adding = False
-    state.db = connection.alias
-    instance._state = state
-    instance.__dict__.update(zip(names, values, strict=True))
-    return instance
-
-
-_PLAIN: dict[type[Model], bool] = {}
-
-
-def takes_the_direct_path(model: type[Model]) -> bool:
-    """Whether instance_from_db builds this model without __init__."""
-    plain = _PLAIN.get(model)
-    if plain is None:
-        # The classmethod object itself, found in the class dicts: Model's unless overridden.
-        plain = getattr_static(model, "from_db") is getattr_static(Model, "from_db") and all(
-            type(getattr(model, field.attname, None)) in PLAIN_DESCRIPTORS
-            for field in model._meta.concrete_fields
-        )
-        _PLAIN[model] = plain
-    # Receivers can be connected at any time; the signal caches the answer per sender.
-    return plain and not (
-        signals.pre_init.has_listeners(model) or signals.post_init.has_listeners(model)
-    )
+    """`model.from_db` for a row of every concrete field, in their order. (Building the
+    instance without Model.__init__ saved 11 to 28 us a read, 1.03 to 1.16x: not enough
+    to keep a copy of Django's construction; bench/raw_sql_bench.py at d7c3974.)"""
+    return model.from_db(connection.alias, names, values)

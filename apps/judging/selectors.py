@@ -1,94 +1,41 @@
 """Reads of the grader's work: which evaluations they may judge, what they hold, counts.
 
-The reads on the grading path (every grade posts and gets the next card) are written in
-SQL: building and compiling an ORM query costs about half a millisecond of Python each,
-more than PostgreSQL takes to answer it, and grading makes several per request. They run
-through Django's cursor (so they are counted and logged like any query) and on SQLite as
-on PostgreSQL; RowModels turns their rows into the same model instances the ORM would.
+The reads on the grading path are hand-written statements of sql.py (each with the
+figure that keeps it over the ORM); the others are ORM queries.
 """
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import ForeignKey, Model, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from apps.accounts.models import Membership, Tag
-from apps.core.rows import RowModels
 from apps.evaluations.models import (
     Evaluation,
     FeedbackSlot,
-    Keyword,
-    Snapshot,
-    SnapshotSkip,
     Status,
 )
 
-SLOTS = FeedbackSlot._meta.db_table
-SKIPS = SnapshotSkip._meta.db_table
-EVALUATIONS = Evaluation._meta.db_table
-EVALUATION_TAGS = Evaluation.tags.through._meta.db_table
-MEMBERSHIP_TAGS = Membership.tags.through._meta.db_table
-TAGS = Tag._meta.db_table
+from . import sql
 
 
-class SlotRows:
-    """A slot read in one statement with its snapshot, keyword and evaluation, built into
-    the instances select_related would give (aliases s, p, k, e)."""
-
-    RELATED_JOINS = (
-        f"JOIN {Snapshot._meta.db_table} p ON p.id = s.snapshot_id "
-        f"JOIN {Keyword._meta.db_table} k ON k.id = s.keyword_id "
-        f"JOIN {EVALUATIONS} e ON e.id = s.evaluation_id"
-    )
-    JOINS = f"{SLOTS} s {RELATED_JOINS}"
-    RELATED = ("snapshot", "keyword", "evaluation")
-
-    def __init__(self, *related: tuple[type[Model], str]) -> None:
-        self.rows = RowModels((FeedbackSlot, "s"), *related)
-        # Unquoted but for "index" (a keyword to SQLite even after "alias."): the claim's
-        # statement must stay short (queue_sql.claim_sql).
-        self.columns = ", ".join(
-            f'{alias}."{field.column}"' if field.column == "index" else f"{alias}.{field.column}"
-            for _model, alias, fields in self.rows.parts
-            for field in fields
-        )
-        # The slot's foreign key to each related model, which caches the instance built.
-        self.relations = [
-            next(
-                field
-                for field in map(FeedbackSlot._meta.get_field, self.RELATED)
-                if isinstance(field, ForeignKey) and field.related_model is model
-            )
-            for model, _alias in related
-        ]
-
-    def slot(self, row: Sequence[Any]) -> FeedbackSlot:
-        slot, *related = self.rows.build(row)
-        for relation, instance in zip(self.relations, related, strict=True):
-            relation.set_cached_value(slot, instance)
-        return cast(FeedbackSlot, slot)  # the rows' first model (__init__)
-
-
-SLOT_WITH_ALL = SlotRows((Snapshot, "p"), (Keyword, "k"), (Evaluation, "e"))
-SLOT_WITH_EVALUATION = SlotRows((Evaluation, "e"))
-
-
-def _one(sql: str, params: Sequence[Any] | dict[str, Any]) -> tuple | None:
+def _one(statement: str, params: Sequence[Any] | dict[str, Any]) -> tuple | None:
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(statement, params)
         return cursor.fetchone()
 
 
 def _slot_with_all(where: str, params: Sequence[Any], order: str = "") -> FeedbackSlot | None:
     row = _one(
-        f"SELECT {SLOT_WITH_ALL.columns} FROM {SlotRows.JOINS} WHERE {where} {order} LIMIT 1",
+        f"SELECT {sql.SLOT_WITH_ALL.columns} FROM {sql.SlotRows.JOINS} "
+        f"WHERE {where} {order} LIMIT 1",
         params,
     )
-    return None if row is None else SLOT_WITH_ALL.slot(row)
+    return None if row is None else sql.SLOT_WITH_ALL.slot(row)
 
 
 def lock_cutoff(now: datetime | None = None) -> datetime:
@@ -108,18 +55,6 @@ def evaluations_open_to(membership: Membership) -> QuerySet[Evaluation]:
     )
 
 
-# The ids of evaluations_open_to(membership), in the same order, as one cheap SELECT with
-# the named parameters team, active and membership (the queue's claim embeds it).
-OPEN_EVALUATIONS_SQL = (
-    f"SELECT e.id FROM {EVALUATIONS} e "
-    "WHERE e.team_id = %(team)s AND e.status = %(active)s AND NOT e.archived "
-    f"AND NOT EXISTS (SELECT 1 FROM {EVALUATION_TAGS} et WHERE et.evaluation_id = e.id "
-    f"AND et.tag_id IN (SELECT t.id FROM {TAGS} t WHERE t.team_id = %(team)s AND t.id NOT IN "
-    f"(SELECT mt.tag_id FROM {MEMBERSHIP_TAGS} mt WHERE mt.membership_id = %(membership)s))) "
-    "ORDER BY e.started_at, e.id"
-)
-
-
 def open_evaluations_parameters(membership: Membership) -> dict[str, Any]:
     return {"team": membership.team_id, "active": Status.ACTIVE.value, "membership": membership.id}
 
@@ -127,7 +62,7 @@ def open_evaluations_parameters(membership: Membership) -> dict[str, Any]:
 def evaluation_ids_open_to(membership: Membership) -> list[int]:
     """The ids of evaluations_open_to(membership), in the same order, in one cheap read."""
     with connection.cursor() as cursor:
-        cursor.execute(OPEN_EVALUATIONS_SQL, open_evaluations_parameters(membership))
+        cursor.execute(sql.OPEN_EVALUATIONS_SQL, open_evaluations_parameters(membership))
         return [evaluation_id for (evaluation_id,) in cursor.fetchall()]
 
 
@@ -137,16 +72,6 @@ def slot_for_display(slot_id: int) -> FeedbackSlot:
     if slot is None:
         raise FeedbackSlot.DoesNotExist(f"no slot {slot_id}")
     return slot
-
-
-def slot_in_team(*, slot_id: int, team_id: int) -> FeedbackSlot | None:
-    """The slot, with its evaluation, if it belongs to the team (None otherwise)."""
-    row = _one(
-        f"SELECT {SLOT_WITH_EVALUATION.columns} FROM {SLOTS} s "
-        f"JOIN {EVALUATIONS} e ON e.id = s.evaluation_id WHERE s.id = %s AND e.team_id = %s",
-        [slot_id, team_id],
-    )
-    return None if row is None else SLOT_WITH_EVALUATION.slot(row)
 
 
 def previous_graded_slot(
@@ -171,13 +96,7 @@ def start_of_today() -> Any:
     return connection.ops.adapt_datetimefield_value(start)
 
 
-# How many grades the grader gave today (named parameters user and today).
-GRADES_TODAY_SQL = (
-    f"SELECT COUNT(*) FROM {SLOTS} WHERE grader_id = %(user)s AND graded_at >= %(today)s"
-)
-
-
 def grades_today(*, user: Any) -> int:
-    row = _one(GRADES_TODAY_SQL, {"user": user.id, "today": start_of_today()})
+    row = _one(sql.GRADES_TODAY_SQL, {"user": user.id, "today": start_of_today()})
     assert row is not None
     return row[0]

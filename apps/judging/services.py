@@ -1,7 +1,7 @@
 """The grader's queue: claim the next result, count the results waiting.
 
 A claim gives the grader the slot they hold, else takes a free one with a conditional
-UPDATE (the statements are queue_sql.py's). Grading it is judgements.py's.
+UPDATE (the statements are sql.py's). Grading it is judgements.py's.
 """
 
 import time
@@ -18,9 +18,8 @@ from apps.accounts.models import Membership
 from apps.core.errors import InvalidState
 from apps.evaluations.models import Evaluation, FeedbackSlot, Status
 
-from . import queue_sql
+from . import sql
 from .selectors import (
-    SLOT_WITH_ALL,
     evaluation_ids_open_to,
     lock_cutoff,
     open_evaluations_parameters,
@@ -37,7 +36,7 @@ CLAIM_PATIENCE_SECONDS = 5.0
 # the membership id): a number of its own, so no other advisory lock shares the key.
 CLAIM_LOCK_SPACE = 7_310_001
 # How many ungraded slots of started snapshots a claim looks at before fresh snapshots
-# (see queue_sql.pick_sql).
+# (see sql.pick_sql).
 STARTED_WINDOW = 200
 
 
@@ -70,10 +69,10 @@ def results_waiting_for(membership: Membership) -> Waiting:
     parameters.update(open_evaluations_parameters(membership), walk=walk)
     count = 0
     with connection.cursor() as cursor:
-        cursor.execute(queue_sql.held_sql(), parameters)
+        cursor.execute(sql.held_sql(), parameters)
         count += int(cursor.fetchone()[0])
         for started in (False, True):
-            cursor.execute(queue_sql.waiting_sql(started=started), parameters)
+            cursor.execute(sql.waiting_sql(started=started), parameters)
             count += cursor.fetchone()[0]
             if count > WAITING_COUNTED_UP_TO:
                 return Waiting(WAITING_COUNTED_UP_TO, more=True)
@@ -171,21 +170,21 @@ def _claim_parameters(user: Any) -> dict[str, Any]:
 
 
 def _claim_in_one_statement(membership: Membership, evaluation: Evaluation | None) -> Any:
-    """PostgreSQL: one attempt, one statement (see queue_sql.claim_sql)."""
+    """PostgreSQL: one attempt, one statement (see sql.claim_sql)."""
     parameters = _claim_parameters(membership.user)
     parameters.update(open_evaluations_parameters(membership), today=start_of_today())
     if evaluation is not None:
         parameters["evaluation"] = evaluation.id
     lead_queue = evaluation is not None
     with connection.cursor() as cursor:
-        cursor.execute(queue_sql.claim_sql(lead_queue), parameters)
+        cursor.execute(sql.claim_sql(lead_queue), parameters)
         picked, grades_today, *taken = cursor.fetchone()
         if picked is None:
-            cursor.execute(queue_sql.locked_left_sql(lead_queue), parameters)
+            cursor.execute(sql.locked_left_sql(lead_queue), parameters)
             return _ALL_LOCKED if cursor.fetchone()[0] else NextSlot(None, grades_today)
     if taken[0] is None:
         return _LOST_RACE
-    return NextSlot(SLOT_WITH_ALL.slot(taken), grades_today)
+    return NextSlot(sql.SLOT_WITH_ALL.slot(taken), grades_today)
 
 
 def _claim_step_by_step(user: Any, evaluation_ids: list[int]) -> Any:
@@ -193,11 +192,11 @@ def _claim_step_by_step(user: Any, evaluation_ids: list[int]) -> Any:
     parameters = _claim_parameters(user)
     parameters.update({f"e{n}": evaluation_id for n, evaluation_id in enumerate(evaluation_ids)})
     with connection.cursor() as cursor:
-        cursor.execute(queue_sql.pick_sql(len(evaluation_ids)), parameters)
+        cursor.execute(sql.pick_sql(len(evaluation_ids)), parameters)
         picked = cursor.fetchone()[0]
         if picked is None:
             return NextSlot(None)
-        cursor.execute(queue_sql.TAKE_SQL, {**parameters, "slot": picked})
+        cursor.execute(sql.TAKE_SQL, {**parameters, "slot": picked})
         taken = cursor.rowcount
     return NextSlot(slot_for_display(picked)) if taken == 1 else _LOST_RACE
 

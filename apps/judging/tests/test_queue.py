@@ -17,7 +17,7 @@ from apps.accounts.models import Membership, Team
 from apps.accounts.services import member_add, tags_get_or_create
 from apps.core.errors import InvalidState, NotAllowed
 from apps.evaluations.models import Evaluation, FeedbackSlot, SnapshotSkip
-from apps.judging import queue_sql, services
+from apps.judging import services, sql
 from apps.judging.judgements import Action, Giver, slot_judge
 from apps.judging.selectors import open_evaluations_parameters, start_of_today
 from apps.judging.services import slot_claim_next
@@ -352,7 +352,7 @@ def test_a_held_slot_taken_over_between_picking_and_taking_it_is_not_returned():
     slot = slot_claim_next(membership=slow)
     expire_lock(slot)
     assert slot_claim_next(membership=quick).id == slot.id
-    real_pick_sql = queue_sql.pick_sql
+    real_pick_sql = sql.pick_sql
     picks = []
 
     def pick_sql_that_first_sees_the_slot_still_held(evaluations: int) -> str:
@@ -362,8 +362,8 @@ def test_a_held_slot_taken_over_between_picking_and_taking_it_is_not_returned():
         return f"SELECT {slot.id} AS id" if len(picks) == 1 else real_pick_sql(evaluations)
 
     with (
-        mock.patch.object(queue_sql, "STATEMENTS", StatementsNotKept()),
-        mock.patch.object(queue_sql, "pick_sql", pick_sql_that_first_sees_the_slot_still_held),
+        mock.patch.object(sql, "STATEMENTS", StatementsNotKept()),
+        mock.patch.object(sql, "pick_sql", pick_sql_that_first_sees_the_slot_still_held),
     ):
         given = slot_claim_next(membership=slow)
 
@@ -465,8 +465,8 @@ def test_the_claims_statement_is_short_enough_for_psycopg_to_keep_its_conversion
     from psycopg._queries import MAX_CACHED_STATEMENT_LENGTH
 
     # A longer statement is converted to PostgreSQL's placeholders again on every claim.
-    # When a model grows, trim the statement (queue_sql.claim_sql) to get back under.
-    assert len(queue_sql.claim_sql(lead_queue).encode()) <= MAX_CACHED_STATEMENT_LENGTH
+    # When a model grows, trim the statement (sql.claim_sql) to get back under.
+    assert len(sql.claim_sql(lead_queue).encode()) <= MAX_CACHED_STATEMENT_LENGTH
 
 
 def test_a_claim_runs_each_search_for_a_free_slot_once(postgres):
@@ -478,7 +478,7 @@ def test_a_claim_runs_each_search_for_a_free_slot_once(postgres):
     )
 
     with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN (COSTS OFF) " + queue_sql.claim_sql(False), parameters)
+        cursor.execute("EXPLAIN (COSTS OFF) " + sql.claim_sql(False), parameters)
         plan = "\n".join(row[0] for row in cursor.fetchall())
 
     # Each of the three searches locks the slot it finds: three LockRows nodes, not six
