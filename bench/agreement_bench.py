@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> None:
     progress_note("pages and API through the test client")
     lead = Client()
     lead.force_login(User.objects.get(email="lead@bench.test"))
-    from apps.accounts.tokens import api_token_create
+    from apps.accounts.api_tokens import api_token_create
 
     _token, text = api_token_create(team=team, name="bench")
     api = Client(headers={"Authorization": f"Bearer {text}"})

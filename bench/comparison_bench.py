@@ -259,7 +259,7 @@ def main() -> None:
 def api_client_for(team):
     from django.test import Client
 
-    from apps.accounts.tokens import api_token_create
+    from apps.accounts.api_tokens import api_token_create
 
     _token, text = api_token_create(team=team, name="bench")
     return Client(SERVER_NAME="localhost", headers={"Authorization": f"Bearer {text}"})

@@ -16,7 +16,7 @@ from django.urls import URLPattern
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 
-from apps.accounts.tokens import api_token_create
+from apps.accounts.api_tokens import api_token_create
 from apps.api.urls import v1
 from apps.endpoints.tests.factories import make_model
 from apps.evaluations.lifecycle import evaluation_finish_now

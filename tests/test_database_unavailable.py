@@ -15,7 +15,7 @@ from django.contrib.sessions.middleware import SessionMiddleware
 from django.db import InterfaceError, OperationalError, connection
 from django.test import Client, RequestFactory
 
-from apps.accounts.tokens import api_token_create
+from apps.accounts.api_tokens import api_token_create
 from apps.core import unavailable
 from apps.evaluations.models import FeedbackSlot
 from tests.factories import assign, client_for, make_evaluation, slots_of

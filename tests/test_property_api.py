@@ -26,7 +26,7 @@ import schemathesis
 from django.test import Client
 from hypothesis import HealthCheck, settings
 
-from apps.accounts.tokens import api_token_create
+from apps.accounts.api_tokens import api_token_create
 from apps.endpoints.tests.factories import make_model
 from apps.evaluations.lifecycle import evaluation_finish_now
 from apps.judging.judgements import Giver, slot_judge

@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from apps import engine
-from apps.accounts.tokens import api_token_create
+from apps.accounts.api_tokens import api_token_create
 from apps.core.errors import InvalidInput
 from apps.engine.metrics import NOT_ON_CUSTOM_SCALES
 from apps.evaluations.metric_list import parse_metric_list
@@ -547,7 +547,7 @@ def test_import_document_imports_or_raises_invalid_input_naming_each_place(world
 
 # --- TREC files -------------------------------------------------------------------------
 
-# A column: no whitespace; may be percent-encoded (tokens.py) like an export writes it.
+# A column: no whitespace; may be percent-encoded (trec_columns.py) like an export writes it.
 column = st.text(
     st.characters(
         codec="utf-8",

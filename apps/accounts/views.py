@@ -16,6 +16,7 @@ from apps.core.errors import InvalidInput, RateLimited
 from apps.core.ratelimit import client_address
 
 from . import limits, lockout, services
+from .api_tokens import api_token_create, api_token_revoke
 from .decorators import lead_required, team_member_required
 from .forms import (
     AcceptInvitationForm,
@@ -28,7 +29,6 @@ from .forms import (
 from .models import ApiToken, Invitation, Membership, Tag, User
 from .requests import TeamRequest
 from .selectors import SESSION_TEAM_KEY, evaluations_restricted_by, memberships_of
-from .tokens import api_token_create, api_token_revoke
 
 
 @require_POST

@@ -7,8 +7,8 @@ from django.contrib.auth.models import AnonymousUser
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 
+from apps.accounts.api_tokens import api_token_check
 from apps.accounts.models import ApiToken, Team
-from apps.accounts.tokens import api_token_check
 from apps.core.ratelimit import check, client_address, hit
 
 

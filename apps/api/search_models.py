@@ -17,8 +17,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.endpoints import selectors
-from apps.endpoints.lines import keyword_lines
 from apps.endpoints.models import BodyType, HttpMethod, SearchModel
+from apps.endpoints.name_value_lines import keyword_lines
 
 from .pagination import Pages
 

@@ -12,7 +12,7 @@ Where the counts live, and why (the "throttle" cache of config/settings.py):
 
 - Redis when THROTTLE_REDIS_URL is set: one count shared by every gunicorn worker and
   every machine. Not the database: the API throttle counts every API request, and a
-  write on every read is what this project avoids (see apps/accounts/tokens.py).
+  write on every read is what this project avoids (see apps/accounts/api_tokens.py).
 - This process's memory otherwise: right for a developer's single process; with several
   workers each counts alone (`manage.py check --deploy` warns, docs/security.md).
 

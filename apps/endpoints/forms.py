@@ -10,8 +10,8 @@ from django import forms
 from apps.accounts.models import Tag
 from apps.core.forms import limit_choices
 
-from .lines import format_lines
 from .models import BodyType, HttpMethod, SearchEndpoint, SearchModel
+from .name_value_lines import format_lines
 
 MAPPER_EXAMPLE = """{
   "results": "hits.hits[*]",

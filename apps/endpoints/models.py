@@ -10,7 +10,7 @@ from django.db import models
 
 from apps.accounts.models import Tag, Team
 
-from .lines import shown_headers
+from .name_value_lines import shown_headers
 
 
 class HttpMethod(models.TextChoices):

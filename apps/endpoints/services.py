@@ -20,9 +20,9 @@ from apps.accounts.models import Team, User
 from apps.core.errors import InvalidInput, InvalidState
 from apps.search import InvalidMapper
 
-from .calling import model_call
+from .model_calls import model_call
+from .model_test_report import ModelTest, describe_run, mapper_broken
 from .models import SearchEndpoint, SearchModel
-from .trial import ModelTest, describe_run, mapper_broken
 from .validation import (
     KEYWORD_LIMIT,
     EndpointFields,

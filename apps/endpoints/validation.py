@@ -26,9 +26,9 @@ from apps.core.errors import InvalidInput
 from apps.search import RequestError, SearchTemplate, validate_mapper
 from apps.search.request import BODY_TYPES, SAMPLE_KEYWORD
 
-from .calling import model_template
-from .lines import Line, keyword_lines, parse_lines
+from .model_calls import model_template
 from .models import SearchEndpoint, SearchModel
+from .name_value_lines import Line, keyword_lines, parse_lines
 
 MAX_TIMEOUT_SECONDS = 120.0
 KEYWORD_LIMIT = 500  # as an evaluation's keyword (evaluations.Keyword.text)

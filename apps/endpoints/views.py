@@ -21,8 +21,8 @@ from apps.core.errors import InvalidInput, InvalidState
 
 from . import selectors, services
 from .forms import EndpointForm, ModelTestForm, SearchModelForm, add_problems
-from .lines import keyword_lines
 from .models import SearchEndpoint, SearchModel
+from .name_value_lines import keyword_lines
 
 Saved = TypeVar("Saved", SearchEndpoint, SearchModel)
 

@@ -37,7 +37,7 @@ from django.utils import timezone
 
 from apps.core.bulk import bulk_set
 from apps.core.image_sources import image_source
-from apps.endpoints.calling import model_call
+from apps.endpoints.model_calls import model_call
 from apps.search import Document, KeywordRun
 
 from .models import Evaluation, Keyword, Snapshot, Status

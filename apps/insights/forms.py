@@ -4,7 +4,7 @@ from typing import Any
 from django import forms
 from django.utils import timezone
 
-from .selectors import KEYWORD_FILTERS, KEYWORDS_PER_PAGE, PAGE_SIZES, PLAIN_SORTS
+from .keyword_table import KEYWORD_FILTERS, KEYWORDS_PER_PAGE, PAGE_SIZES, PLAIN_SORTS
 
 
 class KeywordTableForm(forms.Form):

@@ -1,6 +1,8 @@
 from django.urls import path
 
-from . import agreement_views, compare_views, views
+from . import views
+from .agreement import views as agreement_views
+from .comparison import views as comparison_views
 
 app_name = "insights"
 
@@ -60,12 +62,12 @@ urlpatterns += [
 urlpatterns += [
     path(
         "evaluations/compare/",
-        compare_views.evaluation_comparison,
+        comparison_views.evaluation_comparison,
         name="evaluation_comparison",
     ),
     path(
         "evaluations/compare/export/",
-        compare_views.evaluation_comparison_export,
+        comparison_views.evaluation_comparison_export,
         name="evaluation_comparison_export",
     ),
 ]

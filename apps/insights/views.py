@@ -1,5 +1,6 @@
-"""The lead's pages about evaluations (the list, one evaluation's metrics and keywords, a
-keyword's grades, a model's history) and the team's leaderboard."""
+"""The home dashboard, the lead's pages about evaluations (the list, one evaluation's
+metrics and keywords, a keyword's grades, a model's history) and the team's leaderboard.
+Their reads are in one module each (evaluation_list, metric_cards, keyword_table, ...)."""
 
 from typing import Any
 
@@ -18,15 +19,29 @@ from apps.evaluations.models import Evaluation, Keyword, Status
 from apps.judging import selectors as judging_selectors
 from apps.judging import services as judging_services
 
-from . import selectors, services
+from . import services
+from .dashboard_pins import dashboard_pins
+from .evaluation_list import team_evaluations
 from .forms import KeywordTableForm, LeaderboardForm, form_problems
-from .selectors import KEYWORDS_PER_PAGE
+from .keyword_results import keyword_snapshots, keyword_values, slot_in_team
+from .keyword_table import (
+    KEYWORD_FILTERS,
+    KEYWORDS_PER_PAGE,
+    PAGE_SIZES,
+    keyword_table,
+    table_headers,
+)
+from .leaderboard import leaderboard as leaderboard_rows
+from .leaderboard import leaderboard_chart
+from .metric_cards import evaluation_metric_in_team, metric_cards, metric_values
+from .metric_columns import keyword_columns
+from .model_history import model_history as model_history_of
 
 
 @lead_required
 def evaluation_list(request: TeamRequest) -> HttpResponse:
     team_id = request.membership.team_id
-    evaluations = selectors.team_evaluations(
+    evaluations = team_evaluations(
         team_id=team_id, include_archived=request.GET.get("archived") == "1"
     )
     return render(request, "insights/evaluation_list.html", {"evaluations": evaluations})
@@ -55,7 +70,7 @@ def _problems(request: TeamRequest, problems: list[str]) -> HttpResponse:
 @lead_required
 def evaluation_detail(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     evaluation = _team_evaluation(request, evaluation_id)
-    columns = selectors.keyword_columns(evaluation)
+    columns = keyword_columns(evaluation)
     form = KeywordTableForm(request.GET, sort_keys=[column.key for column in columns])
     valid = form.is_valid()
     # Bad input is named above the table, which then shows its first page unfiltered.
@@ -68,7 +83,7 @@ def evaluation_detail(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     }
     if valid:
         query.update(form.cleaned_data)
-    table = selectors.keyword_table(
+    table = keyword_table(
         evaluation,
         columns=columns,
         search=query["q"],
@@ -77,7 +92,7 @@ def evaluation_detail(request: TeamRequest, evaluation_id: int) -> HttpResponse:
         page_number=query["page"],
         per_page=query["size"],
     )
-    metrics = selectors.metric_cards(evaluation, baseline_id=_baseline_id(request))
+    metrics = metric_cards(evaluation, baseline_id=_baseline_id(request))
     return render(
         request,
         "insights/evaluation_detail.html",
@@ -86,11 +101,11 @@ def evaluation_detail(request: TeamRequest, evaluation_id: int) -> HttpResponse:
             "cards": metrics.cards,
             "reference": metrics.reference,
             "table": table,
-            "headers": selectors.table_headers(columns, query["sort"]),
+            "headers": table_headers(columns, query["sort"]),
             "query": query,
             "problems": [] if valid else form_problems(form),
-            "filters": selectors.KEYWORD_FILTERS,
-            "page_sizes": selectors.PAGE_SIZES,
+            "filters": KEYWORD_FILTERS,
+            "page_sizes": PAGE_SIZES,
             "poll_seconds": PROGRESS_POLL_SECONDS,
         },
         status=200 if valid else 400,
@@ -110,7 +125,7 @@ def evaluation_progress(request: TeamRequest, evaluation_id: int) -> HttpRespons
         "insights/_live_progress.html",
         {
             "evaluation": evaluation,
-            "values": selectors.metric_values(evaluation),
+            "values": metric_values(evaluation),
             "poll_seconds": PROGRESS_POLL_SECONDS,
             "oob": True,
         },
@@ -125,7 +140,7 @@ def evaluation_progress(request: TeamRequest, evaluation_id: int) -> HttpRespons
 def metric_pin(request: TeamRequest, evaluation_id: int, metric_id: int) -> HttpResponse:
     """Pin a metric to the lead's dashboard (pinned=1) or unpin it (pinned=0)."""
     team_id = request.membership.team_id
-    metric = selectors.evaluation_metric_in_team(
+    metric = evaluation_metric_in_team(
         metric_id=metric_id, evaluation_id=evaluation_id, team_id=team_id
     )
     if metric is None:
@@ -156,8 +171,8 @@ def keyword_detail(request: TeamRequest, evaluation_id: int, keyword_id: int) ->
         {
             "keyword": keyword,
             "evaluation": keyword.evaluation,
-            "snapshots": selectors.keyword_snapshots(keyword),
-            "values": selectors.keyword_values(keyword),
+            "snapshots": keyword_snapshots(keyword),
+            "values": keyword_values(keyword),
             "unretrieved": keyword.unretrieved.order_by("id"),
         },
     )
@@ -168,7 +183,7 @@ def keyword_detail(request: TeamRequest, evaluation_id: int, keyword_id: int) ->
 def slot_reset(request: TeamRequest, evaluation_id: int, slot_id: int) -> HttpResponse:
     """A lead clears one grade; with htmx the result's row comes back redrawn."""
     team_id = request.membership.team_id
-    slot = selectors.slot_in_team(slot_id=slot_id, evaluation_id=evaluation_id, team_id=team_id)
+    slot = slot_in_team(slot_id=slot_id, evaluation_id=evaluation_id, team_id=team_id)
     if slot is None:
         raise Http404("No such grade.")
     error = ""
@@ -182,7 +197,7 @@ def slot_reset(request: TeamRequest, evaluation_id: int, slot_id: int) -> HttpRe
         else:
             messages.success(request, "The grade is reset; the result is back in the queue.")
         return redirect("insights:keyword_detail", evaluation_id, slot.keyword_id)
-    [row] = selectors.keyword_snapshots(slot.keyword, snapshot_id=slot.snapshot_id)
+    [row] = keyword_snapshots(slot.keyword, snapshot_id=slot.snapshot_id)
     return render(
         request,
         "insights/_snapshot_row.html",
@@ -191,7 +206,7 @@ def slot_reset(request: TeamRequest, evaluation_id: int, slot_id: int) -> HttpRe
             "evaluation": slot.evaluation,
             "error": error,
             "reset_slot": slot.id,
-            "fresh_values": [] if error else selectors.keyword_values(slot.keyword),
+            "fresh_values": [] if error else keyword_values(slot.keyword),
         },
         status=400 if error else 200,
     )
@@ -211,7 +226,7 @@ def leaderboard(request: TeamRequest) -> HttpResponse:
         )
     query = form.cleaned_data
     tag = query.get("tag")
-    rows = selectors.leaderboard(
+    rows = leaderboard_rows(
         team_id=team_id, start=query["from"], end=query["to"], tag_id=tag.id if tag else None
     )
     return render(
@@ -221,7 +236,7 @@ def leaderboard(request: TeamRequest) -> HttpResponse:
             "form": form,
             "rows": rows,
             "total": sum(row.graded for row in rows),
-            "chart": selectors.leaderboard_chart(rows),
+            "chart": leaderboard_chart(rows),
             "start": query["from"],
             "end": query["to"],
             "tag": tag,
@@ -237,7 +252,7 @@ def model_history(request: TeamRequest, model_id: int) -> HttpResponse:
     return render(
         request,
         "insights/model_history.html",
-        {"model": model, "history": selectors.model_history(search_model_id=model.id)},
+        {"model": model, "history": model_history_of(search_model_id=model.id)},
     )
 
 
@@ -257,7 +272,7 @@ def dashboard(request: TeamRequest) -> HttpResponse:
     )
     pins: list = []
     if is_lead(membership):
-        pins = selectors.dashboard_pins(
+        pins = dashboard_pins(
             team_id=membership.team_id, baseline_id=membership.team.baseline_evaluation_id
         )
     return render(

@@ -27,7 +27,7 @@ from apps.evaluations.models import (
 from apps.scoring.models import KeywordMetric
 
 from .settings_check import FORMAT
-from .tokens import to_column
+from .trec_columns import to_column
 from .trec_eval_output import export_trec_eval
 
 CHUNK = 5_000
@@ -301,7 +301,7 @@ def export_qrels(evaluation: Evaluation, out: TextIO, *, raw: bool = False) -> N
 
     raw: one line per graded slot instead, `qid grader docno grade`, with the grader
     (email or external name; "0" when the grade has none) in the iteration column.
-    Columns are encoded as tokens.to_column describes.
+    Columns are encoded as trec_columns.to_column describes.
     """
     for keyword in keywords_of(evaluation, with_metrics=False):
         qid = to_column(keyword.text)

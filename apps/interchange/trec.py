@@ -12,7 +12,7 @@
   On a binary evaluation grades >= 1 are relevant (1), the others 0; on the other
   scales a grade must be one of the scale's.
 - Topics `qid<TAB>text`: the keyword text of a qid; a qid without a topic keeps its own
-  text. qids and docnos are read as tokens.from_column describes, so the files an
+  text. qids and docnos are read as trec_columns.from_column describes, so the files an
   export writes read back into the same keywords and documents.
 
 The files are read whole and checked before anything is written; every problem is
@@ -37,7 +37,7 @@ from .checks import DOC_ID_LIMIT, KEYWORD_LIMIT, MAX_POSITION
 from .creation import evaluation_for_import, writer_for
 from .problems import Problems
 from .rows import SlotGrade, SnapshotRow
-from .tokens import from_column
+from .trec_columns import from_column
 
 
 @dataclass
@@ -201,7 +201,7 @@ def _lines(stream: IO[bytes], file: str, problems: Problems) -> Iterator[tuple[i
             problems.add(f"{file} line {number}: contains a NUL character")
             continue
         columns = line.split()
-        # "%00" would decode (tokens.from_column) to the NUL no text column can hold.
+        # "%00" would decode (trec_columns.from_column) to the NUL no text column can hold.
         if any("\x00" in from_column(column) for column in columns if "%" in column):
             problems.add(f"{file} line {number}: a column decodes to a NUL character (%00)")
             continue

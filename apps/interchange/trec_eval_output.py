@@ -21,7 +21,7 @@ from apps.engine import WHOLE_LIST
 from apps.evaluations.models import Evaluation, EvaluationMetric
 from apps.scoring.models import KeywordMetric
 
-from .tokens import to_column
+from .trec_columns import to_column
 
 RUN_ID = "relevo"
 

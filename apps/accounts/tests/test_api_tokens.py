@@ -12,8 +12,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
+from apps.accounts.api_tokens import api_token_check, api_token_create, api_token_revoke
 from apps.accounts.models import ApiToken, Session
-from apps.accounts.tokens import api_token_check, api_token_create, api_token_revoke
 from apps.core.errors import InvalidInput
 from tests.factories import client_for, make_evaluation
 
@@ -102,7 +102,7 @@ def test_a_name_taken_between_the_check_and_the_insert_is_refused_not_a_crash(te
     # Another lead's request wins the race: the early check sees nothing, the database's
     # unique constraint catches it.
     with (
-        mock.patch("apps.accounts.tokens._name_taken", side_effect=[False, True]),
+        mock.patch("apps.accounts.api_tokens._name_taken", side_effect=[False, True]),
         pytest.raises(InvalidInput) as refused,
     ):
         api_token_create(team=team_a, name="ci")

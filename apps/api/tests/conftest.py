@@ -1,7 +1,7 @@
 import pytest
 from django.test import Client
 
-from apps.accounts.tokens import api_token_create
+from apps.accounts.api_tokens import api_token_create
 
 
 @pytest.fixture

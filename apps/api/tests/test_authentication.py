@@ -11,8 +11,8 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from apps.accounts.api_tokens import api_token_create, api_token_revoke
 from apps.accounts.models import ApiToken, User
-from apps.accounts.tokens import api_token_create, api_token_revoke
 from apps.evaluations.models import Evaluation
 from tests.factories import make_evaluation, make_team
 

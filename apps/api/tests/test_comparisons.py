@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from apps.accounts.tokens import api_token_create
+from apps.accounts.api_tokens import api_token_create
 from apps.insights.comparison import stats
 from apps.scoring.models import KeywordMetric
 from tests.comparison_data import (

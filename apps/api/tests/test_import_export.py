@@ -15,8 +15,8 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from apps.accounts.api_tokens import api_token_create
 from apps.accounts.models import Tag
-from apps.accounts.tokens import api_token_create
 from apps.evaluations.models import (
     Evaluation,
     EvaluationMetric,

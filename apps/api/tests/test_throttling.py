@@ -9,7 +9,7 @@ from django.contrib.auth import SESSION_KEY
 from django.core import mail
 from django.test import Client
 
-from apps.accounts.tokens import api_token_create
+from apps.accounts.api_tokens import api_token_create
 
 pytestmark = pytest.mark.django_db
 

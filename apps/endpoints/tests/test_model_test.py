@@ -7,9 +7,9 @@ import socket
 import pytest
 
 from apps.core.errors import InvalidInput
+from apps.endpoints.model_test_report import RAW_SHOWN_CHARS
 from apps.endpoints.models import SearchEndpoint
 from apps.endpoints.services import model_test
-from apps.endpoints.trial import RAW_SHOWN_CHARS
 from tests.search_server import MAPPER, documents_for
 
 from .factories import make_endpoint, make_model

@@ -11,7 +11,7 @@ import time
 import pytest
 from django.test import Client
 
-from apps.accounts.tokens import api_token_create
+from apps.accounts.api_tokens import api_token_create
 from apps.core import queueing
 from apps.evaluations.fetching import stalled_fetches
 from apps.evaluations.lifecycle import evaluation_finish_now

@@ -250,7 +250,7 @@ def test_a_document_carries_its_levels_both_ways():
 def test_the_api_takes_custom_levels(team_a):
     from django.test import Client
 
-    from apps.accounts.tokens import api_token_create
+    from apps.accounts.api_tokens import api_token_create
 
     _token, text = api_token_create(team=team_a, name="ci")
     api = Client(headers={"Authorization": f"Bearer {text}"})

@@ -6,6 +6,7 @@
 - ``chart``      geometry of the difference-with-interval bars (server-rendered SVG)
 - ``selectors``  loads evaluations from the database and runs the comparison
 - ``table``      the per-keyword table (sorting, paging) and the CSV export
+- ``views``      the comparison page and its CSV downloads
 
 ``stats``, ``ranking``, ``wording`` and ``chart`` are pure (numpy, no Django).
 """

@@ -14,7 +14,7 @@ from apps.evaluations.models import (
     EvaluationMetricPoint,
     Status,
 )
-from apps.insights import selectors
+from apps.insights import metric_cards as selectors  # the evaluation page's card reads
 from tests.factories import client_for, make_evaluation
 
 from .lead_pages import HTMX, finish, grade_slots, make_model, set_metric_values, text

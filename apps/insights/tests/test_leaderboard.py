@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from apps.accounts.models import Membership, Tag
 from apps.evaluations.models import FeedbackSlot
-from apps.insights import selectors
+from apps.insights.leaderboard import leaderboard
 from apps.judging.judgements import Action, Giver, slot_judge
 from tests.factories import client_for, make_evaluation, make_grader, slots_of
 
@@ -102,9 +102,7 @@ def test_a_reset_grade_no_longer_counts(graded, evaluator, today):
 
     slot_judge(slot_id=slots_of(graded)[0].id, giver=Giver.lead(), action=Action.CLEAR)
 
-    rows = selectors.leaderboard(
-        team_id=graded.team_id, start=today - timedelta(days=29), end=today
-    )
+    rows = leaderboard(team_id=graded.team_id, start=today - timedelta(days=29), end=today)
     assert [(row.email, row.graded) for row in rows][0] == ("evaluator@a.test", 2)
 
 
@@ -113,9 +111,7 @@ def test_a_grade_copied_by_a_reuse_strategy_counts_only_where_it_was_given(
 ):
     FeedbackSlot.objects.filter(id=slots_of(graded)[0].id).update(reused=True)
 
-    rows = selectors.leaderboard(
-        team_id=graded.team_id, start=today - timedelta(days=29), end=today
-    )
+    rows = leaderboard(team_id=graded.team_id, start=today - timedelta(days=29), end=today)
     assert [(row.email, row.graded) for row in rows][0] == ("evaluator@a.test", 2)
 
 
@@ -127,7 +123,7 @@ def test_grades_in_another_teams_evaluations_do_not_count(graded, team_b, evalua
     for slot in slots_of(foreign):
         graded_on(slot, evaluator, local(today))
 
-    rows = selectors.leaderboard(team_id=graded.team_id, start=today, end=today)
+    rows = leaderboard(team_id=graded.team_id, start=today, end=today)
 
     assert [(row.email, row.graded) for row in rows][0] == ("evaluator@a.test", 2)
 
@@ -212,10 +208,8 @@ def test_days_are_the_teams_local_days(settings, team_a, owner, evaluator):
     graded_on(first, evaluator, local(date(2026, 3, 10), hour=23))
     graded_on(second, evaluator, local(date(2026, 3, 11), hour=0))
 
-    both = selectors.leaderboard(team_id=team_a.id, start=date(2026, 3, 10), end=date(2026, 3, 11))
-    first_day = selectors.leaderboard(
-        team_id=team_a.id, start=date(2026, 3, 10), end=date(2026, 3, 10)
-    )
+    both = leaderboard(team_id=team_a.id, start=date(2026, 3, 10), end=date(2026, 3, 11))
+    first_day = leaderboard(team_id=team_a.id, start=date(2026, 3, 10), end=date(2026, 3, 10))
 
     assert [(r.email, r.graded, r.active_days) for r in both][0] == ("evaluator@a.test", 2, 2)
     assert [(r.email, r.graded, r.active_days) for r in first_day][0] == (

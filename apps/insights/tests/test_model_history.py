@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from apps.evaluations.models import Evaluation
-from apps.insights import selectors
+from apps.insights import model_history
 from tests.factories import client_for, make_evaluation
 
 from .lead_pages import finish, make_model, text
@@ -57,7 +57,7 @@ def url(model) -> str:
 
 
 def test_the_metrics_across_finished_evaluations_from_oldest_to_newest(history, model):
-    result = selectors.model_history(search_model_id=model.id)
+    result = model_history.model_history(search_model_id=model.id)
 
     assert [row.evaluation.id for row in result.rows] == [e.id for e in history]
     assert [column.key for column in result.columns] == ["ndcg@10", "precision@5", "rr@3"]
@@ -97,11 +97,11 @@ def test_a_model_with_no_finished_evaluation_says_so(team_a, owner):
 
 
 def test_only_the_latest_evaluations_are_drawn_when_there_are_very_many(team_a, model, monkeypatch):
-    monkeypatch.setattr(selectors, "MODEL_HISTORY_LIMIT", 2)
+    monkeypatch.setattr(model_history, "MODEL_HISTORY_LIMIT", 2)
     for number in range(1, 4):
         finish(make_evaluation(team=team_a), day(number), model=model, values={"ndcg@10": number})
 
-    result = selectors.model_history(search_model_id=model.id)
+    result = model_history.model_history(search_model_id=model.id)
 
     assert [row.values[0] for row in result.rows] == [2, 3]
     assert result.more

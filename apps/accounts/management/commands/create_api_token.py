@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from apps.accounts.api_tokens import api_token_create
 from apps.accounts.models import Team
-from apps.accounts.tokens import api_token_create
 from apps.core.errors import InvalidInput
 
 

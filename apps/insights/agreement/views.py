@@ -22,7 +22,7 @@ from apps.core.errors import DomainError
 from apps.evaluations.models import Evaluation, Snapshot
 from apps.judging import decisions
 
-from .agreement import readings, selectors
+from . import readings, selectors
 
 
 def _team_evaluation(request: TeamRequest, evaluation_id: int) -> Evaluation:

@@ -15,13 +15,13 @@ from apps.accounts.decorators import lead_required
 from apps.accounts.requests import TeamRequest
 from apps.core.errors import InvalidInput
 
-from .comparison.selectors import (
+from .selectors import (
     Comparison,
     PairComparison,
     comparison_build,
     parse_evaluation_ids,
 )
-from .comparison.table import (
+from .table import (
     keyword_page,
     parse_sort,
     sort_choices,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from apps.core.image_sources import is_image_source
 from apps.search import Document, InvalidMapper, KeywordRun, RequestError
 
-from .calling import ModelCall
+from .model_calls import ModelCall
 
 # Characters of the raw response shown on the page; the whole body can be megabytes.
 RAW_SHOWN_CHARS = 20_000

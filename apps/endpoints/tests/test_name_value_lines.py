@@ -1,6 +1,6 @@
 """Header and parameter lines as a lead types them, on plain strings (no database)."""
 
-from apps.endpoints.lines import Line, format_lines, keyword_lines, parse_lines
+from apps.endpoints.name_value_lines import Line, format_lines, keyword_lines, parse_lines
 
 
 def headers(text: str) -> tuple[list[Line], list[str]]:

@@ -1,0 +1,86 @@
+"""The team's leaderboard: the slots each member graded over a range of days, and its
+chart."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from typing import Any
+
+from django.db.models import Count
+from django.db.models.functions import TruncDate
+from django.utils.timezone import get_current_timezone
+
+from apps.accounts.models import Membership
+from apps.evaluations.models import FeedbackSlot
+
+from . import charts
+
+
+@dataclass(frozen=True)
+class LeaderboardRow:
+    user_id: int
+    email: str
+    role: str
+    graded: int
+    share: float | None  # of every grade the listed members gave in the range
+    active_days: int  # days (local time) with at least one grade
+
+
+def leaderboard(
+    *, team_id: int, start: date, end: date, tag_id: int | None = None
+) -> list[LeaderboardRow]:
+    """The team's members (holding the tag, if one is given) with the slots they graded
+    in the team's evaluations from `start` to `end`, both days included, in local time.
+
+    Two queries. A slot counts once, on the day of its latest grade; a reset slot no
+    longer counts, nor a grade a reuse strategy copied from an earlier evaluation. Most
+    grades first; members with none are listed too.
+    """
+    members = Membership.objects.filter(team_id=team_id)
+    if tag_id is not None:
+        members = members.filter(tags=tag_id)
+    people = list(members.values_list("user_id", "user__email", "role").order_by("user__email"))
+    zone = get_current_timezone()
+    graded = (
+        FeedbackSlot.objects.filter(
+            grader_id__in=[user_id for user_id, _email, _role in people],
+            evaluation__team_id=team_id,
+            # Grades copied by a reuse strategy were counted where they were given.
+            reused=False,
+            graded_at__gte=datetime.combine(start, time.min, tzinfo=zone),
+            graded_at__lt=datetime.combine(end + timedelta(days=1), time.min, tzinfo=zone),
+        )
+        .values_list("grader_id")
+        .annotate(
+            graded=Count("id"),
+            days=Count(TruncDate("graded_at", tzinfo=zone), distinct=True),
+        )
+        .order_by()
+        .values_list("grader_id", "graded", "days")
+    )
+    counts = {grader_id: (count, days) for grader_id, count, days in graded}
+    total = sum(count for count, _days in counts.values())
+    rows = [
+        LeaderboardRow(
+            user_id=user_id,
+            email=email,
+            role=role,
+            graded=counts.get(user_id, (0, 0))[0],
+            share=counts.get(user_id, (0, 0))[0] / total if total else None,
+            active_days=counts.get(user_id, (0, 0))[1],
+        )
+        for user_id, email, role in people
+    ]
+    rows.sort(key=lambda row: (-row.graded, -row.active_days))  # stable: by email within
+    return rows
+
+
+def leaderboard_chart(rows: Sequence[LeaderboardRow], *, limit: int = 25) -> dict[str, Any]:
+    """A bar per grader with grades (the first `limit`; the table lists everyone)."""
+    shown = [row for row in rows if row.graded][:limit]
+    return charts.chart(
+        "bar",
+        [row.email for row in shown],
+        [("graded slots", [row.graded for row in shown])],
+        axis="graded slots",
+    )

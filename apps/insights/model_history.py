@@ -1,0 +1,72 @@
+"""A search model's history: each metric across its finished evaluations, oldest to
+newest, as a table and a chart per metric."""
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from apps import engine
+from apps.evaluations.models import Evaluation, EvaluationMetric, Status
+
+from . import charts
+from .metric_columns import Column, MetricKey, keyword_counts
+
+# The most finished evaluations a model history shows (the latest ones).
+MODEL_HISTORY_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    evaluation: Evaluation
+    values: list[float | None]
+
+
+@dataclass(frozen=True)
+class ModelHistory:
+    columns: list[Column]
+    rows: list[HistoryRow]  # oldest to newest
+    more: bool  # older finished evaluations were left out
+
+    def charts(self) -> list[tuple[Column, str, dict[str, Any]]]:
+        """(column, element id, chart) of each metric: its value per evaluation."""
+        labels = [row.evaluation.name for row in self.rows]
+        return [
+            (
+                column,
+                f"model-history-{index}",
+                charts.chart(
+                    "line", labels, [(column.label, [row.values[index] for row in self.rows])]
+                ),
+            )
+            for index, column in enumerate(self.columns)
+        ]
+
+
+def model_history(*, search_model_id: int) -> ModelHistory:
+    """Every metric across the model's finished evaluations, oldest to newest, in three
+    queries. A metric appears in the order of first use; an evaluation without it has no
+    value there."""
+    latest = list(
+        Evaluation.objects.filter(search_model_id=search_model_id, status=Status.FINISHED).order_by(
+            "-finished_at", "-id"
+        )[: MODEL_HISTORY_LIMIT + 1]
+    )
+    more = len(latest) > MODEL_HISTORY_LIMIT
+    evaluations = list(reversed(latest[:MODEL_HISTORY_LIMIT]))
+    ids = [e.id for e in evaluations]
+    values: dict[int, dict[MetricKey, float | None]] = defaultdict(dict)
+    order: dict[MetricKey, tuple[int, int]] = {}
+    rank = {evaluation_id: index for index, evaluation_id in enumerate(ids)}
+    for evaluation_id, metric, k, value, position in EvaluationMetric.objects.filter(
+        evaluation_id__in=ids
+    ).values_list("evaluation_id", "metric", "k", "value", "position"):
+        values[evaluation_id][(metric, k)] = value
+        first_use = (rank[evaluation_id], position)
+        order[(metric, k)] = min(order.get((metric, k), first_use), first_use)
+    many = any(count > 1 for count in keyword_counts(ids).values())
+    keys = sorted(order, key=order.__getitem__)
+    columns = [
+        Column(metric, k, engine.metric_label(metric, k, many_keywords=many)) for metric, k in keys
+    ]
+    rows = [HistoryRow(e, [values[e.id].get(key) for key in keys]) for e in evaluations]
+    return ModelHistory(columns, rows, more)
