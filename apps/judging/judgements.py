@@ -13,10 +13,11 @@ recomputation (apps.scoring.pipeline), which queues the metrics once it commits.
 its grades are checked against the same scale rules by the import, with the line of
 each problem: apps/interchange/checks.py.)
 
-Locks: a judgement locks every slot of its snapshot, in id order, before it writes
-one, as a lead's reset and every other judgement do. Two graders of one snapshot who
-each wrote their own slot first and then waited for the other's (starting the snapshot)
-used to deadlock.
+Locks: a judgement that starts a result (its first grade) or clears one locks every
+slot of the result, in id order, before it writes one. Two graders of one result who
+each wrote their own slot first and then waited for the other's (starting the result)
+used to deadlock. A grade on a started result locks only its own slot, by writing it:
+the others' graders are not kept waiting.
 """
 
 import json
@@ -120,16 +121,16 @@ def slot_judge(
     grading; only leads clear.
     """
     with transaction.atomic():
-        siblings = _lock_snapshot_of(slot_id)
-        slot = next((s for s in siblings if s.id == slot_id), None)
-        if slot is None or (team_id is not None and slot.team_id != team_id):
-            if giver.kind == GiverKind.GRADER and team_id is None:
-                raise NotAllowed(NOT_YOURS)
-            raise NotFound("No such result.")
+        slot, siblings = _snapshot_of(slot_id, giver, team_id, lock=False)
         if action == Action.SKIP:
             _skip(slot, giver, reason)
             return
         _check_giver(slot, giver, action)
+        if action != Action.GRADE or not slot.snapshot_started:
+            # Starting or clearing changes the other slots of the result too: lock them
+            # all, in id order, and judge what they hold now.
+            slot, siblings = _snapshot_of(slot_id, giver, team_id, lock=True)
+            _check_giver(slot, giver, action)
         now = timezone.now()
         if action == Action.GRADE:
             changes = _grade_columns(slot, giver, check_grade(grade, slot.scale), reason, now)
@@ -140,15 +141,33 @@ def slot_judge(
             if all(s.grade is None for s in siblings if s.id != slot.id):
                 # Its snapshot's only grade: fresh again, no longer before the fresh ones.
                 _set_started([s.id for s in siblings], started=False)
-        _write(slot.id, changes)
+        # A grader's slot is written only if it is still theirs: on a started result only
+        # that row is locked, by this write, and its time may have run out meanwhile.
+        holder = giver.user.id if giver.kind == GiverKind.GRADER else None
+        if not _write(slot.id, changes, holder=holder):
+            raise NotAllowed(NOT_YOURS)
         pipeline.grades_changed(keyword_ids=[slot.keyword_id])
 
 
-def _lock_snapshot_of(slot_id: int) -> list[_LockedSlot]:
+def _snapshot_of(
+    slot_id: int, giver: Giver, team_id: int | None, *, lock: bool
+) -> tuple["_LockedSlot", list["_LockedSlot"]]:
+    """The slot and every slot of its snapshot (locked in id order with `lock`);
+    NotFound for a slot of another team, NotAllowed for a grader's missing slot."""
+    siblings = _lock_snapshot_of(slot_id, lock=lock)
+    slot = next((s for s in siblings if s.id == slot_id), None)
+    if slot is None or (team_id is not None and slot.team_id != team_id):
+        if giver.kind == GiverKind.GRADER and team_id is None:
+            raise NotAllowed(NOT_YOURS)
+        raise NotFound("No such result.")
+    return slot, siblings
+
+
+def _lock_snapshot_of(slot_id: int, *, lock: bool) -> list[_LockedSlot]:
     """Every slot of the slot's snapshot, with its evaluation's team, status and scale,
-    locked in id order (judging/sql.py)."""
+    with `lock` locked in id order (judging/sql.py)."""
     with connection.cursor() as cursor:
-        cursor.execute(sql.lock_snapshot_of_slot(), [slot_id])
+        cursor.execute(sql.snapshot_of_slot(lock=lock), [slot_id])
         rows = cursor.fetchall()
     if not rows:
         return []
@@ -160,10 +179,15 @@ def _lock_snapshot_of(slot_id: int) -> list[_LockedSlot]:
     ]
 
 
-def _write(slot_id: int, changes: dict[str, Any]) -> None:
-    """Write the slot's grade columns (column name -> value, already adapted)."""
+def _write(slot_id: int, changes: dict[str, Any], *, holder: int | None) -> bool:
+    """Write the slot's grade columns (column name -> value, already adapted), only if
+    `holder` (when given) still holds it; whether it was written."""
+    parameters = [*changes.values(), slot_id]
+    if holder is not None:
+        parameters.append(holder)
     with connection.cursor() as cursor:
-        cursor.execute(sql.update_slot(tuple(changes)), [*changes.values(), slot_id])
+        cursor.execute(sql.update_slot(tuple(changes), held=holder is not None), parameters)
+        return cursor.rowcount == 1
 
 
 def _check_giver(slot: _LockedSlot, giver: Giver, action: Action) -> None:
@@ -213,10 +237,14 @@ def _skip(slot: _LockedSlot, giver: Giver, reason: str) -> None:
     held = giver.kind == GiverKind.GRADER and slot.grader_id == giver.user.id
     if not held or slot.grade is not None:
         raise NotAllowed(NOT_YOURS_TO_SKIP)
+    released = FeedbackSlot.objects.filter(
+        id=slot.id, grader_id=giver.user.id, grade__isnull=True
+    ).update(grader=None, assigned_at=None)
+    if not released:  # graded or taken over since it was read
+        raise NotAllowed(NOT_YOURS_TO_SKIP)
     SnapshotSkip.objects.get_or_create(
         snapshot_id=slot.snapshot_id, user=giver.user, defaults={"reason": reason.strip()}
     )
-    FeedbackSlot.objects.filter(id=slot.id).update(grader=None, assigned_at=None)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ costs about half a millisecond, more than PostgreSQL takes to answer it.
   claim): ORM select_related().get() 4.1 to 4.3x.
 - The evaluations open to a grader (OPEN_EVALUATIONS_SQL, embedded in the claim):
   ORM 15 to 20x; the count of grades today (GRADES_TODAY_SQL): ORM 2.4 to 2.8x.
-- The grade writer's lock read (about 11x) and slot write (2.5x): lock_snapshot_of_slot,
+- The grade writer's read (about 11x) and slot write (2.5x): snapshot_of_slot,
   update_slot.
 
 A claim picks the slot to give the grader (the one they hold, else the first free slot
@@ -307,36 +307,38 @@ STATEMENTS: dict[tuple[str, int], str] = {}
 # --- The grade writer's statements (judgements.py) ---------------------------------------
 
 
-def lock_snapshot_of_slot() -> str:
+def snapshot_of_slot(*, lock: bool) -> str:
     """The grade writer's read: every slot of the given slot's snapshot with its
-    evaluation's team, status and scale, locked in id order (on SQLite the transaction
-    holds the database's write lock instead).
+    evaluation's team, status and scale; with `lock`, locked in id order (on SQLite the
+    transaction holds the database's write lock instead).
 
     The ORM's version (select_related, a subquery, select_for_update(of=...)) took
     1.7 to 2.0 ms of the web process's CPU per grade, mostly to build the statement:
     about what a whole grade request took before issue 16. This one takes 0.16 ms
     (about 11x less; measured per call inside grade requests on PostgreSQL).
     """
-    lock = " FOR UPDATE OF s" if connection.features.has_select_for_update_of else ""
+    locking = lock and connection.features.has_select_for_update_of
     return (
         "SELECT s.id, s.keyword_id, s.snapshot_id, s.grader_id, s.grade, s.snapshot_started, "
         "e.team_id, e.status, e.scale, e.scale_levels "
         f"FROM {SLOTS} s JOIN {EVALUATIONS} e ON e.id = s.evaluation_id "
         f"WHERE s.snapshot_id = (SELECT o.snapshot_id FROM {SLOTS} o WHERE o.id = %s) "
-        f"ORDER BY s.id{lock}"
+        f"ORDER BY s.id{' FOR UPDATE OF s' if locking else ''}"
     )
 
 
-def update_slot(columns: tuple[str, ...]) -> str:
-    """The grade writer's write of one slot's columns (parameters: their values, then
-    the slot's id). The ORM's update() builds the same statement anew on every grade:
-    220 to 270 us of CPU per call against 86 to 106 us for this one (2.5x, PostgreSQL,
-    2,000 calls, three rounds)."""
-    statement = _UPDATES.get(columns)
+def update_slot(columns: tuple[str, ...], *, held: bool) -> str:
+    """The grade writer's write of one slot's columns (parameters: their values, the
+    slot's id, and with `held` the grader who must still hold it). The ORM's update()
+    builds the same statement anew on every grade: 220 to 270 us of CPU per call against
+    86 to 106 us for this one (2.5x, PostgreSQL, 2,000 calls, three rounds)."""
+    statement = _UPDATES.get((columns, held))
     if statement is None:
         assignments = ", ".join(f"{column} = %s" for column in columns)
-        statement = _UPDATES[columns] = f"UPDATE {SLOTS} SET {assignments} WHERE id = %s"
+        holder = " AND grader_id = %s" if held else ""
+        statement = f"UPDATE {SLOTS} SET {assignments} WHERE id = %s{holder}"
+        _UPDATES[(columns, held)] = statement
     return statement
 
 
-_UPDATES: dict[tuple[str, ...], str] = {}
+_UPDATES: dict[tuple[tuple[str, ...], bool], str] = {}
