@@ -1,7 +1,7 @@
 """Hand-written SQL against the ORM, statement by statement, in one run (issue 16, item 5).
 
 Run: .venv/bin/python bench/raw_sql_bench.py [--calls N] [--warmup N] [--claims N]
-     [--claim-warmup N] [--ratings-calls N] [--database-suffix NAME] [--keep-database]
+     [--claim-warmup N] [--database-suffix NAME] [--keep-database]
 
 Rule (issue 16): hand-written SQL stays only where the ORM version is at least 1.5x
 slower on the hot path. Each hand-written read or write below is timed against an ORM
@@ -25,11 +25,10 @@ machine noise and the same caches:
     after each claim. Graders take turns, so each claim takes a fresh slot.
  6  the keyword mark: scoring.pipeline.MARK_SQL (UPDATE ... RETURNING) against an ORM
     update + SELECT, each in its own transaction, rolled back
- 7  the agreement page's read (insights.agreement.selectors.evaluation_ratings) was
-    timed here at d7c3974 as SQL against an ORM values_list read: 1.38 to 1.42x on a
-    finished evaluation of 60,000 graded slots, a lead page, so it became the ORM read
-    (bench/README.md); the item now times today's function against the same ORM read
-    written here, a check that the move cost nothing
+ 7  (at d7c3974) the agreement page's read, insights.agreement.selectors.
+    evaluation_ratings, in SQL against an ORM values_list read: 1.38 to 1.42x on a
+    finished evaluation of 60,000 graded slots, a lead page, so it became that ORM read
+    and the item was retired (bench/README.md)
 
 Data, on PostgreSQL (its own database, relevo_bench_rawsql_<suffix>, dropped at the
 end): a team of 32 graders (8 of them also in a second team; the active evaluation
@@ -359,48 +358,6 @@ def mark_orm(keyword_id: int) -> int | None:
     if not marked.update(needs_scoring=True, grade_version=F("grade_version") + 1):
         return None
     return marked.values_list(F("grade_version") - F("scored_version"), flat=True).get()
-
-
-def evaluation_ratings_orm(evaluation):
-    """insights.agreement.selectors.evaluation_ratings, its two reads by the ORM."""
-    from itertools import chain
-
-    import numpy as np
-    from django.db.models import BigIntegerField, Case, Value, When
-    from django.db.models.functions import Coalesce
-
-    from apps.evaluations.models import FeedbackSlot
-    from apps.insights.agreement.report import Ratings
-    from apps.insights.agreement.selectors import LATE_GRADER, EvaluationRatings
-
-    graded = FeedbackSlot.objects.filter(
-        evaluation_id=evaluation.id, grade__isnull=False
-    ).order_by()
-    names = sorted(
-        graded.filter(grader__isnull=True).values_list("external_grader", flat=True).distinct()
-    )
-    # Members keep their (positive) user id; imported graders get -1, -2, ...
-    grader_key = Coalesce(
-        "grader_id",
-        Case(
-            *(When(external_grader=name, then=Value(-code)) for code, name in enumerate(names, 1)),
-            default=Value(LATE_GRADER),
-        ),
-        output_field=BigIntegerField(),
-    )
-    rows = list(graded.values_list("snapshot_id", grader_key, "grade"))
-    columns = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=3 * len(rows))
-    snapshot_ids, grader_keys, grades = columns.reshape(len(rows), 3).T
-    snapshot_ids, item_codes = np.unique(snapshot_ids, return_inverse=True)
-    keys, grader_codes = np.unique(grader_keys, return_inverse=True)
-    graders: list[tuple[int | None, str | None]] = [
-        (int(key), None) if key > 0 else (None, names[-key - 1] if key else None)
-        for key in keys.tolist()
-    ]
-    return EvaluationRatings(Ratings(item_codes, grader_codes, grades), snapshot_ids, graders)
-
-
-# --- comparing results -----------------------------------------------------------------
 
 
 def fields_of(instance, *, skip: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -814,33 +771,6 @@ def item_mark(data: Data, warmup: int, calls: int) -> Row:
     return measure(Row("6 keyword mark (UPDATE ... RETURNING)", True), step, warmup, calls)
 
 
-def item_ratings(data: Data, warmup: int, calls: int) -> Row:
-    """7: the agreement page's read of every graded slot of the finished evaluation."""
-    import numpy as np
-
-    from apps.insights.agreement.selectors import evaluation_ratings
-
-    def step(i: int, sql_first: bool, capture: str | None) -> tuple[float, float]:
-        t_sql, a, t_orm, b = both(
-            lambda: evaluation_ratings(data.history),
-            lambda: evaluation_ratings_orm(data.history),
-            sql_first,
-            capture,
-        )
-        assert len(a.ratings.grades) == HISTORY_KEYWORDS * SNAPSHOTS * STRATEGY
-        assert np.array_equal(a.snapshot_ids, b.snapshot_ids)
-        for name in ("items", "graders", "grades"):
-            assert np.array_equal(getattr(a.ratings, name), getattr(b.ratings, name)), name
-        assert a.graders == b.graders
-        assert sum(1 for user, name in a.graders if user is None) == len(IMPORTED_NAMES)
-        return t_sql, t_orm
-
-    return measure(Row("7 evaluation_ratings (60,000 graded slots)", False), step, warmup, calls)
-
-
-# --- the report ------------------------------------------------------------------------
-
-
 def verdict_of(row: Row, ratio: float) -> str:
     if row.baseline != "ORM":
         return f"{row.baseline}/__new__ {ratio:.2f}: " + (
@@ -894,8 +824,6 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=2000, help="measured calls per read")
     parser.add_argument("--claim-warmup", type=int, default=200)
     parser.add_argument("--claims", type=int, default=800, help="measured claim iterations")
-    parser.add_argument("--ratings-warmup", type=int, default=5)
-    parser.add_argument("--ratings-calls", type=int, default=40)
     parser.add_argument("--database-suffix", default="run")
     parser.add_argument("--keep-database", action="store_true")
     args = parser.parse_args()
@@ -924,7 +852,6 @@ def main() -> int:
             rows.append(item_claim(data, args.claim_warmup, args.claims))
             pool = check_pool(data, args.claim_warmup + args.claims)
             rows.append(item_mark(data, args.warmup, args.calls))
-            rows.append(item_ratings(data, args.ratings_warmup, args.ratings_calls))
         load_after = os.getloadavg()
         server_version = connection.cursor().connection.info.server_version
         print(
@@ -938,8 +865,7 @@ def main() -> int:
         print(
             f"calls: reads {args.warmup} warm-up + {args.calls} measured per version; claims "
             f"{args.claim_warmup} + {args.claims}; marks {args.warmup} + {args.calls}; "
-            f"ratings {args.ratings_warmup} + {args.ratings_calls}; versions alternate call "
-            "by call; every call's results compared (equal)"
+            "versions alternate call by call; every call's results compared (equal)"
         )
         print(pool)
         print()
