@@ -13,13 +13,13 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from apps import engine
 from apps.accounts.models import Membership
 from apps.accounts.selectors import is_lead
 from apps.core.errors import InvalidInput, NotAllowed
 from apps.evaluations.models import Snapshot
 from apps.scoring.pipeline import grades_changed
 
+from .judgements import check_grade
 from .models import SnapshotDecision
 
 REASON_MAX_LENGTH = 2000
@@ -44,15 +44,6 @@ def _team_snapshot(membership: Membership, snapshot_id: int, evaluation_id: int 
     return snapshot
 
 
-def _checked_grade(grade: Any, scale: engine.Scale) -> int:
-    if not scale.is_grade(grade):
-        raise InvalidInput(
-            {"grade": f"{grade!r} is not a {scale.name} grade {scale.describe_grades()}"},
-            field="grade",
-        )
-    return int(grade)
-
-
 def snapshot_decide(
     *,
     membership: Membership,
@@ -72,7 +63,7 @@ def snapshot_decide(
         )
     snapshot = _team_snapshot(membership, snapshot_id, evaluation_id)
     evaluation = snapshot.keyword.evaluation
-    checked = _checked_grade(grade, evaluation.grading_scale)
+    checked = check_grade(grade, evaluation.grading_scale)
     with transaction.atomic():
         # Marking updates the keyword's row first. Its lock makes two leads deciding on
         # one keyword take turns, and it is the order in which the pipeline's store locks

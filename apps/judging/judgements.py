@@ -82,17 +82,17 @@ class Giver:
 def check_grade(grade: Any, scale: engine.Scale) -> int:
     """The grade, if it is one of the scale's; InvalidInput otherwise. (Also what the
     admin's slot form checks before the grade is recorded.)"""
-    if isinstance(grade, bool) or not isinstance(grade, int) or grade not in scale.grades:
-        shown = ", ".join(str(g) for g in scale.grades)
+    if not scale.is_grade(grade):
         raise InvalidInput(
-            {"grade": f"{grade!r} is not a {scale.name} grade ({shown})"}, field="grade"
+            {"grade": f"{grade!r} is not a {scale.name} grade {scale.describe_grades()}"},
+            field="grade",
         )
-    return grade
+    return int(grade)
 
 
 @dataclass(frozen=True)
-class _LockedSlot:
-    """A slot of the snapshot being judged, as the writer read and locked it."""
+class _ReadSlot:
+    """A slot of the snapshot being judged, as the writer read it (locked or not)."""
 
     id: int
     keyword_id: int
@@ -151,10 +151,10 @@ def slot_judge(
 
 def _snapshot_of(
     slot_id: int, giver: Giver, team_id: int | None, *, lock: bool
-) -> tuple["_LockedSlot", list["_LockedSlot"]]:
+) -> tuple["_ReadSlot", list["_ReadSlot"]]:
     """The slot and every slot of its snapshot (locked in id order with `lock`);
     NotFound for a slot of another team, NotAllowed for a grader's missing slot."""
-    siblings = _lock_snapshot_of(slot_id, lock=lock)
+    siblings = _read_snapshot_of(slot_id, lock=lock)
     slot = next((s for s in siblings if s.id == slot_id), None)
     if slot is None or (team_id is not None and slot.team_id != team_id):
         if giver.kind == GiverKind.GRADER and team_id is None:
@@ -163,7 +163,7 @@ def _snapshot_of(
     return slot, siblings
 
 
-def _lock_snapshot_of(slot_id: int, *, lock: bool) -> list[_LockedSlot]:
+def _read_snapshot_of(slot_id: int, *, lock: bool) -> list[_ReadSlot]:
     """Every slot of the slot's snapshot, with its evaluation's team, status and scale,
     with `lock` locked in id order (judging/sql.py)."""
     with connection.cursor() as cursor:
@@ -174,7 +174,7 @@ def _lock_snapshot_of(slot_id: int, *, lock: bool) -> list[_LockedSlot]:
     scale_name, levels = rows[0][-2:]
     scale = scale_of(scale_name, json.loads(levels) if isinstance(levels, str) else levels)
     return [
-        _LockedSlot(id_, keyword, snapshot, grader, grade, started, team, status, scale)
+        _ReadSlot(id_, keyword, snapshot, grader, grade, started, team, status, scale)
         for id_, keyword, snapshot, grader, grade, started, team, status, _, _ in rows
     ]
 
@@ -190,7 +190,7 @@ def _write(slot_id: int, changes: dict[str, Any], *, holder: int | None) -> bool
         return cursor.rowcount == 1
 
 
-def _check_giver(slot: _LockedSlot, giver: Giver, action: Action) -> None:
+def _check_giver(slot: _ReadSlot, giver: Giver, action: Action) -> None:
     if giver.kind == GiverKind.GRADER:
         if action != Action.GRADE or slot.grader_id != giver.user.id:
             raise NotAllowed(NOT_YOURS)
@@ -201,7 +201,7 @@ def _check_giver(slot: _LockedSlot, giver: Giver, action: Action) -> None:
 
 
 def _grade_columns(
-    slot: _LockedSlot, giver: Giver, grade: int, reason: str, now: datetime
+    slot: _ReadSlot, giver: Giver, grade: int, reason: str, now: datetime
 ) -> dict[str, Any]:
     changes: dict[str, Any] = {"grade": grade, "reason": reason, "graded_at": _adapt(now)}
     if giver.kind == GiverKind.RECORDED:
@@ -233,7 +233,7 @@ def _set_started(slot_ids: list[int], *, started: bool) -> None:
     FeedbackSlot.objects.filter(id__in=slot_ids).update(snapshot_started=started)
 
 
-def _skip(slot: _LockedSlot, giver: Giver, reason: str) -> None:
+def _skip(slot: _ReadSlot, giver: Giver, reason: str) -> None:
     held = giver.kind == GiverKind.GRADER and slot.grader_id == giver.user.id
     if not held or slot.grade is not None:
         raise NotAllowed(NOT_YOURS_TO_SKIP)

@@ -8,7 +8,7 @@ transaction (so a committed change is always marked or already scored) and queue
 recompute once the transaction commits; with the broker down the mark stays and the
 sweep (tasks.recompute_marked) scores it. The grade writer (apps.judging.judgements)
 is the only caller of grades_changed for graders' judgements; a lead's decision on a
-disagreement (apps.insights.agreement) calls it too, as its decision stands in for the
+disagreement (apps.judging.decisions) calls it too, as its decision stands in for the
 snapshot's grades.
 """
 
