@@ -6,77 +6,41 @@ batch (Copier.submit waits for the previous one). While the server stores batch 
 Python parses and scores batch N+1.
 
 Ids come from the tables' sequences up front, so slots and metrics name their keyword
-and snapshot without reading anything back. Rows are written as COPY text directly:
-psycopg's write_row spends several microseconds per row on type dispatch, which at
-millions of slots was the larger part of the import.
+and snapshot without reading anything back. Rows are written as COPY text directly
+(apps/core/copy_text.py). This module writes keywords and snapshots; the rows with
+grades (slots, a lead's decisions, judged documents that were not retrieved) come from
+judging's bulk entry (apps/judging/new_slots.py) and the metric values from scoring
+(apps/scoring/new_scores.py), and it feeds their lines to COPY.
 """
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import datetime
 from typing import Any
 
-from django.db import DatabaseError, models, transaction
+from django.db import DatabaseError, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
+from apps.core.copy_text import NULL, Table, text
 from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot, UnretrievedJudgement
 from apps.judging.models import SnapshotDecision
+from apps.judging.new_slots import (
+    DECISION_FIELDS,
+    SLOT_FIELDS,
+    UNRETRIEVED_FIELDS,
+    NewJudgedSlots,
+)
 from apps.scoring.models import KeywordMetric
+from apps.scoring.new_scores import METRIC_FIELDS, NewKeywordScores
 
-from .rows import KeywordBatch
+from .rows import (
+    KeywordBatch,
+    new_snapshots,
+    scored_keywords,
+    snapshot_decisions,
+    unretrieved_judged,
+)
 
-NULL = "\\N"
 LINES_PER_WRITE = 10_000
-_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
-
-
-def text(value: str) -> str:
-    """A text value in COPY's text format."""
-    if "\\" in value or not value.isprintable():
-        return value.translate(_ESCAPES)
-    return value
-
-
-def literal(value: Any) -> str:
-    """Any other value in COPY's text format."""
-    if value is None:
-        return NULL
-    if isinstance(value, bool):
-        return "t" if value else "f"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return repr(value)  # the shortest text that reads back as the same float
-    if isinstance(value, str):
-        return text(value)
-    if isinstance(value, datetime):
-        return value.isoformat()
-    raise TypeError(f"no COPY text for {value!r}")
-
-
-def _concrete(model: type[models.Model], name: str) -> models.Field:
-    field = model._meta.get_field(name)
-    if not isinstance(field, models.Field):  # a reverse relation has no column
-        raise TypeError(f"{model.__name__}.{name} is not a column")
-    return field
-
-
-class Table:
-    """COPY into a model's table: the given fields in order, then every other column
-    with its field's default, as bulk_create would give it."""
-
-    def __init__(self, model: type[models.Model], fields: Sequence[str], connection: Any) -> None:
-        named = [_concrete(model, name) for name in fields]
-        others = [
-            field
-            for field in model._meta.concrete_fields
-            if field not in named and not field.primary_key
-        ]
-        columns = ", ".join(f'"{field.column}"' for field in [*named, *others])
-        self.table = model._meta.db_table
-        self.sql = f'COPY "{self.table}" ({columns}) FROM STDIN'
-        defaults = [field.get_db_prep_save(field.get_default(), connection) for field in others]
-        self.tail = "".join(f"\t{literal(value)}" for value in defaults) + "\n"
 
 
 # Skip the foreign key triggers for the rows an import writes, when the database role may
@@ -85,7 +49,14 @@ SKIP_ROW_CHECKS = True
 
 
 class Copier:
-    def __init__(self, connection: BaseDatabaseWrapper, *, user_ids: Iterable[int] = ()) -> None:
+    def __init__(
+        self,
+        connection: BaseDatabaseWrapper,
+        *,
+        judged: NewJudgedSlots,
+        scores: NewKeywordScores,
+        user_ids: Iterable[int] = (),
+    ) -> None:
         connection.ensure_connection()
         self.raw = connection.connection
         self.skipping = SKIP_ROW_CHECKS and self.skip_row_checks(connection, sorted(user_ids))
@@ -97,36 +68,12 @@ class Copier:
             ["id", "keyword", "position", "doc_id", "name", "image", "attributes", "value"],
             connection,
         )
-        self.slots = Table(
-            FeedbackSlot,
-            [
-                "evaluation",
-                "keyword",
-                "snapshot",
-                "index",
-                "grader",
-                "external_grader",
-                "grade",
-                "reason",
-                "assigned_at",
-                "graded_at",
-                "keyword_position",
-                "snapshot_position",
-                "snapshot_started",
-            ],
-            connection,
-        )
-        self.metrics = Table(
-            KeywordMetric,
-            ["keyword", "evaluation", "metric", "k", "value", "computed_at"],
-            connection,
-        )
-        self.decisions = Table(
-            SnapshotDecision,
-            ["snapshot", "evaluation", "grade", "decided_by", "reason", "decided_at"],
-            connection,
-        )
-        self.unretrieved = Table(UnretrievedJudgement, ["keyword", "doc_id", "grade"], connection)
+        self.judged = judged
+        self.scores = scores
+        self.slots = Table(FeedbackSlot, SLOT_FIELDS, connection)
+        self.metrics = Table(KeywordMetric, METRIC_FIELDS, connection)
+        self.decisions = Table(SnapshotDecision, DECISION_FIELDS, connection)
+        self.unretrieved = Table(UnretrievedJudgement, UNRETRIEVED_FIELDS, connection)
         with self.raw.cursor() as cursor:
             self.sequences = {
                 table.table: cursor.execute(
@@ -207,14 +154,19 @@ class Copier:
             for table, lines in (
                 (self.keywords, self._keyword_lines(batch, keyword_ids)),
                 (self.snapshots, self._snapshot_lines(batch, keyword_ids, snapshot_ids)),
-                (self.slots, self._slot_lines(batch, keyword_ids, snapshot_ids)),
-                (self.metrics, self._metric_lines(batch, keyword_ids)),
+                (
+                    self.slots,
+                    self.judged.copy_lines(new_snapshots(batch, keyword_ids, snapshot_ids)),
+                ),
+                (self.metrics, self.scores.copy_lines(scored_keywords(batch, keyword_ids))),
             ):
                 self._copy(cursor, table, lines)
-            if any(row[6] is not None for rows in batch.rows for row in rows):
-                self._copy(cursor, self.decisions, self._decision_lines(batch, snapshot_ids))
+            decided = snapshot_decisions(batch, snapshot_ids)
+            if decided:
+                self._copy(cursor, self.decisions, self.judged.decision_copy_lines(decided))
             if any(batch.unretrieved):
-                self._copy(cursor, self.unretrieved, self._unretrieved_lines(batch, keyword_ids))
+                lines = self.judged.unretrieved_copy_lines(unretrieved_judged(batch, keyword_ids))
+                self._copy(cursor, self.unretrieved, lines)
 
     def _next_ids(self, cursor: Any, table: Table, count: int) -> list[int]:
         if not count:
@@ -257,61 +209,4 @@ class Copier:
                 yield (
                     f"{next(ids)}\t{keyword_id}\t{position}\t{text(doc_id)}\t{text(name)}\t"
                     f"{text(image)}\t{text(attributes)}\t{NULL if value is None else repr(value)}"
-                )
-
-    @staticmethod
-    def _slot_lines(
-        batch: KeywordBatch, keyword_ids: list[int], snapshot_ids: list[int]
-    ) -> Iterator[str]:
-        now = batch.now.isoformat()
-        ids = iter(snapshot_ids)
-        head = f"{batch.evaluation_id}\t"
-        for keyword_id, keyword_position, rows, slots in zip(
-            keyword_ids, batch.positions, batch.rows, batch.slots, strict=True
-        ):
-            for row, entries in zip(rows, slots, strict=True):
-                prefix = f"{head}{keyword_id}\t{next(ids)}\t"
-                started = "t" if any(entry is not None for entry in entries) else "f"
-                suffix = f"\t{keyword_position}\t{row[0]}\t{started}"
-                for index, entry in enumerate(entries):
-                    if entry is None:
-                        yield f"{prefix}{index}\t{NULL}\t\t{NULL}\t\t{NULL}\t{NULL}{suffix}"
-                        continue
-                    grade, user, external, reason = entry
-                    if user is None:
-                        grader, assigned = NULL, NULL
-                    else:
-                        grader, assigned = str(user), now
-                    yield (
-                        f"{prefix}{index}\t{grader}\t{text(external)}\t{grade}\t{text(reason)}\t"
-                        f"{assigned}\t{now}{suffix}"
-                    )
-
-    @staticmethod
-    def _metric_lines(batch: KeywordBatch, keyword_ids: list[int]) -> Iterator[str]:
-        now = batch.now.isoformat()
-        evaluation = batch.evaluation_id
-        for keyword_id, values in zip(keyword_ids, batch.metric_values, strict=True):
-            for metric, k in batch.metrics:
-                value = values.get((metric, k))
-                shown = NULL if value is None else repr(value)
-                yield f"{keyword_id}\t{evaluation}\t{metric}\t{k}\t{shown}\t{now}"
-
-    @staticmethod
-    def _unretrieved_lines(batch: KeywordBatch, keyword_ids: list[int]) -> Iterator[str]:
-        for keyword_id, judged in zip(keyword_ids, batch.unretrieved, strict=True):
-            for doc_id, grade in judged:
-                yield f"{keyword_id}\t{text(doc_id)}\t{grade}"
-
-    @staticmethod
-    def _decision_lines(batch: KeywordBatch, snapshot_ids: list[int]) -> Iterator[str]:
-        now = batch.now.isoformat()
-        rows = (row for rows in batch.rows for row in rows)
-        for snapshot_id, row in zip(snapshot_ids, rows, strict=True):
-            decision = row[6]
-            if decision is not None:
-                grade, user, reason = decision
-                yield (
-                    f"{snapshot_id}\t{batch.evaluation_id}\t{grade}\t{literal(user)}\t"
-                    f"{text(reason)}\t{now}"
                 )

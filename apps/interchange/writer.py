@@ -1,10 +1,9 @@
 """Write an imported evaluation's keywords, snapshots, slots and scores in batches.
 
 Rows go in as snapshots_add and grading would leave them: every slot carries its copies
-of the evaluation, keyword, keyword position and snapshot position; a graded slot has its
-grader (a user, or an external grader's name), reason and graded_at, and every slot of a
-snapshot with a grade is `snapshot_started`. A lead's decision is stored as the
-disagreement queue stores one (apps.judging.models.SnapshotDecision), dated at the import.
+of the evaluation, keyword, keyword position and snapshot position. The slots' grades, a
+lead's decisions and judged documents that were not retrieved are written by judging's
+bulk entry (apps/judging/new_slots.py), by the grade writer's rules, dated at the import.
 
 Each batch is scored while its grades are in memory, with the engine's batch path
 exactly as evaluation_recompute scores (EvaluationSettings.score_many), and stored as
@@ -18,6 +17,7 @@ thread while the caller parses the next batch; elsewhere bulk_create. Memory hol
 batches.
 """
 
+import functools
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -36,12 +36,22 @@ from apps.evaluations.models import (
     UnretrievedJudgement,
 )
 from apps.judging.models import SnapshotDecision
+from apps.judging.new_slots import NewJudgedSlots
 from apps.scoring.loading import SnapshotGrades, load_settings
 from apps.scoring.models import KeywordMetric
+from apps.scoring.new_scores import NewKeywordScores
 from apps.scoring.services import evaluation_means_reconcile
 
 from .pgcopy import Copier
-from .rows import KeywordBatch, SnapshotRow, UnretrievedRow
+from .rows import (
+    KeywordBatch,
+    SnapshotRow,
+    UnretrievedRow,
+    new_snapshots,
+    scored_keywords,
+    snapshot_decisions,
+    unretrieved_judged,
+)
 
 BATCH_SNAPSHOTS = 20_000
 
@@ -76,11 +86,15 @@ class EvaluationWriter:
         self._pending = 0
         self._store: Callable[[KeywordBatch], None]
         self._copier: Any = None
+        # The rows with grades are judging's (its bulk entry checks them on the scale),
+        # the metric values scoring's.
+        judged = NewJudgedSlots(evaluation.id, evaluation.grading_scale, self.now)
+        scores = NewKeywordScores(evaluation.id, self.settings.metrics, self.now)
         if connection.vendor == "postgresql":
-            self._copier = Copier(connection, user_ids=graders)
+            self._copier = Copier(connection, judged=judged, scores=scores, user_ids=graders)
             self._store = self._copier.submit
         else:
-            self._store = _store_portably
+            self._store = functools.partial(_store_portably, judged=judged, scores=scores)
 
     def __enter__(self) -> "EvaluationWriter":
         return self
@@ -178,9 +192,6 @@ class EvaluationWriter:
             metric_values.append(score.metrics)
         return KeywordBatch(
             evaluation_id=self.evaluation_id,
-            strategy=strategy,
-            now=self.now,
-            metrics=self.settings.metrics,
             positions=[keyword.position for keyword in keywords],
             texts=[keyword.text for keyword in keywords],
             rows=rows,
@@ -213,7 +224,7 @@ def _decided_grade(row: SnapshotRow) -> int | None:
     return None if decision is None else decision[0]
 
 
-def _store_portably(batch: KeywordBatch) -> None:
+def _store_portably(batch: KeywordBatch, judged: NewJudgedSlots, scores: NewKeywordScores) -> None:
     keywords = Keyword.objects.bulk_create(
         Keyword(
             evaluation_id=batch.evaluation_id,
@@ -236,54 +247,15 @@ def _store_portably(batch: KeywordBatch) -> None:
         for keyword, rows, values in zip(keywords, batch.rows, batch.values, strict=True)
         for row, value in zip(rows, values, strict=True)
     )
-    slots = (entries for kw in batch.slots for entries in kw)
-    keyword_of = (keyword for keyword, rows in zip(keywords, batch.rows, strict=True) for _ in rows)
+    keyword_ids = [keyword.id for keyword in keywords]
+    snapshot_ids = [snapshot.id for snapshot in snapshots]
     FeedbackSlot.objects.bulk_create(
-        FeedbackSlot(
-            evaluation_id=batch.evaluation_id,
-            keyword_id=keyword.id,
-            snapshot_id=snapshot.id,
-            index=index,
-            grader_id=None if entry is None else entry[1],
-            external_grader="" if entry is None else entry[2],
-            grade=None if entry is None else entry[0],
-            reason="" if entry is None else entry[3],
-            assigned_at=None if entry is None or entry[1] is None else batch.now,
-            graded_at=None if entry is None else batch.now,
-            keyword_position=keyword.position,
-            snapshot_position=snapshot.position,
-            snapshot_started=any(other is not None for other in entries),
-        )
-        for keyword, snapshot, entries in zip(keyword_of, snapshots, slots, strict=True)
-        for index, entry in enumerate(entries)
+        judged.objects(new_snapshots(batch, keyword_ids, snapshot_ids))
     )
     UnretrievedJudgement.objects.bulk_create(
-        UnretrievedJudgement(keyword_id=keyword.id, doc_id=doc_id, grade=grade)
-        for keyword, judged in zip(keywords, batch.unretrieved, strict=True)
-        for doc_id, grade in judged
+        judged.unretrieved_objects(unretrieved_judged(batch, keyword_ids))
     )
     SnapshotDecision.objects.bulk_create(
-        SnapshotDecision(
-            snapshot_id=snapshot.id,
-            evaluation_id=batch.evaluation_id,
-            grade=decision[0],
-            decided_by_id=decision[1],
-            reason=decision[2],
-            decided_at=batch.now,
-        )
-        for snapshot, (*_, decision) in zip(
-            snapshots, (row for rows in batch.rows for row in rows), strict=True
-        )
-        if decision is not None
+        judged.decision_objects(snapshot_decisions(batch, snapshot_ids))
     )
-    KeywordMetric.objects.bulk_create(
-        KeywordMetric(
-            keyword_id=keyword.id,
-            evaluation_id=batch.evaluation_id,
-            metric=metric,
-            k=k,
-            value=metric_values.get((metric, k)),
-        )
-        for keyword, metric_values in zip(keywords, batch.metric_values, strict=True)
-        for metric, k in batch.metrics
-    )
+    KeywordMetric.objects.bulk_create(scores.objects(scored_keywords(batch, keyword_ids)))

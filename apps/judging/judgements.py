@@ -9,9 +9,8 @@ rules: the team, the grader's hold on the slot, an evaluation open for grading, 
 of the evaluation's scale. In the same transaction they mark the keyword for
 recomputation (apps.scoring.pipeline), which queues the metrics once it commits.
 
-(An import creates its slots already graded, in bulk with the rest of the evaluation;
-its grades are checked against the same scale rules by the import, with the line of
-each problem: apps/interchange/checks.py.)
+An import creates its slots already graded, with the rest of the evaluation, through
+the bulk entry for new slots (new_slots.py), under the same rules.
 
 Locks: a judgement that starts a result (its first grade) or clears one locks every
 slot of the result, in id order, before it writes one. Two graders of one result who

@@ -1,0 +1,152 @@
+"""Slots created already judged: the grade writer's bulk entry for an import.
+
+An import creates an evaluation with its keywords, snapshots and slots in one go, many
+slots already graded (by team members, or by graders named in the file), some snapshots
+decided by a lead, and documents judged that the keywords did not retrieve (TREC qrels).
+Their grade columns are set here, and only here, by the
+rules slot_judge follows (judgements.py): a grade of the evaluation's scale, graded_at at
+the import's time (assigned_at too when the grader is a member, as if taken from the
+queue), and every slot of a snapshot with a grade `snapshot_started`, so the queue offers
+the rest of it before fresh results. A grade off the scale stops the import (check_grade's error);
+the import's own checks have already named its line (apps/interchange/checks.py).
+
+The rows go to the import's COPY on PostgreSQL (`copy_lines`, fields `SLOT_FIELDS`) or
+to bulk_create elsewhere (`objects`), in the import's transaction. Nothing is marked for
+recomputation: the import scores its new keywords from these same grades and stores the
+values beside them (apps/interchange/writer.py), so they are current when they commit.
+"""
+
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+
+from apps import engine
+from apps.core.copy_text import NULL, text
+from apps.evaluations.models import FeedbackSlot, UnretrievedJudgement
+
+from .judgements import check_grade
+from .models import SnapshotDecision
+
+# grade, grader user id (None: a grader named in the file), that grader's name, reason
+SlotGrade = tuple[int, int | None, str, str]
+# a lead's decision: grade, the deciding user's id (None: not a member), reason
+Decision = tuple[int, int | None, str]
+# one new snapshot: its keyword's id and position, its own id and position, and each slot
+# index's judgement (None: not graded yet), as many as the evaluation's strategy
+NewSnapshot = tuple[int, int, int, int, list[SlotGrade | None]]
+# a document judged for a new keyword but not among its results: keyword id, doc id, grade
+UnretrievedJudged = tuple[int, str, int]
+
+SLOT_FIELDS = (
+    "evaluation",
+    "keyword",
+    "snapshot",
+    "index",
+    "grader",
+    "external_grader",
+    "grade",
+    "reason",
+    "assigned_at",
+    "graded_at",
+    "keyword_position",
+    "snapshot_position",
+    "snapshot_started",
+)
+UNRETRIEVED_FIELDS = ("keyword", "doc_id", "grade")
+DECISION_FIELDS = ("snapshot", "evaluation", "grade", "decided_by", "reason", "decided_at")
+
+
+class NewJudgedSlots:
+    """The slots and decisions of one evaluation's new snapshots, judged at `now`."""
+
+    def __init__(self, evaluation_id: int, scale: engine.Scale, now: datetime) -> None:
+        self.evaluation_id = evaluation_id
+        self.scale = scale
+        self.grades = frozenset(scale.grades)
+        self.now = now
+
+    def copy_lines(self, snapshots: Iterable[NewSnapshot]) -> Iterator[str]:
+        """COPY text lines of the snapshots' slots, fields in SLOT_FIELDS order."""
+        now = self.now.isoformat()
+        grades = self.grades
+        head = f"{self.evaluation_id}\t"
+        for keyword_id, keyword_position, snapshot_id, snapshot_position, entries in snapshots:
+            prefix = f"{head}{keyword_id}\t{snapshot_id}\t"
+            started = "t" if any(entry is not None for entry in entries) else "f"
+            suffix = f"\t{keyword_position}\t{snapshot_position}\t{started}"
+            for index, entry in enumerate(entries):
+                if entry is None:
+                    yield f"{prefix}{index}\t{NULL}\t\t{NULL}\t\t{NULL}\t{NULL}{suffix}"
+                    continue
+                grade, user, external, reason = entry
+                if grade not in grades or type(grade) is not int:  # inline: millions of grades
+                    check_grade(grade, self.scale)
+                grader, assigned = (NULL, NULL) if user is None else (str(user), now)
+                yield (
+                    f"{prefix}{index}\t{grader}\t{text(external)}\t{grade}\t{text(reason)}\t"
+                    f"{assigned}\t{now}{suffix}"
+                )
+
+    def objects(self, snapshots: Iterable[NewSnapshot]) -> Iterator[FeedbackSlot]:
+        """The same slots as unsaved models, for bulk_create."""
+        for keyword_id, keyword_position, snapshot_id, snapshot_position, entries in snapshots:
+            started = any(entry is not None for entry in entries)
+            for index, entry in enumerate(entries):
+                slot = FeedbackSlot(
+                    evaluation_id=self.evaluation_id,
+                    keyword_id=keyword_id,
+                    snapshot_id=snapshot_id,
+                    index=index,
+                    keyword_position=keyword_position,
+                    snapshot_position=snapshot_position,
+                    snapshot_started=started,
+                )
+                if entry is not None:
+                    grade, user, external, reason = entry
+                    slot.grade = self._check(grade)
+                    slot.grader_id, slot.external_grader, slot.reason = user, external, reason
+                    slot.assigned_at = None if user is None else self.now
+                    slot.graded_at = self.now
+                yield slot
+
+    def decision_copy_lines(self, decided: Iterable[tuple[int, Decision]]) -> Iterator[str]:
+        """COPY text lines of lead decisions (snapshot id, decision), DECISION_FIELDS order."""
+        now = self.now.isoformat()
+        for snapshot_id, (grade, user, reason) in decided:
+            self._check(grade)
+            decider = NULL if user is None else str(user)
+            yield f"{snapshot_id}\t{self.evaluation_id}\t{grade}\t{decider}\t{text(reason)}\t{now}"
+
+    def decision_objects(
+        self, decided: Iterable[tuple[int, Decision]]
+    ) -> Iterator[SnapshotDecision]:
+        for snapshot_id, (grade, user, reason) in decided:
+            yield SnapshotDecision(
+                snapshot_id=snapshot_id,
+                evaluation_id=self.evaluation_id,
+                grade=self._check(grade),
+                decided_by_id=user,
+                reason=reason,
+                decided_at=self.now,
+            )
+
+    def unretrieved_copy_lines(self, judged: Iterable[UnretrievedJudged]) -> Iterator[str]:
+        """COPY text lines of judged documents that were not retrieved, UNRETRIEVED_FIELDS
+        order."""
+        for keyword_id, doc_id, grade in judged:
+            self._check(grade)
+            yield f"{keyword_id}\t{text(doc_id)}\t{grade}"
+
+    def unretrieved_objects(
+        self, judged: Iterable[UnretrievedJudged]
+    ) -> Iterator[UnretrievedJudgement]:
+        for keyword_id, doc_id, grade in judged:
+            yield UnretrievedJudgement(
+                keyword_id=keyword_id, doc_id=doc_id, grade=self._check(grade)
+            )
+
+    def _check(self, grade: int) -> int:
+        """The grade (check_grade's error when it is not one of the scale's; the set
+        lookup first, as it runs for each of millions of grades)."""
+        if grade in self.grades and type(grade) is int:
+            return grade
+        return check_grade(grade, self.scale)

@@ -1,0 +1,81 @@
+"""The grade writer's bulk entry for an import (NewJudgedSlots): new slots come out as the
+grade writer leaves graded ones, for COPY and for bulk_create alike, and a grade off the
+evaluation's scale stops the import."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from apps import engine
+from apps.core.errors import InvalidInput
+from apps.judging.new_slots import SLOT_FIELDS, NewJudgedSlots
+
+NOW = datetime(2026, 11, 25, 6, 0, tzinfo=UTC)
+# keyword 7 (position 1): snapshot 70 graded by member 3 in slot 0, by "Ann" (named in the
+# file) in slot 1; snapshot 71 not graded
+SNAPSHOTS = [
+    (7, 1, 70, 1, [(1, 3, "", "on topic"), (0, None, "Ann", ""), None]),
+    (7, 1, 71, 2, [None, None, None]),
+]
+
+
+def binary_slots() -> NewJudgedSlots:
+    return NewJudgedSlots(evaluation_id=5, scale=engine.SCALES["binary"], now=NOW)
+
+
+def test_a_members_grade_is_assigned_and_graded_at_the_import_a_named_graders_only_graded():
+    member, named, empty, *_ = binary_slots().objects(SNAPSHOTS)
+    assert (member.grade, member.grader_id, member.reason) == (1, 3, "on topic")
+    assert member.assigned_at == NOW and member.graded_at == NOW
+    assert (named.grade, named.grader_id, named.external_grader) == (0, None, "Ann")
+    assert named.assigned_at is None and named.graded_at == NOW
+    assert empty.grade is None and empty.graded_at is None and empty.assigned_at is None
+
+
+def test_every_slot_of_a_graded_snapshot_is_started_and_an_ungraded_one_is_fresh():
+    slots = list(binary_slots().objects(SNAPSHOTS))
+    assert [slot.snapshot_started for slot in slots] == [True] * 3 + [False] * 3
+    assert [(slot.snapshot_id, slot.index) for slot in slots[:3]] == [(70, 0), (70, 1), (70, 2)]
+
+
+def test_copy_lines_hold_the_same_values_as_the_models():
+    lines = list(binary_slots().copy_lines(SNAPSHOTS))
+    slots = list(binary_slots().objects(SNAPSHOTS))
+    assert len(lines) == len(slots) == 6
+    for line, slot in zip(lines, slots, strict=True):
+        columns = dict(zip(SLOT_FIELDS, line.split("\t"), strict=True))
+        assert columns["grade"] == ("\\N" if slot.grade is None else str(slot.grade))
+        assert columns["grader"] == ("\\N" if slot.grader_id is None else str(slot.grader_id))
+        assert columns["external_grader"] == slot.external_grader
+        assert columns["graded_at"] == ("\\N" if slot.graded_at is None else NOW.isoformat())
+        assert columns["assigned_at"] == ("\\N" if slot.assigned_at is None else NOW.isoformat())
+        assert columns["snapshot_started"] == ("t" if slot.snapshot_started else "f")
+
+
+@pytest.mark.parametrize("grade", [2, -1, True])
+def test_a_grade_off_the_scale_stops_the_import_whichever_row_holds_it(grade):
+    slots = binary_slots()
+    snapshot = [(7, 1, 70, 1, [(grade, None, "Ann", "")])]
+    writes = [
+        lambda: list(slots.copy_lines(snapshot)),
+        lambda: list(slots.objects(snapshot)),
+        lambda: list(slots.decision_copy_lines([(70, (grade, None, ""))])),
+        lambda: list(slots.decision_objects([(70, (grade, None, ""))])),
+        lambda: list(slots.unretrieved_copy_lines([(7, "doc-9", grade)])),
+        lambda: list(slots.unretrieved_objects([(7, "doc-9", grade)])),
+    ]
+    for write in writes:
+        with pytest.raises(InvalidInput) as raised:
+            write()
+        assert f"{grade!r} is not a binary grade (0, 1)" in str(raised.value)
+
+
+def test_decisions_and_unretrieved_judgements_keep_their_grades_and_the_import_time():
+    slots = binary_slots()
+    (decision,) = slots.decision_objects([(70, (1, 3, "settled"))])
+    assert (decision.snapshot_id, decision.grade, decision.decided_by_id) == (70, 1, 3)
+    assert decision.decided_at == NOW and decision.evaluation_id == 5
+    assert list(slots.decision_copy_lines([(70, (1, None, "a\tb"))])) == [
+        f"70\t5\t1\t\\N\ta\\tb\t{NOW.isoformat()}"
+    ]
+    assert list(slots.unretrieved_copy_lines([(7, "doc-9", 0)])) == ["7\tdoc-9\t0"]
