@@ -120,12 +120,22 @@ def slot_judge(
     grading; only leads clear.
     """
     with transaction.atomic():
-        slot, siblings = _snapshot_of(slot_id, giver, team_id, lock=False)
+        locked = False
+        by_grader = action == Action.GRADE and giver.kind == GiverKind.GRADER
+        if by_grader and team_id is not None and type(grade) is int:
+            keyword_id = _grade_started_result(slot_id, giver, grade, reason, team_id)
+            if keyword_id is not None:
+                pipeline.grades_changed(keyword_ids=[keyword_id])
+                return
+            # Not a started result the grader holds: mostly a result's first grade, which
+            # locks its slots (the read below says which rule fails otherwise).
+            locked = True
+        slot, siblings = _snapshot_of(slot_id, giver, team_id, lock=locked)
         if action == Action.SKIP:
             _skip(slot, giver, reason)
             return
         _check_giver(slot, giver, action)
-        if action != Action.GRADE or not slot.snapshot_started:
+        if not locked and (action != Action.GRADE or not slot.snapshot_started):
             # Starting or clearing changes the other slots of the result too: lock them
             # all, in id order, and judge what they hold now.
             slot, siblings = _snapshot_of(slot_id, giver, team_id, lock=True)
@@ -134,18 +144,42 @@ def slot_judge(
         if action == Action.GRADE:
             changes = _grade_columns(slot, giver, check_grade(grade, slot.scale), reason, now)
             if not slot.snapshot_started:
-                _set_started([s.id for s in siblings], started=True)
+                _set_started(slot.snapshot_id, started=True)
         else:
             changes = _cleared_columns()
             if all(s.grade is None for s in siblings if s.id != slot.id):
                 # Its snapshot's only grade: fresh again, no longer before the fresh ones.
-                _set_started([s.id for s in siblings], started=False)
+                _set_started(slot.snapshot_id, started=False)
         # A grader's slot is written only if it is still theirs: on a started result only
         # that row is locked, by this write, and its time may have run out meanwhile.
         holder = giver.user.id if giver.kind == GiverKind.GRADER else None
         if not _write(slot.id, changes, holder=holder):
             raise NotAllowed(NOT_YOURS)
         pipeline.grades_changed(keyword_ids=[slot.keyword_id])
+
+
+def _grade_started_result(
+    slot_id: int, giver: Giver, grade: int, reason: str, team_id: int
+) -> int | None:
+    """The common case in one statement: a grader's grade of a slot they hold on a
+    result someone already started, in an open evaluation of the team, written, then
+    its scale checked (a grade off the scale raises, and the caller's transaction rolls
+    the write back). The slot's keyword, or None when the slot is not such a slot: the
+    full path then reads it, and says which rule it breaks."""
+    parameters = [grade, reason, _adapt(timezone.now()), slot_id, giver.user.id]
+    with connection.cursor() as cursor:
+        cursor.execute(sql.grade_held_started_slot(), [*parameters, Status.ACTIVE, team_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    keyword_id, scale_name, levels = row
+    check_grade(grade, _scale(scale_name, levels))
+    return int(keyword_id)
+
+
+def _scale(name: str, levels: Any) -> engine.Scale:
+    """An evaluation's scale from its columns (levels: JSON, as text on SQLite)."""
+    return scale_of(name, json.loads(levels) if isinstance(levels, str) else levels)
 
 
 def _snapshot_of(
@@ -170,8 +204,7 @@ def _read_snapshot_of(slot_id: int, *, lock: bool) -> list[_ReadSlot]:
         rows = cursor.fetchall()
     if not rows:
         return []
-    scale_name, levels = rows[0][-2:]
-    scale = scale_of(scale_name, json.loads(levels) if isinstance(levels, str) else levels)
+    scale = _scale(*rows[0][-2:])
     return [
         _ReadSlot(id_, keyword, snapshot, grader, grade, started, team, status, scale)
         for id_, keyword, snapshot, grader, grade, started, team, status, _, _ in rows
@@ -227,9 +260,10 @@ def _cleared_columns() -> dict[str, Any]:
     }
 
 
-def _set_started(slot_ids: list[int], *, started: bool) -> None:
+def _set_started(snapshot_id: int, *, started: bool) -> None:
     """The queue offers the other slots of a snapshot with a grade before fresh ones."""
-    FeedbackSlot.objects.filter(id__in=slot_ids).update(snapshot_started=started)
+    with connection.cursor() as cursor:
+        cursor.execute(sql.set_snapshot_started(), [started, snapshot_id])
 
 
 def _skip(slot: _ReadSlot, giver: Giver, reason: str) -> None:
