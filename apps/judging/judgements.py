@@ -16,7 +16,9 @@ Locks: a judgement that starts a result (its first grade) or clears one locks ev
 slot of the result, in id order, before it writes one. Two graders of one result who
 each wrote their own slot first and then waited for the other's (starting the result)
 used to deadlock. A grade on a started result locks only its own slot, by writing it:
-the others' graders are not kept waiting.
+the others' graders are not kept waiting. A grader's grade of a started result they
+hold, the most common judgement, is that write alone, its scale checked after it (in
+the same transaction: a grade off the scale rolls it back).
 """
 
 import json
