@@ -5,6 +5,7 @@ Celery tasks executed in-process. Set DATABASE_URL and CELERY_BROKER_URL to run 
 PostgreSQL with a Redis-backed worker and beat. `.env.example` documents every variable.
 """
 
+import base64
 from datetime import timedelta
 from pathlib import Path
 
@@ -23,6 +24,21 @@ if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"  # noqa: S105
+
+# Fernet keys that encrypt stored secrets (AI providers' API keys), comma-separated: the
+# first encrypts, all decrypt (apps/core/secrets.py). Unset: derived from SECRET_KEY.
+SECRETS_ENCRYPTION_KEYS = env_list("SECRETS_ENCRYPTION_KEYS", [])
+for _key in SECRETS_ENCRYPTION_KEYS:
+    try:
+        _raw = base64.urlsafe_b64decode(_key.encode("ascii"))
+    except (ValueError, UnicodeEncodeError):
+        _raw = b""
+    if len(_raw) != 32:
+        raise ImproperlyConfigured(
+            "SECRETS_ENCRYPTION_KEYS: each key must be 32 bytes in url-safe base64 "
+            '(make one with: python -c "from cryptography.fernet import Fernet; '
+            'print(Fernet.generate_key().decode())")'
+        )
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])

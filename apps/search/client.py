@@ -234,7 +234,7 @@ def _exchange(
         timeout=httpx.Timeout(timeout_s),
         follow_redirects=False,
         trust_env=False,
-        verify=_tls_context(),
+        verify=tls_context(),
         headers={"User-Agent": USER_AGENT},  # a template's own User-Agent wins
     ) as client:
         for address in addresses:
@@ -280,7 +280,7 @@ def _read_capped(
 
 
 @lru_cache(maxsize=1)
-def _tls_context() -> ssl.SSLContext:
+def tls_context() -> ssl.SSLContext:
     # Built once: loading the CA bundle for every keyword would cost more than the call.
     return ssl.create_default_context(cafile=certifi.where())
 
