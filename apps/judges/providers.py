@@ -1,0 +1,247 @@
+"""One call to a language model, through the provider's official client.
+
+Two protocols cover the providers a team uses:
+
+- `openai`: any OpenAI-compatible chat-completions server by base URL (OpenAI, Azure
+  OpenAI, Ollama, vLLM, llama.cpp server, LM Studio, OpenRouter), through the `openai`
+  package; with `structured` the answer's JSON schema is sent as response_format (a
+  server that does not support it answers 400: turn `structured` off, the tolerant
+  reader copes);
+- `anthropic`: the Messages API, through the `anthropic` package.
+
+Every call goes through the address-safety layer (apps/search/safe_transport.py): the
+base URL's host is checked and pinned, the answer is read up to MAX_ANSWER_BYTES. The
+clients' own retries are off: the judge's run retries with backoff and honours
+`Retry-After` (the outcome carries it). A call never raises for what the provider does;
+every outcome is a CallOutcome, its error kind saying whether trying again may help.
+The API key is sent to the provider and nowhere else: it is removed from every error
+message kept.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Any
+
+import anthropic
+import httpx2 as httpx
+import openai
+
+from apps.search.safe_transport import (
+    AddressRefused,
+    CompressedAnswer,
+    ResponseTooLarge,
+    safe_http_client,
+)
+
+MAX_ANSWER_BYTES = 1_000_000
+ERROR_MAX_CHARS = 500
+# How long a rate-limited call waits when the provider does not say (Retry-After).
+DEFAULT_RETRY_AFTER_S = 10.0
+MAX_RETRY_AFTER_S = 600.0
+
+
+class Protocol(StrEnum):
+    OPENAI = "openai"
+    ANTHROPIC = "anthropic"
+
+
+class Failure(StrEnum):
+    RATE_LIMITED = "rate_limited"  # 429: wait Retry-After, then again
+    TIMEOUT = "timeout"  # no answer in time: again
+    UNAVAILABLE = "unavailable"  # 5xx, a dropped connection: again, with backoff
+    REFUSED = "refused"  # the address may not be called: fix the base URL
+    REJECTED = "rejected"  # 4xx (a wrong key, model or request): fix the judge
+    TOO_LARGE = "too_large"  # the answer is longer than MAX_ANSWER_BYTES
+    MALFORMED = "malformed"  # an answer that is not the protocol's JSON
+
+
+RETRYABLE = frozenset({Failure.RATE_LIMITED, Failure.TIMEOUT, Failure.UNAVAILABLE})
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    protocol: Protocol
+    base_url: str
+    model: str
+    api_key: str
+    temperature: float | None = None  # None: the provider's default (newer models fix it)
+    timeout_s: float = 60.0
+    max_output_tokens: int = 2_000
+    structured: bool = True
+    allow_private: bool = False
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    text: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_ms: int = 0
+    truncated: bool = False  # the answer stopped at max_output_tokens
+    refusal: str = ""  # the model declined (OpenAI's refusal field)
+    failure: Failure | None = None
+    error: str = ""
+    retry_after_s: float | None = None
+
+    @property
+    def retryable(self) -> bool:
+        return self.failure in RETRYABLE
+
+
+def call_model(
+    settings: ModelSettings, system: str, user: str, schema: dict[str, Any] | None = None
+) -> CallOutcome:
+    """Ask the model once; what came back, or why nothing did."""
+    started = time.monotonic()
+    http_client = safe_http_client(
+        timeout_s=settings.timeout_s,
+        allow_private=settings.allow_private,
+        max_bytes=MAX_ANSWER_BYTES,
+    )
+    try:
+        with http_client:
+            if settings.protocol == Protocol.ANTHROPIC:
+                outcome = _call_anthropic(settings, http_client, system, user, schema)
+            else:
+                outcome = _call_openai(settings, http_client, system, user, schema)
+    except (openai.APIError, anthropic.APIError, httpx.HTTPError, AddressRefused) as error:
+        outcome = _failed(error, settings.api_key)
+    except ValueError as error:  # a 200 whose body is not the protocol's JSON
+        outcome = _failed(error, settings.api_key, Failure.MALFORMED)
+    latency = round((time.monotonic() - started) * 1000)
+    return _with_latency(outcome, latency)
+
+
+def _client_options(settings: ModelSettings, http_client: httpx.Client) -> dict[str, Any]:
+    """What both clients are built with: our safe HTTP client, no retries of their own."""
+    return {
+        "api_key": settings.api_key or "none",  # local servers take any key
+        "base_url": settings.base_url,
+        "http_client": http_client,
+        "max_retries": 0,
+        "timeout": settings.timeout_s,
+    }
+
+
+def _call_openai(
+    settings: ModelSettings,
+    http_client: httpx.Client,
+    system: str,
+    user: str,
+    schema: dict[str, Any] | None,
+) -> CallOutcome:
+    client = openai.OpenAI(**_client_options(settings, http_client))
+    options: dict[str, Any] = {}
+    if settings.temperature is not None:
+        options["temperature"] = settings.temperature
+    if settings.structured and schema is not None:
+        options["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "judgements", "schema": schema},
+        }
+    completion = client.chat.completions.create(
+        model=settings.model,
+        messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+        max_tokens=settings.max_output_tokens,
+        **options,
+    )
+    choice = completion.choices[0] if completion.choices else None
+    usage = completion.usage
+    return CallOutcome(
+        text=(choice.message.content or "") if choice else "",
+        input_tokens=usage.prompt_tokens if usage else 0,
+        output_tokens=usage.completion_tokens if usage else 0,
+        truncated=bool(choice and choice.finish_reason == "length"),
+        refusal=(getattr(choice.message, "refusal", None) or "") if choice else "",
+    )
+
+
+def _call_anthropic(
+    settings: ModelSettings,
+    http_client: httpx.Client,
+    system: str,
+    user: str,
+    schema: dict[str, Any] | None,
+) -> CallOutcome:
+    client = anthropic.Anthropic(**_client_options(settings, http_client))
+    options: dict[str, Any] = {}
+    if settings.temperature is not None:  # not a parameter of the client any more
+        options["extra_body"] = {"temperature": settings.temperature}
+    if settings.structured and schema is not None:
+        options["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
+    message = client.messages.create(
+        model=settings.model,
+        max_tokens=settings.max_output_tokens,
+        system=system,
+        messages=[{"role": "user", "content": user}],
+        **options,
+    )
+    text = "".join(getattr(block, "text", "") for block in message.content)
+    return CallOutcome(
+        text=text,
+        input_tokens=message.usage.input_tokens,
+        output_tokens=message.usage.output_tokens,
+        truncated=message.stop_reason == "max_tokens",
+        refusal=text if message.stop_reason == "refusal" else "",
+    )
+
+
+def _failed(error: Exception, api_key: str, failure: Failure | None = None) -> CallOutcome:
+    retry_after = None
+    if failure is None:
+        failure, retry_after = _classify(error)
+    message = f"{type(error).__name__}: {error}"
+    if api_key:
+        message = message.replace(api_key, "[the API key]")
+    return CallOutcome(failure=failure, error=message[:ERROR_MAX_CHARS], retry_after_s=retry_after)
+
+
+def _classify(error: Exception) -> tuple[Failure, float | None]:
+    cause = _cause(error)
+    if isinstance(cause, AddressRefused):
+        return Failure.REFUSED, None
+    if isinstance(cause, ResponseTooLarge):
+        return Failure.TOO_LARGE, None
+    if isinstance(cause, CompressedAnswer):
+        return Failure.MALFORMED, None
+    if isinstance(error, openai.APITimeoutError | anthropic.APITimeoutError):
+        return Failure.TIMEOUT, None
+    if isinstance(error, httpx.TimeoutException):
+        return Failure.TIMEOUT, None
+    status = getattr(error, "status_code", None)
+    if status == 429:
+        response = getattr(error, "response", None)
+        return Failure.RATE_LIMITED, _retry_after(response.headers if response else {})
+    if isinstance(status, int) and (status >= 500 or status in (408, 409)):
+        return Failure.UNAVAILABLE, None
+    if isinstance(status, int):
+        return Failure.REJECTED, None
+    return Failure.UNAVAILABLE, None  # a connection that failed or dropped
+
+
+def _cause(error: BaseException) -> BaseException:
+    """The safety layer's error in the error's chain (the SDKs wrap it), else the error."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, AddressRefused | ResponseTooLarge | CompressedAnswer):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return error
+
+
+def _retry_after(headers: Any) -> float:
+    """Seconds to wait from Retry-After (seconds; an HTTP date counts as the default),
+    bounded to MAX_RETRY_AFTER_S."""
+    raw = str(headers.get("retry-after", "")).strip()
+    try:
+        seconds = float(raw)
+    except ValueError:
+        return DEFAULT_RETRY_AFTER_S
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
+
+
+def _with_latency(outcome: CallOutcome, latency_ms: int) -> CallOutcome:
+    return replace(outcome, latency_ms=latency_ms)
