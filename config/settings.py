@@ -99,6 +99,7 @@ INSTALLED_APPS = [
     "apps.scoring",
     "apps.insights",
     "apps.endpoints",
+    "apps.judges",
     "apps.interchange",
     "apps.demo",
     "apps.api",
@@ -418,6 +419,9 @@ SCORING_LEASE_SECONDS = env_int("SCORING_LEASE_SECONDS", 60, minimum=5)
 # Calling a team's search endpoints. Private, loopback and link-local addresses are
 # refused unless allowed (the guard against server-side request forgery).
 SEARCH_ALLOW_PRIVATE_ADDRESSES = env_bool("SEARCH_ALLOW_PRIVATE_ADDRESSES", False)
+# AI judges' base URLs follow the same rule, with a setting of their own: allow it to
+# use a model server on this machine or network (Ollama, vLLM, llama.cpp, LM Studio).
+AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = env_bool("AI_JUDGES_ALLOW_PRIVATE_ADDRESSES", False)
 SEARCH_MAX_RESPONSE_BYTES = env_int("SEARCH_MAX_RESPONSE_BYTES", 5_000_000, minimum=1_000)
 # Test model runs in a web request: it waits at most this long for the search system,
 # well inside gunicorn's 60 s worker timeout, however long the endpoint's own timeout

@@ -5,7 +5,7 @@ Every route of v1 is named and ends with a slash, as the site's pages do."""
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from . import agreement, comparisons, evaluations, keywords, lifecycle, search_models
+from . import agreement, comparisons, evaluations, judges, keywords, lifecycle, search_models
 from .authentication import PageVisitor
 
 app_name = "api"
@@ -79,6 +79,8 @@ v1 = [
         name="evaluation_agreement",
     ),
     path("models/", search_models.SearchModelList.as_view(), name="search_model_list"),
+    path("judges/", judges.JudgeListCreate.as_view(), name="judge_list"),
+    path("judges/<int:judge_id>/", judges.JudgeDetail.as_view(), name="judge_detail"),
     path(
         "models/<int:model_id>/",
         search_models.SearchModelDetail.as_view(),

@@ -1,0 +1,114 @@
+"""/api/v1/judges: the team's AI judges: list, add, get, change, remove.
+
+The API key is write-only: it goes in as `api_key` and never comes back; answers show
+`api_key_hint` (its last four characters) and whether one is stored. In a change, a
+missing `api_key` keeps the stored key and `"api_key": ""` removes it.
+"""
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.core.errors import InvalidInput
+from apps.judges import services
+from apps.judges.models import Judge
+from apps.judges.providers import Protocol
+
+PROTOCOLS = [protocol.value for protocol in Protocol]
+
+
+class JudgeOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    protocol = serializers.ChoiceField(choices=PROTOCOLS)
+    base_url = serializers.CharField()
+    model_name = serializers.CharField()
+    has_api_key = serializers.SerializerMethodField()
+    api_key_hint = serializers.CharField(help_text="the key's last four characters")
+    temperature = serializers.FloatField(allow_null=True)
+    timeout_seconds = serializers.IntegerField()
+    results_per_call = serializers.IntegerField()
+    calls_at_once = serializers.IntegerField()
+    max_output_tokens = serializers.IntegerField()
+    structured_output = serializers.BooleanField()
+    budget_calls = serializers.IntegerField(allow_null=True)
+    budget_tokens = serializers.IntegerField(allow_null=True)
+    budget_cost = serializers.DecimalField(max_digits=10, decimal_places=2, allow_null=True)
+    price_input_per_million = serializers.DecimalField(max_digits=10, decimal_places=4)
+    price_output_per_million = serializers.DecimalField(max_digits=10, decimal_places=4)
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+    def get_has_api_key(self, judge: Judge) -> bool:
+        return bool(judge.api_key_encrypted)
+
+
+class JudgeIn(serializers.Serializer):
+    """For the schema: the service checks every field and names each problem."""
+
+    name = serializers.CharField(max_length=100)
+    protocol = serializers.ChoiceField(choices=PROTOCOLS)
+    base_url = serializers.CharField(max_length=500, help_text="e.g. https://api.openai.com/v1")
+    model_name = serializers.CharField(max_length=200)
+    api_key = serializers.CharField(write_only=True, required=False, allow_blank=True)
+    temperature = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=2)
+    timeout_seconds = serializers.IntegerField(required=False, min_value=1, max_value=300)
+    results_per_call = serializers.IntegerField(required=False, min_value=1, max_value=20)
+    calls_at_once = serializers.IntegerField(required=False, min_value=1, max_value=32)
+    max_output_tokens = serializers.IntegerField(required=False, min_value=16, max_value=32000)
+    structured_output = serializers.BooleanField(required=False)
+    budget_calls = serializers.IntegerField(required=False, allow_null=True)
+    budget_tokens = serializers.IntegerField(required=False, allow_null=True)
+    budget_cost = serializers.DecimalField(
+        max_digits=10, decimal_places=2, required=False, allow_null=True
+    )
+    price_input_per_million = serializers.DecimalField(
+        max_digits=10, decimal_places=4, required=False
+    )
+    price_output_per_million = serializers.DecimalField(
+        max_digits=10, decimal_places=4, required=False
+    )
+
+
+def team_judges(request: Request) -> QuerySet[Judge]:
+    return Judge.objects.filter(team_id=request.user.team_id)
+
+
+def _given(request: Request) -> dict[str, Any]:
+    if not isinstance(request.data, dict):
+        raise InvalidInput(["body: must be a JSON object"])
+    return dict(request.data)
+
+
+class JudgeListCreate(APIView):
+    @extend_schema(summary="List the team's AI judges", responses=JudgeOut(many=True))
+    def get(self, request: Request) -> Response:
+        return Response(JudgeOut(team_judges(request), many=True).data)
+
+    @extend_schema(summary="Add an AI judge", request=JudgeIn, responses={201: JudgeOut})
+    def post(self, request: Request) -> Response:
+        judge = services.judge_create(team=request.user.team, **_given(request))
+        return Response(JudgeOut(judge).data, status=status.HTTP_201_CREATED)
+
+
+class JudgeDetail(APIView):
+    @extend_schema(summary="One AI judge", responses=JudgeOut)
+    def get(self, request: Request, judge_id: int) -> Response:
+        return Response(JudgeOut(get_object_or_404(team_judges(request), id=judge_id)).data)
+
+    @extend_schema(summary="Change an AI judge", request=JudgeIn(partial=True), responses=JudgeOut)
+    def patch(self, request: Request, judge_id: int) -> Response:
+        judge = get_object_or_404(team_judges(request), id=judge_id)
+        judge = services.judge_update(judge=judge, keep_key_when_blank=False, **_given(request))
+        return Response(JudgeOut(judge).data)
+
+    @extend_schema(summary="Remove an AI judge", responses={204: None})
+    def delete(self, request: Request, judge_id: int) -> Response:
+        services.judge_delete(judge=get_object_or_404(team_judges(request), id=judge_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)

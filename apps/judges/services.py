@@ -1,0 +1,81 @@
+"""A team's AI judges: add, change, remove, and the settings one call is made with.
+
+The API key goes in through `api_key` and is stored encrypted at once; an update that
+gives no key, or a blank one (a form shows the key's field empty), keeps the stored
+one. Nothing returns the key except `model_settings`, for the call to the provider.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from apps.accounts.models import Team, User
+from apps.core.errors import InvalidInput
+from apps.core.secrets import decrypt_secret, encrypt_secret, secret_hint
+
+from .models import Judge
+from .providers import ModelSettings, Protocol
+from .validation import judge_values
+
+
+def judge_create(*, team: Team, created_by: User | None = None, **given: Any) -> Judge:
+    values = judge_values(given, creating=True)
+    judge = Judge(team=team, created_by=created_by)
+    _apply(judge, values)
+    _save_with_unique_name(judge)
+    return judge
+
+
+def judge_update(*, judge: Judge, keep_key_when_blank: bool = True, **given: Any) -> Judge:
+    """Change the fields given. A blank api_key keeps the stored key (a form shows the
+    key's field empty) unless `keep_key_when_blank` is off (the API's explicit "")."""
+    if keep_key_when_blank and given.get("api_key") == "":
+        given.pop("api_key")
+    values = judge_values(given, creating=False)
+    _apply(judge, values)
+    _save_with_unique_name(judge)
+    return judge
+
+
+def judge_delete(*, judge: Judge) -> None:
+    judge.delete()
+
+
+def model_settings(judge: Judge) -> ModelSettings:
+    """What one call to the judge's model is made with, its key decrypted."""
+    return ModelSettings(
+        protocol=Protocol(judge.protocol),
+        base_url=judge.base_url,
+        model=judge.model_name,
+        api_key=decrypt_secret(judge.api_key_encrypted) if judge.api_key_encrypted else "",
+        temperature=judge.temperature,
+        timeout_s=float(judge.timeout_seconds),
+        max_output_tokens=judge.max_output_tokens,
+        structured=judge.structured_output,
+        allow_private=settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES,
+    )
+
+
+def _apply(judge: Judge, values: dict[str, Any]) -> None:
+    key = values.pop("api_key", None)
+    if key is not None:
+        judge.api_key_encrypted = encrypt_secret(key) if key else ""
+        judge.api_key_hint = secret_hint(key) if key else ""
+    for name, value in values.items():
+        setattr(judge, name, value)
+
+
+def _save_with_unique_name(judge: Judge) -> None:
+    """Two saves of one name at once both pass a check; the database refuses the second,
+    answered as the check would have been."""
+    taken = Judge.objects.filter(team_id=judge.team_id, name=judge.name).exclude(pk=judge.pk)
+    if taken.exists():
+        raise InvalidInput([f"name: the team already has a judge named {judge.name!r}"])
+    try:
+        with transaction.atomic():
+            judge.save()
+    except IntegrityError:
+        raise InvalidInput([f"name: the team already has a judge named {judge.name!r}"]) from None
