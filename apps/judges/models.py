@@ -8,12 +8,18 @@ from django.conf import settings
 from django.db import models
 
 from apps.accounts.models import Team
+from apps.evaluations.models import Evaluation, FeedbackSlot
 
 from .providers import Protocol
 
 
 class Judge(models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="judges")
+    # The judge as a grader: the slots it grades name this user (inactive, no password,
+    # never a member of a team: it cannot log in, and people's lists leave it out).
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="ai_judge"
+    )
     name = models.CharField(max_length=100)
     protocol = models.CharField(max_length=16, choices=[(p.value, p.value) for p in Protocol])
     base_url = models.CharField(max_length=500)
@@ -49,3 +55,111 @@ class Judge(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class RunStatus(models.TextChoices):
+    RUNNING = "running", "Running"
+    PAUSED = "paused", "Paused"
+    CANCELLED = "cancelled", "Cancelled"
+    FINISHED = "finished", "Finished"  # nothing left for the judge
+    BUDGET_REACHED = "budget_reached", "Budget reached"
+
+
+class JudgeRun(models.Model):
+    """A judge assigned to an evaluation: its progress, spending and state."""
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="runs")
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="judge_runs")
+    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.RUNNING)
+    prompt_version = models.CharField(max_length=64)
+    calls = models.PositiveIntegerField(default=0)
+    input_tokens = models.PositiveBigIntegerField(default=0)
+    output_tokens = models.PositiveBigIntegerField(default=0)
+    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    graded = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    # A rate limit or an outage: no call before this moment; calls in a row that could
+    # be retried (the backoff doubles with each).
+    wait_until = models.DateTimeField(null=True, blank=True)
+    failures_in_a_row = models.PositiveSmallIntegerField(default=0)
+    # Why the run stopped or paused by itself (a rejected key, the budget), for the page.
+    note = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["judge", "evaluation"], name="judge_run_once_per_evaluation"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.judge} on evaluation {self.evaluation_id}"
+
+
+class JudgeCall(models.Model):
+    """One call to the model, as it went: the log a lead reads and exports."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="call_log")
+    model_name = models.CharField(max_length=200)
+    prompt_version = models.CharField(max_length=64)
+    system_prompt = models.TextField()
+    user_prompt = models.TextField()
+    answer = models.TextField(blank=True)  # the raw answer, cut at the reader's limit
+    parsed = models.JSONField(default=dict)  # result id -> {grade, reason} or {failed}
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    failure = models.CharField(max_length=16, blank=True)
+    error = models.TextField(blank=True)
+    made_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"call {self.id} of run {self.run_id}"
+
+
+class JudgeFailure(models.Model):
+    """A result the judge could not grade, with why; open until retried or graded."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="failures")
+    slot = models.ForeignKey(FeedbackSlot, on_delete=models.CASCADE, related_name="+")
+    reason = models.TextField()
+    call = models.ForeignKey(JudgeCall, null=True, blank=True, on_delete=models.SET_NULL)
+    open = models.BooleanField(default=True)
+    failed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "slot"],
+                condition=models.Q(open=True),
+                name="judge_failure_open_once",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"slot {self.slot_id}: {self.reason}"
+
+
+class JudgeGrade(models.Model):
+    """Which model and prompt version made a judge's grade of a slot, in which call."""
+
+    slot = models.OneToOneField(FeedbackSlot, on_delete=models.CASCADE, related_name="judge_grade")
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="grades")
+    call = models.ForeignKey(JudgeCall, null=True, blank=True, on_delete=models.SET_NULL)
+    model_name = models.CharField(max_length=200)
+    prompt_version = models.CharField(max_length=64)
+    graded_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"slot {self.slot_id} by {self.model_name} ({self.prompt_version})"

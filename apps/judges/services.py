@@ -7,24 +7,28 @@ one. Nothing returns the key except `model_settings`, for the call to the provid
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from apps.accounts.models import Team, User
-from apps.core.errors import InvalidInput
+from apps.core.errors import InvalidInput, InvalidState
 from apps.core.secrets import decrypt_secret, encrypt_secret, secret_hint
+from apps.evaluations.models import FeedbackSlot
 
 from .models import Judge
 from .providers import ModelSettings, Protocol
 from .validation import judge_values
 
 
+@transaction.atomic
 def judge_create(*, team: Team, created_by: User | None = None, **given: Any) -> Judge:
     values = judge_values(given, creating=True)
     judge = Judge(team=team, created_by=created_by)
     _apply(judge, values)
+    judge.user = _grader_identity(judge.name)
     _save_with_unique_name(judge)
     return judge
 
@@ -35,13 +39,26 @@ def judge_update(*, judge: Judge, keep_key_when_blank: bool = True, **given: Any
     if keep_key_when_blank and given.get("api_key") == "":
         given.pop("api_key")
     values = judge_values(given, creating=False)
-    _apply(judge, values)
-    _save_with_unique_name(judge)
+    with transaction.atomic():
+        _apply(judge, values)
+        _save_with_unique_name(judge)
+        User.objects.filter(id=judge.user_id).update(first_name=_shown_name(judge.name))
     return judge
 
 
+@transaction.atomic
 def judge_delete(*, judge: Judge) -> None:
+    """Refused once the judge has graded: its grades keep saying who gave them."""
+    graded = FeedbackSlot.objects.filter(grader_id=judge.user_id, grade__isnull=False).count()
+    if graded:
+        raise InvalidState(
+            f"{judge.name} has graded {graded} results, and their grades name it; "
+            "it can no longer be removed (its runs can be cancelled).",
+            field="judge",
+        )
+    user_id = judge.user_id
     judge.delete()
+    User.objects.filter(id=user_id).delete()
 
 
 def model_settings(judge: Judge) -> ModelSettings:
@@ -57,6 +74,21 @@ def model_settings(judge: Judge) -> ModelSettings:
         structured=judge.structured_output,
         allow_private=settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES,
     )
+
+
+def _grader_identity(name: str) -> User:
+    """The user the judge's slots name: inactive and without a password, so it can
+    never log in, and a member of no team."""
+    return User.objects.create_user(
+        email=f"judge-{uuid.uuid4().hex}@ai-judges.relevo.invalid",
+        password=None,
+        first_name=_shown_name(name),
+        is_active=False,
+    )
+
+
+def _shown_name(name: str) -> str:
+    return name[:150]  # the length of a user's first name
 
 
 def _apply(judge: Judge, values: dict[str, Any]) -> None:

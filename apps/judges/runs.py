@@ -1,0 +1,390 @@
+"""A judge's run on an evaluation: start, pause, resume, cancel, and one step of it.
+
+One step is one call to the model, the whole of it:
+
+1. claim up to `results_per_call` results for the judge: ungraded slots of the
+   evaluation nobody holds (or whose hold ran out), one per snapshot, never a snapshot
+   the judge already has a slot of, nor one that failed for it and was not retried;
+2. build the prompt (prompting.py) and call the model (providers.py);
+3. write each grade through the grade writer as the judge's user (Giver.grader, so the
+   hold, the team, the open evaluation and the scale are checked like a person's), with
+   the model and prompt version beside it (JudgeGrade); list each result it could not
+   grade with why (JudgeFailure) and give its slot back;
+4. log the call (JudgeCall) and add its tokens and cost to the run.
+
+What the caller does next comes back as a Step: go on, wait (a rate limit, an outage:
+the slots are given back and the backoff doubles up to MAX_BACKOFF_S), or stop. A
+worker that dies mid-step leaves its slots held until their lock runs out
+(SLOT_LOCK_SECONDS); the next claim takes them again, and a grade is written only while
+the judge holds its slot, so none is written twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from apps.accounts.models import User
+from apps.core.errors import DomainError, InvalidState, NotFound
+from apps.evaluations.models import Evaluation, FeedbackSlot, Status
+from apps.judging.judgements import Giver, slot_judge
+from apps.judging.selectors import lock_cutoff
+
+from .answers import read_answer
+from .models import Judge, JudgeCall, JudgeFailure, JudgeGrade, JudgeRun, RunStatus
+from .prompting import JudgeTask, Result, answer_schema, default_prompt, messages_for
+from .providers import CallOutcome, Failure, call_model
+from .services import model_settings
+
+MAX_BACKOFF_S = 300.0
+IDLE_WAIT_S = 30.0  # nothing to claim now, but people hold results that may come free
+CLAIM_ATTEMPTS = 3
+# A judge misconfigured (a wrong key or model, a refused address) would fail every call
+# alike: its run pauses with the reason instead of listing every result as failed.
+PAUSING_FAILURES = frozenset({Failure.REJECTED, Failure.REFUSED})
+
+
+@dataclass(frozen=True)
+class Step:
+    """What to do after a step: "go" on, "wait" `seconds`, or "stop" (`why`)."""
+
+    action: str
+    seconds: float = 0.0
+    why: str = ""
+
+
+GO = Step("go")
+
+
+# --- The lead's controls -------------------------------------------------------------
+
+
+def run_start(*, judge: Judge, evaluation: Evaluation, created_by: User | None = None) -> JudgeRun:
+    """Assign the judge to the evaluation (of its team), or resume its run there."""
+    if evaluation.team_id != judge.team_id:
+        raise NotFound("No such evaluation.")
+    run, created = JudgeRun.objects.get_or_create(
+        judge=judge,
+        evaluation=evaluation,
+        defaults={
+            "created_by": created_by,
+            "prompt_version": default_prompt(evaluation.grading_scale).version,
+        },
+    )
+    if not created:
+        run_resume(run=run)
+    return run
+
+
+def run_pause(*, run: JudgeRun) -> None:
+    _move(run, {RunStatus.RUNNING}, RunStatus.PAUSED, "paused by a lead")
+
+
+def run_resume(*, run: JudgeRun) -> None:
+    _move(run, {RunStatus.PAUSED, RunStatus.BUDGET_REACHED, RunStatus.FINISHED}, RunStatus.RUNNING)
+
+
+def run_cancel(*, run: JudgeRun) -> None:
+    _move(run, {RunStatus.RUNNING, RunStatus.PAUSED, RunStatus.BUDGET_REACHED}, RunStatus.CANCELLED)
+    _give_back_held(run)
+
+
+def failures_retry(*, run: JudgeRun) -> int:
+    """Offer the run's failed results to the judge again; how many."""
+    return JudgeFailure.objects.filter(run=run, open=True).update(open=False)
+
+
+def _move(run: JudgeRun, allowed: set[str], to: str, note: str = "") -> None:
+    moved = JudgeRun.objects.filter(id=run.id, status__in=allowed).update(
+        status=to, note=note, wait_until=None, failures_in_a_row=0
+    )
+    if not moved:
+        run.refresh_from_db()
+        if run.status != to:
+            raise InvalidState(f"the run is {run.get_status_display().lower()}")
+    run.refresh_from_db()
+
+
+# --- One step ------------------------------------------------------------------------
+
+
+def run_step(*, run_id: int) -> Step:
+    """One call's worth of judging for the run (see the module's docstring)."""
+    run = JudgeRun.objects.select_related("judge", "evaluation").get(id=run_id)
+    if run.status != RunStatus.RUNNING:
+        return Step("stop", why=f"the run is {run.get_status_display().lower()}")
+    evaluation, judge = run.evaluation, run.judge
+    if evaluation.status in (Status.FINISHED,) or evaluation.archived:
+        _settle(run, RunStatus.FINISHED, "the evaluation is finished")
+        return Step("stop", why="the evaluation is finished")
+    if evaluation.status != Status.ACTIVE:
+        return Step("wait", IDLE_WAIT_S, "the evaluation is not open for grading")
+    if run.wait_until and run.wait_until > timezone.now():
+        return Step("wait", (run.wait_until - timezone.now()).total_seconds(), run.note)
+    spent = _budget_spent(run)
+    if spent:
+        _settle(run, RunStatus.BUDGET_REACHED, spent)
+        return Step("stop", why=spent)
+    slots = _claim(run, judge.results_per_call)
+    if not slots:
+        if _others_hold_work(run):
+            return Step("wait", IDLE_WAIT_S, "people hold the results left")
+        _settle(run, RunStatus.FINISHED, "nothing left for the judge")
+        return Step("stop", why="nothing left for the judge")
+    return _judge_batch(run, slots)
+
+
+def _judge_batch(run: JudgeRun, slots: list[FeedbackSlot]) -> Step:
+    judge, evaluation = run.judge, run.evaluation
+    scale = evaluation.grading_scale
+    ids = {f"r{number}": slot for number, slot in enumerate(slots, start=1)}
+    first = slots[0]
+    task = JudgeTask(
+        keyword=first.keyword.text,
+        results=[
+            Result(result_id, slot.snapshot.name, _fields(slot)) for result_id, slot in ids.items()
+        ],
+        scale=scale,
+        guidelines=evaluation.scoring_guidelines,
+    )
+    system, user = messages_for(task, default_prompt(scale))
+    outcome = call_model(model_settings(judge), system, user, answer_schema(task))
+    call = _log(run, system, user, outcome)
+    if outcome.failure is not None:
+        return _call_failed(run, call, outcome, slots)
+    answer = read_answer(outcome.text, list(ids), scale)
+    failed = dict(answer.failed)
+    if outcome.refusal:
+        failed = {result_id: f"the model declined: {outcome.refusal[:200]}" for result_id in ids}
+    elif outcome.truncated:
+        for result_id in failed:
+            failed[result_id] = (
+                f"the answer was cut off at max_output_tokens ({judge.max_output_tokens}); "
+                + failed[result_id]
+            )
+    graded = 0
+    for result_id, judged in answer.judged.items():
+        if result_id in failed:
+            continue
+        if _write_grade(run, call, ids[result_id], judged.grade, judged.reason):
+            graded += 1
+    for result_id, why in failed.items():
+        _fail(run, call, ids[result_id], why)
+    call.parsed = {
+        **{r: {"grade": j.grade, "reason": j.reason} for r, j in answer.judged.items()},
+        **{r: {"failed": why} for r, why in failed.items()},
+    }
+    call.save(update_fields=["parsed"])
+    JudgeRun.objects.filter(id=run.id).update(
+        graded=F("graded") + graded,
+        failed=F("failed") + len(failed),
+        failures_in_a_row=0,
+        wait_until=None,
+    )
+    return GO
+
+
+def _call_failed(
+    run: JudgeRun, call: JudgeCall, outcome: CallOutcome, slots: list[FeedbackSlot]
+) -> Step:
+    failure = outcome.failure
+    assert failure is not None
+    if outcome.retryable:
+        _give_back(run, slots)
+        tries = run.failures_in_a_row + 1
+        backoff = min(2.0 ** (tries - 1), MAX_BACKOFF_S)
+        wait = outcome.retry_after_s if outcome.retry_after_s is not None else backoff
+        note = f"{failure.value}: {outcome.error}"
+        JudgeRun.objects.filter(id=run.id).update(
+            failures_in_a_row=tries,
+            wait_until=timezone.now() + timedelta(seconds=wait),
+            note=note[:500],
+        )
+        return Step("wait", wait, note)
+    if failure in PAUSING_FAILURES:
+        _give_back(run, slots)
+        why = f"paused: {failure.value}: {outcome.error}"
+        _settle(run, RunStatus.PAUSED, why)
+        return Step("stop", why=why)
+    for slot in slots:
+        _fail(run, call, slot, f"{failure.value}: {outcome.error}")
+    JudgeRun.objects.filter(id=run.id).update(failed=F("failed") + len(slots))
+    return GO
+
+
+# --- Claims and writes ---------------------------------------------------------------
+
+
+def _claim(run: JudgeRun, size: int) -> list[FeedbackSlot]:
+    """Up to `size` slots for the judge, one per snapshot, held from now."""
+    for _ in range(CLAIM_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                return _claim_once(run, size)
+        except IntegrityError:
+            # Another step of this run took a slot of the same snapshot at the same
+            # moment (the one-slot-per-grader constraint): look again.
+            continue
+    return []
+
+
+def _claim_once(run: JudgeRun, size: int) -> list[FeedbackSlot]:
+    judge_user = run.judge.user_id
+    now = timezone.now()
+    cutoff = lock_cutoff(now)
+    mine = FeedbackSlot.objects.filter(evaluation_id=run.evaluation_id, grader_id=judge_user)
+    # The judge's own holds that ran out (a step that died): free again, to itself too.
+    mine.filter(grade__isnull=True, assigned_at__lt=cutoff).update(grader=None, assigned_at=None)
+    taken = mine.values("snapshot_id")
+    failed = JudgeFailure.objects.filter(run=run, open=True).values("slot__snapshot_id")
+    candidates = list(
+        FeedbackSlot.objects.select_for_update(skip_locked=True)
+        .filter(evaluation_id=run.evaluation_id, grade__isnull=True)
+        .filter(Q(grader__isnull=True) | Q(assigned_at__lt=cutoff))
+        .exclude(snapshot_id__in=taken)
+        .exclude(snapshot_id__in=failed)
+        .order_by("-snapshot_started", "keyword_position", "snapshot_position", "index")
+        .values_list("id", "snapshot_id", "keyword_id")[: size * 3]
+    )
+    picked: list[int] = []
+    seen: set[int] = set()
+    keyword = candidates[0][2] if candidates else None
+    for slot_id, snapshot_id, keyword_id in candidates:
+        # One keyword per call: the prompt shows one keyword and its results.
+        if snapshot_id in seen or keyword_id != keyword:
+            continue
+        seen.add(snapshot_id)
+        picked.append(slot_id)
+        if len(picked) == size:
+            break
+    FeedbackSlot.objects.filter(id__in=picked).update(grader_id=judge_user, assigned_at=now)
+    return list(
+        FeedbackSlot.objects.filter(id__in=picked)
+        .select_related("snapshot", "keyword")
+        .order_by("snapshot_position", "index")
+    )
+
+
+def _others_hold_work(run: JudgeRun) -> bool:
+    """Whether ungraded slots of snapshots the judge has no slot of are held by others now
+    (they may come free when a hold runs out)."""
+    taken = FeedbackSlot.objects.filter(
+        evaluation_id=run.evaluation_id, grader_id=run.judge.user_id
+    ).values("snapshot_id")
+    return (
+        FeedbackSlot.objects.filter(
+            evaluation_id=run.evaluation_id, grade__isnull=True, grader__isnull=False
+        )
+        .exclude(snapshot_id__in=taken)
+        .exists()
+    )
+
+
+def _write_grade(
+    run: JudgeRun, call: JudgeCall, slot: FeedbackSlot, grade: int, reason: str
+) -> bool:
+    """The judge's grade through the grade writer; False when a rule refused it (the slot
+    is listed as failed with why)."""
+    try:
+        with transaction.atomic():
+            slot_judge(
+                slot_id=slot.id,
+                giver=Giver.grader(run.judge.user),
+                grade=grade,
+                reason=reason,
+                team_id=run.judge.team_id,
+            )
+            JudgeGrade.objects.update_or_create(
+                slot=slot,
+                defaults={
+                    "run": run,
+                    "call": call,
+                    "model_name": run.judge.model_name,
+                    "prompt_version": run.prompt_version,
+                },
+            )
+    except DomainError as error:
+        _fail(run, call, slot, f"the grade was not recorded: {error.message}")
+        return False
+    return True
+
+
+def _fail(run: JudgeRun, call: JudgeCall | None, slot: FeedbackSlot, why: str) -> None:
+    """List the result as failed for the run (once while open) and give its slot back."""
+    with transaction.atomic():
+        JudgeFailure.objects.get_or_create(
+            run=run, slot=slot, open=True, defaults={"reason": why[:2000], "call": call}
+        )
+        _give_back(run, [slot])
+
+
+def _give_back(run: JudgeRun, slots: list[FeedbackSlot]) -> None:
+    FeedbackSlot.objects.filter(
+        id__in=[slot.id for slot in slots], grader_id=run.judge.user_id, grade__isnull=True
+    ).update(grader=None, assigned_at=None)
+
+
+def _give_back_held(run: JudgeRun) -> None:
+    FeedbackSlot.objects.filter(
+        evaluation_id=run.evaluation_id, grader_id=run.judge.user_id, grade__isnull=True
+    ).update(grader=None, assigned_at=None)
+
+
+# --- Spending and the log ------------------------------------------------------------
+
+
+def _log(run: JudgeRun, system: str, user: str, outcome: CallOutcome) -> JudgeCall:
+    judge = run.judge
+    cost = (
+        outcome.input_tokens * judge.price_input_per_million
+        + outcome.output_tokens * judge.price_output_per_million
+    ) / Decimal(1_000_000)
+    call = JudgeCall.objects.create(
+        run=run,
+        model_name=judge.model_name,
+        prompt_version=run.prompt_version,
+        system_prompt=system,
+        user_prompt=user,
+        answer=outcome.text,
+        input_tokens=outcome.input_tokens,
+        output_tokens=outcome.output_tokens,
+        cost=cost,
+        latency_ms=outcome.latency_ms,
+        failure=outcome.failure.value if outcome.failure else "",
+        error=outcome.error,
+    )
+    JudgeRun.objects.filter(id=run.id).update(
+        calls=F("calls") + 1,
+        input_tokens=F("input_tokens") + outcome.input_tokens,
+        output_tokens=F("output_tokens") + outcome.output_tokens,
+        cost=F("cost") + cost,
+    )
+    return call
+
+
+def _budget_spent(run: JudgeRun) -> str:
+    """Which of the judge's budgets the run has reached ("" for none)."""
+    judge = run.judge
+    if judge.budget_calls is not None and run.calls >= judge.budget_calls:
+        return f"the budget of {judge.budget_calls} calls is reached"
+    tokens = run.input_tokens + run.output_tokens
+    if judge.budget_tokens is not None and tokens >= judge.budget_tokens:
+        return f"the budget of {judge.budget_tokens} tokens is reached"
+    if judge.budget_cost is not None and run.cost >= judge.budget_cost:
+        return f"the budget of {judge.budget_cost} is reached"
+    return ""
+
+
+def _settle(run: JudgeRun, status: str, note: str) -> None:
+    JudgeRun.objects.filter(id=run.id, status=RunStatus.RUNNING).update(status=status, note=note)
+
+
+def _fields(slot: FeedbackSlot) -> dict[str, Any]:
+    attributes = slot.snapshot.attributes
+    return dict(attributes) if isinstance(attributes, dict) else {}

@@ -1,0 +1,215 @@
+"""A judge's run, step by step, against a real local server speaking the OpenAI protocol:
+every result ends graded once through the grade writer, or listed as failed with why;
+rate limits and outages wait, a wrong key pauses, budgets stop, a dead step's results
+come back."""
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from apps.core.errors import NotFound
+from apps.evaluations.models import FeedbackSlot
+from apps.judges import runs
+from apps.judges.models import JudgeCall, JudgeFailure, JudgeGrade, RunStatus
+from apps.judges.services import judge_create
+from tests.factories import make_evaluation, make_team
+
+from .fake_provider import FakeProvider, Reply
+
+pytestmark = pytest.mark.django_db
+
+API_KEY = "not-a-real-key-run"
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FakeProvider() as fake:
+        yield fake
+
+
+@pytest.fixture
+def setup(server, settings):
+    """An active graded evaluation (red shoes: 3 results, blue hat: 2; one slot each) and
+    a judge of its team talking to the local server."""
+    settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = True
+    evaluation = make_evaluation(
+        scale="graded", strategy=1, keywords={"red shoes": 3, "blue hat": 2}
+    )
+    judge = judge_create(
+        team=evaluation.team,
+        name="GPT",
+        protocol="openai",
+        base_url=server.openai_url,
+        model_name="gpt-test",
+        api_key=API_KEY,
+        price_input_per_million="1.00",
+        price_output_per_million="2.00",
+    )
+    run = runs.run_start(judge=judge, evaluation=evaluation)
+    return evaluation, judge, run
+
+
+def answer(*grades, ids=None) -> Reply:
+    ids = ids or [f"r{n}" for n in range(1, len(grades) + 1)]
+    judgements = [
+        {"id": i, "grade": g, "reason": f"reason {i}"} for i, g in zip(ids, grades, strict=True)
+    ]
+    return Reply.openai(json.dumps({"judgements": judgements}), tokens=(1000, 100))
+
+
+def judged(evaluation, judge) -> dict[int, int]:
+    """The judge's grades by slot id."""
+    slots = FeedbackSlot.objects.filter(evaluation=evaluation, grader=judge.user)
+    return dict(slots.exclude(grade=None).values_list("id", "grade"))
+
+
+def test_a_step_grades_one_keywords_results_through_the_grade_writer(server, setup):
+    evaluation, judge, run = setup
+    server.script(answer(3, 1, 0))
+    assert runs.run_step(run_id=run.id) == runs.GO
+    slots = FeedbackSlot.objects.filter(evaluation=evaluation, grader=judge.user).order_by(
+        "snapshot_position"
+    )
+    assert [s.grade for s in slots] == [3, 1, 0]
+    assert [s.reason for s in slots] == ["reason r1", "reason r2", "reason r3"]
+    assert {s.keyword.text for s in slots} == {"red shoes"}
+    grade = JudgeGrade.objects.get(slot=slots[0])
+    assert (grade.model_name, grade.prompt_version) == ("gpt-test", "default-graded-v1")
+    run.refresh_from_db()
+    assert (run.calls, run.graded, run.failed) == (1, 3, 0)
+    assert (run.input_tokens, run.output_tokens) == (1000, 100)
+    assert str(run.cost) == "0.001200"  # 1000 x 1.00 + 100 x 2.00 per million
+    (call,) = JudgeCall.objects.filter(run=run)
+    assert "Keyword: red shoes" in call.user_prompt and call.answer
+    assert call.parsed["r1"] == {"grade": 3, "reason": "reason r1"}
+    assert API_KEY not in json.dumps(
+        [call.system_prompt, call.user_prompt, call.answer, call.error]
+    )
+    sent = server.requests[0].body
+    assert sent["model"] == "gpt-test"
+
+
+def test_steps_go_on_until_nothing_is_left_and_each_result_is_graded_once(server, setup):
+    evaluation, judge, run = setup
+    server.script(answer(3, 1, 0), answer(2, 2))
+    assert runs.run_step(run_id=run.id) == runs.GO
+    assert runs.run_step(run_id=run.id) == runs.GO
+    final = runs.run_step(run_id=run.id)
+    assert final.action == "stop" and "nothing left" in final.why
+    run.refresh_from_db()
+    assert run.status == RunStatus.FINISHED and run.graded == 5
+    assert len(judged(evaluation, judge)) == 5
+    assert JudgeGrade.objects.filter(run=run).count() == 5
+    assert len(server.requests) == 2
+
+
+def test_a_grade_off_the_scale_is_listed_as_failed_and_comes_back_when_retried(server, setup):
+    evaluation, judge, run = setup
+    server.script(answer(3, 9, 0))
+    runs.run_step(run_id=run.id)
+    failure = JudgeFailure.objects.get(run=run)
+    assert failure.open and "grade 9 is not a graded grade (0, 1, 2, 3)" in failure.reason
+    assert failure.slot.grader_id is None  # given back
+    run.refresh_from_db()
+    assert (run.graded, run.failed) == (2, 1)
+    # The next steps leave it alone: blue hat, then nothing.
+    server.script(answer(1, 1))
+    runs.run_step(run_id=run.id)
+    assert runs.run_step(run_id=run.id).action == "stop"
+    # Retried: offered again, and graded.
+    assert runs.failures_retry(run=run) == 1
+    runs.run_resume(run=run)
+    server.script(answer(2))
+    assert runs.run_step(run_id=run.id) == runs.GO
+    failure.slot.refresh_from_db()
+    assert failure.slot.grade == 2 and failure.slot.grader_id == judge.user_id
+
+
+def test_an_answer_without_json_fails_each_result_with_what_came_back(server, setup):
+    _evaluation, _judge, run = setup
+    server.script(Reply.openai("I cannot judge these results."))
+    assert runs.run_step(run_id=run.id) == runs.GO
+    reasons = list(JudgeFailure.objects.filter(run=run).values_list("reason", flat=True))
+    assert len(reasons) == 3
+    assert all("I cannot judge these results." in reason for reason in reasons)
+
+
+def test_a_rate_limit_waits_as_told_and_gives_the_results_back(server, setup):
+    evaluation, judge, run = setup
+    server.script(Reply.error(429, "slow down", **{"retry-after": "7"}))
+    step = runs.run_step(run_id=run.id)
+    assert (step.action, step.seconds) == ("wait", 7.0)
+    assert not FeedbackSlot.objects.filter(evaluation=evaluation, grader=judge.user).exists()
+    again = runs.run_step(run_id=run.id)  # before the wait is over: no call
+    assert again.action == "wait" and 0 < again.seconds <= 7
+    assert len(server.requests) == 1
+    assert not JudgeFailure.objects.exists()
+
+
+def test_outages_back_off_doubling(server, setup):
+    _evaluation, _judge, run = setup
+    server.script(Reply.error(503, "overloaded"))
+    waits = []
+    for _ in range(3):
+        waits.append(runs.run_step(run_id=run.id).seconds)
+        run.refresh_from_db()
+        run.wait_until = timezone.now() - timedelta(seconds=1)
+        run.save(update_fields=["wait_until"])
+    assert waits == [1.0, 2.0, 4.0]
+
+
+def test_a_rejected_key_pauses_the_run_with_the_reason(server, setup):
+    _evaluation, _judge, run = setup
+    server.script(Reply.error(401, "Incorrect API key"))
+    step = runs.run_step(run_id=run.id)
+    assert step.action == "stop" and "rejected" in step.why
+    run.refresh_from_db()
+    assert run.status == RunStatus.PAUSED and "Incorrect API key" in run.note
+    assert API_KEY not in run.note
+    assert not JudgeFailure.objects.exists()
+
+
+def test_the_call_budget_stops_the_run(server, setup):
+    _evaluation, judge, run = setup
+    judge.budget_calls = 1
+    judge.save()
+    server.script(answer(3, 1, 0))
+    runs.run_step(run_id=run.id)
+    step = runs.run_step(run_id=run.id)
+    assert step.action == "stop" and "budget of 1 calls" in step.why
+    run.refresh_from_db()
+    assert run.status == RunStatus.BUDGET_REACHED
+
+
+def test_results_held_by_a_step_that_died_come_back_after_their_lock(server, setup, settings):
+    evaluation, judge, run = setup
+    held = runs._claim(run, 10)  # a step claimed, then its worker died
+    assert len(held) == 3
+    FeedbackSlot.objects.filter(id__in=[s.id for s in held]).update(
+        assigned_at=timezone.now() - timedelta(seconds=settings.SLOT_LOCK_SECONDS + 1)
+    )
+    server.script(answer(3, 1, 0))
+    assert runs.run_step(run_id=run.id) == runs.GO
+    assert sorted(judged(evaluation, judge).values()) == [0, 1, 3]
+    assert JudgeGrade.objects.filter(run=run).count() == 3
+
+
+def test_pause_resume_and_cancel(server, setup):
+    evaluation, judge, run = setup
+    runs.run_pause(run=run)
+    assert runs.run_step(run_id=run.id).action == "stop"
+    runs.run_resume(run=run)
+    runs._claim(run, 10)
+    runs.run_cancel(run=run)
+    run.refresh_from_db()
+    assert run.status == RunStatus.CANCELLED
+    assert not FeedbackSlot.objects.filter(evaluation=evaluation, grader=judge.user).exists()
+
+
+def test_a_judge_cannot_run_on_another_teams_evaluation(setup):
+    _evaluation, judge, _run = setup
+    theirs = make_evaluation(team=make_team(), keywords={"q": 1})
+    with pytest.raises(NotFound):
+        runs.run_start(judge=judge, evaluation=theirs)
