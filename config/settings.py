@@ -305,6 +305,9 @@ STORAGES = {
 CELERY_TASK_ALWAYS_EAGER = not env_str("CELERY_BROKER_URL")
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or "memory://localhost/"
 CELERY_TASK_EAGER_PROPAGATES = True
+# The queue tasks go to (and a worker started with --queues=... reads): tasks that queue
+# tasks (a judge's lanes) publish here too. Tests give each run a queue of its own.
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE") or "celery"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
@@ -338,6 +341,10 @@ CELERY_BEAT_SCHEDULE = {
     },
     "resume-stalled-keyword-runs": {
         "task": "apps.evaluations.tasks.resume_stalled_fetches",
+        "schedule": crontab(minute="*"),
+    },
+    "resume-stalled-judge-runs": {
+        "task": "apps.judges.tasks.resume_stalled_runs",
         "schedule": crontab(minute="*"),
     },
 }

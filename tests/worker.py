@@ -32,10 +32,12 @@ def start_worker(
     *,
     prefork: bool = False,
     output: Path | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> subprocess.Popen[bytes]:
     """A worker reading and writing the test database, taking tasks from `queue` only.
 
-    Search endpoints on loopback are allowed, as in the tests that start evaluations.
+    Search endpoints and AI judges on loopback are allowed, as in the tests that start
+    evaluations and runs; `extra_env` adds settings (a shorter SLOT_LOCK_SECONDS).
 
     By default a lean one: the solo pool, without gossip, mingle and heartbeat. With
     `prefork`, the worker production runs (docker-compose.yml): two pool processes, every
@@ -46,7 +48,10 @@ def start_worker(
         **os.environ,
         "DATABASE_URL": database_url_of_test_database(),
         "CELERY_BROKER_URL": broker_url,
+        "CELERY_TASK_DEFAULT_QUEUE": queue,  # what the worker queues comes back to it
         "SEARCH_ALLOW_PRIVATE_ADDRESSES": "1",
+        "AI_JUDGES_ALLOW_PRIVATE_ADDRESSES": "1",  # the tests' model server is on loopback
+        **(extra_env or {}),
     }
     command = [sys.executable, "-m", "celery", "-A", "config", "worker", f"--queues={queue}"]
     if prefork:

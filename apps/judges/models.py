@@ -84,6 +84,10 @@ class JudgeRun(models.Model):
     failures_in_a_row = models.PositiveSmallIntegerField(default=0)
     # Why the run stopped or paused by itself (a rejected key, the budget), for the page.
     note = models.TextField(blank=True)
+    # Its lanes (calls_at_once Celery tasks, each making one call after another, see
+    # tasks.py): every (re)start numbers a new set, and a lane of an older one stops.
+    lane_epoch = models.PositiveIntegerField(default=0)
+    lanes_seen_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

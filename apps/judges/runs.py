@@ -1,4 +1,5 @@
-"""A judge's run on an evaluation: start, pause, resume, cancel, and one step of it.
+"""One step of a judge's run on an evaluation (the lead's controls are controls.py, the
+lanes that make the steps tasks.py).
 
 One step is one call to the model, the whole of it:
 
@@ -30,14 +31,13 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from apps.accounts.models import User
-from apps.core.errors import DomainError, InvalidState, NotFound
-from apps.evaluations.models import Evaluation, FeedbackSlot, Status
+from apps.core.errors import DomainError
+from apps.evaluations.models import FeedbackSlot, Status
 from apps.judging.judgements import Giver, slot_judge
 from apps.judging.selectors import lock_cutoff
 
 from .answers import read_answer
-from .models import Judge, JudgeCall, JudgeFailure, JudgeGrade, JudgeRun, RunStatus
+from .models import JudgeCall, JudgeFailure, JudgeGrade, JudgeRun, RunStatus
 from .prompting import JudgeTask, Result, answer_schema, default_prompt, messages_for
 from .providers import CallOutcome, Failure, call_model
 from .services import model_settings
@@ -62,55 +62,6 @@ class Step:
 GO = Step("go")
 
 
-# --- The lead's controls -------------------------------------------------------------
-
-
-def run_start(*, judge: Judge, evaluation: Evaluation, created_by: User | None = None) -> JudgeRun:
-    """Assign the judge to the evaluation (of its team), or resume its run there."""
-    if evaluation.team_id != judge.team_id:
-        raise NotFound("No such evaluation.")
-    run, created = JudgeRun.objects.get_or_create(
-        judge=judge,
-        evaluation=evaluation,
-        defaults={
-            "created_by": created_by,
-            "prompt_version": default_prompt(evaluation.grading_scale).version,
-        },
-    )
-    if not created:
-        run_resume(run=run)
-    return run
-
-
-def run_pause(*, run: JudgeRun) -> None:
-    _move(run, {RunStatus.RUNNING}, RunStatus.PAUSED, "paused by a lead")
-
-
-def run_resume(*, run: JudgeRun) -> None:
-    _move(run, {RunStatus.PAUSED, RunStatus.BUDGET_REACHED, RunStatus.FINISHED}, RunStatus.RUNNING)
-
-
-def run_cancel(*, run: JudgeRun) -> None:
-    _move(run, {RunStatus.RUNNING, RunStatus.PAUSED, RunStatus.BUDGET_REACHED}, RunStatus.CANCELLED)
-    _give_back_held(run)
-
-
-def failures_retry(*, run: JudgeRun) -> int:
-    """Offer the run's failed results to the judge again; how many."""
-    return JudgeFailure.objects.filter(run=run, open=True).update(open=False)
-
-
-def _move(run: JudgeRun, allowed: set[str], to: str, note: str = "") -> None:
-    moved = JudgeRun.objects.filter(id=run.id, status__in=allowed).update(
-        status=to, note=note, wait_until=None, failures_in_a_row=0
-    )
-    if not moved:
-        run.refresh_from_db()
-        if run.status != to:
-            raise InvalidState(f"the run is {run.get_status_display().lower()}")
-    run.refresh_from_db()
-
-
 # --- One step ------------------------------------------------------------------------
 
 
@@ -133,8 +84,9 @@ def run_step(*, run_id: int) -> Step:
         return Step("stop", why=spent)
     slots = _claim(run, judge.results_per_call)
     if not slots:
-        if _others_hold_work(run):
-            return Step("wait", IDLE_WAIT_S, "people hold the results left")
+        wait = _wait_for_held_work(run)
+        if wait is not None:
+            return Step("wait", wait, "the results left are held; they may come free")
         _settle(run, RunStatus.FINISHED, "nothing left for the judge")
         return Step("stop", why="nothing left for the judge")
     return _judge_batch(run, slots)
@@ -271,19 +223,29 @@ def _claim_once(run: JudgeRun, size: int) -> list[FeedbackSlot]:
     )
 
 
-def _others_hold_work(run: JudgeRun) -> bool:
-    """Whether ungraded slots of snapshots the judge has no slot of are held by others now
-    (they may come free when a hold runs out)."""
-    taken = FeedbackSlot.objects.filter(
-        evaluation_id=run.evaluation_id, grader_id=run.judge.user_id
-    ).values("snapshot_id")
-    return (
+def _wait_for_held_work(run: JudgeRun) -> float | None:
+    """Seconds to wait when nothing can be claimed now but some results may come free:
+    the judge's own holds of a step that died (until the first runs out), or others'
+    holds of results the judge has none of. None: nothing is left for the judge."""
+    now = timezone.now()
+    mine = FeedbackSlot.objects.filter(evaluation_id=run.evaluation_id, grader_id=run.judge.user_id)
+    own_hold = (
+        mine.filter(grade__isnull=True, assigned_at__gte=lock_cutoff(now))
+        .order_by("assigned_at")
+        .values_list("assigned_at", flat=True)
+        .first()
+    )
+    if own_hold is not None:
+        frees_at = own_hold - lock_cutoff(now) + now
+        return min(max((frees_at - now).total_seconds() + 1.0, 1.0), IDLE_WAIT_S)
+    others_hold = (
         FeedbackSlot.objects.filter(
             evaluation_id=run.evaluation_id, grade__isnull=True, grader__isnull=False
         )
-        .exclude(snapshot_id__in=taken)
+        .exclude(snapshot_id__in=mine.values("snapshot_id"))
         .exists()
     )
+    return IDLE_WAIT_S if others_hold else None
 
 
 def _write_grade(
@@ -330,7 +292,7 @@ def _give_back(run: JudgeRun, slots: list[FeedbackSlot]) -> None:
     ).update(grader=None, assigned_at=None)
 
 
-def _give_back_held(run: JudgeRun) -> None:
+def give_back_held(run: JudgeRun) -> None:
     FeedbackSlot.objects.filter(
         evaluation_id=run.evaluation_id, grader_id=run.judge.user_id, grade__isnull=True
     ).update(grader=None, assigned_at=None)

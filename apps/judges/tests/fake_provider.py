@@ -8,6 +8,8 @@ messages protocols, answering from a script: for the tests of the real SDK clien
 
 Each request takes the next scripted reply (the last one repeats); a reply may wait
 `delay_s` first, and its `body` may be any text (malformed JSON, a truncated answer).
+Or a `responder` answers each request from what it asked (server.respond_with(f), f
+taking the Seen request and returning a Reply).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -89,6 +92,7 @@ class Seen:
 class FakeProvider:
     def __init__(self) -> None:
         self.replies: list[Reply] = [Reply.openai("{}")]
+        self.responder: Callable[[Seen], Reply] | None = None
         self.requests: list[Seen] = []
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -110,6 +114,12 @@ class FakeProvider:
     def script(self, *replies: Reply) -> None:
         with self.lock:
             self.replies = list(replies)
+            self.responder = None
+            self.requests = []
+
+    def respond_with(self, responder: Callable[[Seen], Reply]) -> None:
+        with self.lock:
+            self.responder = responder
             self.requests = []
 
     def __enter__(self) -> FakeProvider:
@@ -123,6 +133,8 @@ class FakeProvider:
     def _next(self, seen: Seen) -> Reply:
         with self.lock:
             self.requests.append(seen)
+            if self.responder is not None:
+                return self.responder(seen)
             return self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from apps.core.errors import NotFound
 from apps.evaluations.models import FeedbackSlot
-from apps.judges import runs
+from apps.judges import controls, runs
 from apps.judges.models import JudgeCall, JudgeFailure, JudgeGrade, RunStatus
 from apps.judges.services import judge_create
 from tests.factories import make_evaluation, make_team
@@ -47,7 +47,7 @@ def setup(server, settings):
         price_input_per_million="1.00",
         price_output_per_million="2.00",
     )
-    run = runs.run_start(judge=judge, evaluation=evaluation)
+    run = controls.run_start(judge=judge, evaluation=evaluation)
     return evaluation, judge, run
 
 
@@ -119,8 +119,8 @@ def test_a_grade_off_the_scale_is_listed_as_failed_and_comes_back_when_retried(s
     runs.run_step(run_id=run.id)
     assert runs.run_step(run_id=run.id).action == "stop"
     # Retried: offered again, and graded.
-    assert runs.failures_retry(run=run) == 1
-    runs.run_resume(run=run)
+    assert controls.failures_retry(run=run) == 1
+    controls.run_resume(run=run)
     server.script(answer(2))
     assert runs.run_step(run_id=run.id) == runs.GO
     failure.slot.refresh_from_db()
@@ -198,11 +198,11 @@ def test_results_held_by_a_step_that_died_come_back_after_their_lock(server, set
 
 def test_pause_resume_and_cancel(server, setup):
     evaluation, judge, run = setup
-    runs.run_pause(run=run)
+    controls.run_pause(run=run)
     assert runs.run_step(run_id=run.id).action == "stop"
-    runs.run_resume(run=run)
+    controls.run_resume(run=run)
     runs._claim(run, 10)
-    runs.run_cancel(run=run)
+    controls.run_cancel(run=run)
     run.refresh_from_db()
     assert run.status == RunStatus.CANCELLED
     assert not FeedbackSlot.objects.filter(evaluation=evaluation, grader=judge.user).exists()
@@ -212,4 +212,31 @@ def test_a_judge_cannot_run_on_another_teams_evaluation(setup):
     _evaluation, judge, _run = setup
     theirs = make_evaluation(team=make_team(), keywords={"q": 1})
     with pytest.raises(NotFound):
-        runs.run_start(judge=judge, evaluation=theirs)
+        controls.run_start(judge=judge, evaluation=theirs)
+
+
+def test_lanes_run_the_steps_until_nothing_is_left(
+    server, setup, django_capture_on_commit_callbacks
+):
+    """Without a broker the lanes run in-process: starting a run grades everything."""
+    evaluation, judge, _run = setup
+    other = make_evaluation(team=evaluation.team, scale="graded", keywords={"q": 2})
+    server.script(answer(1, 2))
+    with django_capture_on_commit_callbacks(execute=True):
+        run = controls.run_start(judge=judge, evaluation=other)
+    run.refresh_from_db()
+    assert run.status == RunStatus.FINISHED and run.graded == 2
+    assert len(judged(other, judge)) == 2
+
+
+def test_lanes_of_an_older_start_end_at_their_next_step(server, setup):
+    from apps.judges.tasks import judge_lane
+
+    _evaluation, _judge, run = setup
+    run.refresh_from_db()
+    old = run.lane_epoch
+    controls.run_pause(run=run)
+    controls.run_resume(run=run)
+    run.refresh_from_db()
+    assert run.lane_epoch == old + 1
+    assert judge_lane.apply(args=[run.id, old]).get().startswith("ended")

@@ -1,0 +1,70 @@
+"""The lead's controls of a judge's runs: assign a judge to an evaluation (start), pause,
+resume, cancel, and offer its failed results again. Starting and resuming start the
+run's lanes (tasks.py) once the caller's transaction commits."""
+
+from __future__ import annotations
+
+from apps.accounts.models import User
+from apps.core.errors import InvalidState, NotFound
+from apps.evaluations.models import Evaluation
+
+from .models import Judge, JudgeFailure, JudgeRun, RunStatus
+from .prompting import default_prompt
+from .runs import give_back_held
+from .tasks import lanes_start
+
+
+def run_start(*, judge: Judge, evaluation: Evaluation, created_by: User | None = None) -> JudgeRun:
+    """Assign the judge to the evaluation (of its team), or resume its run there."""
+    if evaluation.team_id != judge.team_id:
+        raise NotFound("No such evaluation.")
+    run, created = JudgeRun.objects.get_or_create(
+        judge=judge,
+        evaluation=evaluation,
+        defaults={
+            "created_by": created_by,
+            "prompt_version": default_prompt(evaluation.grading_scale).version,
+        },
+    )
+    if created:
+        lanes_start(run)
+    else:
+        run_resume(run=run)
+    return run
+
+
+def run_pause(*, run: JudgeRun) -> None:
+    _move(run, {RunStatus.RUNNING}, RunStatus.PAUSED, "paused by a lead")
+
+
+def run_resume(*, run: JudgeRun) -> None:
+    """Run again (a running run gets a fresh set of lanes); refused once cancelled."""
+    resumable: set[str] = {
+        RunStatus.RUNNING,
+        RunStatus.PAUSED,
+        RunStatus.BUDGET_REACHED,
+        RunStatus.FINISHED,
+    }
+    _move(run, resumable, RunStatus.RUNNING)
+    lanes_start(run)
+
+
+def run_cancel(*, run: JudgeRun) -> None:
+    _move(run, {RunStatus.RUNNING, RunStatus.PAUSED, RunStatus.BUDGET_REACHED}, RunStatus.CANCELLED)
+    give_back_held(run)
+
+
+def failures_retry(*, run: JudgeRun) -> int:
+    """Offer the run's failed results to the judge again; how many."""
+    return JudgeFailure.objects.filter(run=run, open=True).update(open=False)
+
+
+def _move(run: JudgeRun, allowed: set[str], to: str, note: str = "") -> None:
+    moved = JudgeRun.objects.filter(id=run.id, status__in=allowed).update(
+        status=to, note=note, wait_until=None, failures_in_a_row=0
+    )
+    if not moved:
+        run.refresh_from_db()
+        if run.status != to:
+            raise InvalidState(f"the run is {run.get_status_display().lower()}")
+    run.refresh_from_db()
