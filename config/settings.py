@@ -139,6 +139,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Two choice sets share the field name "status": each gets a name of its own.
+    "ENUM_NAME_OVERRIDES": {
+        "EvaluationStatusEnum": "apps.evaluations.models.Status",
+        "JudgeRunStatusEnum": "apps.judges.models.RunStatus",
+    },
 }
 
 MIDDLEWARE = [

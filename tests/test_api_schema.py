@@ -79,6 +79,17 @@ def test_the_schema_lists_every_v1_operation_and_nothing_else():
         "/api/v1/models/": ["get"],
         "/api/v1/models/{model_id}/": ["get"],
         "/api/v1/comparisons/": ["get"],
+        "/api/v1/judges/": ["get", "post"],
+        "/api/v1/judges/{judge_id}/": ["delete", "get", "patch"],
+        "/api/v1/judges/{judge_id}/runs/": ["post"],
+        "/api/v1/judge-runs/": ["get"],
+        "/api/v1/judge-runs/{run_id}/": ["get"],
+        "/api/v1/judge-runs/{run_id}/pause/": ["post"],
+        "/api/v1/judge-runs/{run_id}/resume/": ["post"],
+        "/api/v1/judge-runs/{run_id}/cancel/": ["post"],
+        "/api/v1/judge-runs/{run_id}/retry-failures/": ["post"],
+        "/api/v1/judge-runs/{run_id}/failures/": ["get"],
+        "/api/v1/judge-runs/{run_id}/calls/": ["get"],
     }
 
 

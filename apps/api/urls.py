@@ -5,7 +5,16 @@ Every route of v1 is named and ends with a slash, as the site's pages do."""
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from . import agreement, comparisons, evaluations, judges, keywords, lifecycle, search_models
+from . import (
+    agreement,
+    comparisons,
+    evaluations,
+    judge_runs,
+    judges,
+    keywords,
+    lifecycle,
+    search_models,
+)
 from .authentication import PageVisitor
 
 app_name = "api"
@@ -81,6 +90,27 @@ v1 = [
     path("models/", search_models.SearchModelList.as_view(), name="search_model_list"),
     path("judges/", judges.JudgeListCreate.as_view(), name="judge_list"),
     path("judges/<int:judge_id>/", judges.JudgeDetail.as_view(), name="judge_detail"),
+    path("judges/<int:judge_id>/runs/", judge_runs.JudgeRunStart.as_view(), name="judge_run_start"),
+    path("judge-runs/", judge_runs.JudgeRunList.as_view(), name="judge_run_list"),
+    path("judge-runs/<int:run_id>/", judge_runs.JudgeRunDetail.as_view(), name="judge_run_detail"),
+    *[
+        path(
+            f"judge-runs/<int:run_id>/{action}/",
+            judge_runs.JudgeRunControl.as_view(action=action),
+            name=f"judge_run_{action.replace('-', '_')}",
+        )
+        for action in judge_runs.JudgeRunControl.ACTIONS
+    ],
+    path(
+        "judge-runs/<int:run_id>/failures/",
+        judge_runs.JudgeRunFailures.as_view(),
+        name="judge_run_failures",
+    ),
+    path(
+        "judge-runs/<int:run_id>/calls/",
+        judge_runs.JudgeRunCallLog.as_view(),
+        name="judge_run_call_log",
+    ),
     path(
         "models/<int:model_id>/",
         search_models.SearchModelDetail.as_view(),

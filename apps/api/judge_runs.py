@@ -1,0 +1,154 @@
+"""/api/v1/judges/{id}/runs/ and /api/v1/judge-runs/: a judge assigned to an evaluation,
+its progress and spending, pause, resume, cancel, its failed results (retried on
+request) and its call log as JSON Lines."""
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.core.errors import InvalidInput
+from apps.evaluations.models import Evaluation
+from apps.judges import controls
+from apps.judges.call_log import call_log_lines
+from apps.judges.models import Judge, JudgeFailure, JudgeRun, RunStatus
+
+from .pagination import Pages
+
+
+class JudgeRunOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    judge = serializers.IntegerField(source="judge_id")
+    judge_name = serializers.CharField(source="judge.name")
+    evaluation = serializers.IntegerField(source="evaluation_id")
+    status = serializers.ChoiceField(choices=RunStatus.choices)
+    note = serializers.CharField(help_text="why it paused or stopped by itself")
+    prompt_version = serializers.CharField()
+    calls = serializers.IntegerField()
+    input_tokens = serializers.IntegerField()
+    output_tokens = serializers.IntegerField()
+    cost = serializers.DecimalField(max_digits=12, decimal_places=6)
+    graded = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    failures_open = serializers.SerializerMethodField()
+    wait_until = serializers.DateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+    def get_failures_open(self, run: JudgeRun) -> int:
+        return JudgeFailure.objects.filter(run=run, open=True).count()
+
+
+class JudgeRunIn(serializers.Serializer):
+    evaluation = serializers.IntegerField(help_text="an evaluation of the team")
+
+
+class FailureOut(serializers.Serializer):
+    slot = serializers.IntegerField(source="slot_id")
+    keyword = serializers.CharField(source="slot.keyword.text")
+    doc_id = serializers.CharField(source="slot.snapshot.doc_id")
+    reason = serializers.CharField()
+    failed_at = serializers.DateTimeField()
+
+
+def team_runs(request: Request) -> QuerySet[JudgeRun]:
+    return JudgeRun.objects.filter(judge__team_id=request.user.team_id).select_related("judge")
+
+
+class JudgeRunStart(APIView):
+    @extend_schema(
+        summary="Assign the judge to an evaluation (or resume its run there)",
+        request=JudgeRunIn,
+        responses={201: JudgeRunOut},
+    )
+    def post(self, request: Request, judge_id: int) -> Response:
+        judge = get_object_or_404(Judge, id=judge_id, team_id=request.user.team_id)
+        given = request.data.get("evaluation") if isinstance(request.data, dict) else None
+        if type(given) is not int:
+            raise InvalidInput(["evaluation: the id of an evaluation of the team"])
+        evaluation = get_object_or_404(Evaluation, id=given, team_id=request.user.team_id)
+        run = controls.run_start(judge=judge, evaluation=evaluation)
+        return Response(JudgeRunOut(run).data, status=status.HTTP_201_CREATED)
+
+
+class JudgeRunList(generics.ListAPIView):
+    serializer_class = JudgeRunOut
+    pagination_class = Pages
+
+    def get_queryset(self) -> QuerySet[JudgeRun]:
+        runs = team_runs(self.request)
+        evaluation = self.request.query_params.get("evaluation")
+        if evaluation is not None:
+            if not evaluation.isdigit():
+                raise InvalidInput(["evaluation: must be an evaluation's id"])
+            runs = runs.filter(evaluation_id=int(evaluation))
+        return runs
+
+    @extend_schema(
+        summary="The team's judge runs",
+        parameters=[OpenApiParameter("evaluation", int, description="one evaluation's runs")],
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+
+class JudgeRunDetail(APIView):
+    @extend_schema(summary="One judge run: progress, calls, tokens, cost", responses=JudgeRunOut)
+    def get(self, request: Request, run_id: int) -> Response:
+        return Response(JudgeRunOut(get_object_or_404(team_runs(request), id=run_id)).data)
+
+
+class JudgeRunControl(APIView):
+    """POST .../pause/, .../resume/, .../cancel/, .../retry-failures/."""
+
+    action = ""
+    ACTIONS = {
+        "pause": controls.run_pause,
+        "resume": controls.run_resume,
+        "cancel": controls.run_cancel,
+        "retry-failures": controls.failures_retry,
+    }
+
+    @extend_schema(
+        summary="Pause, resume or cancel the run, or retry its failed results",
+        request=None,
+        responses=JudgeRunOut,
+    )
+    def post(self, request: Request, run_id: int) -> Response:
+        run = get_object_or_404(team_runs(request), id=run_id)
+        self.ACTIONS[self.action](run=run)
+        if self.action == "retry-failures":
+            controls.run_resume(run=run)
+        run.refresh_from_db()
+        return Response(JudgeRunOut(run).data)
+
+
+class JudgeRunFailures(generics.ListAPIView):
+    serializer_class = FailureOut
+    pagination_class = Pages
+
+    def get_queryset(self) -> QuerySet[JudgeFailure]:
+        run = get_object_or_404(team_runs(self.request), id=self.kwargs["run_id"])
+        return JudgeFailure.objects.filter(run=run, open=True).select_related(
+            "slot__keyword", "slot__snapshot"
+        )
+
+    @extend_schema(summary="The results the judge could not grade, with why")
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+
+class JudgeRunCallLog(APIView):
+    @extend_schema(
+        summary="The run's call log as JSON Lines", responses={(200, "application/x-ndjson"): str}
+    )
+    def get(self, request: Request, run_id: int) -> StreamingHttpResponse:
+        run = get_object_or_404(team_runs(request).select_related("evaluation"), id=run_id)
+        response = StreamingHttpResponse(call_log_lines(run), content_type="application/x-ndjson")
+        response["Content-Disposition"] = f'attachment; filename="judge-run-{run.id}-calls.jsonl"'
+        return response
