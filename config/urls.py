@@ -12,6 +12,7 @@ urlpatterns = [
     path("evaluations/", include("apps.evaluations.urls")),
     path("demo/", include("apps.demo.urls")),
     path("", include("apps.endpoints.urls")),
+    path("", include("apps.judges.urls")),
 ]
 
 # An error raised outside any view (in a middleware, e.g. a session saved as the response

@@ -7,7 +7,17 @@ import importlib
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 
-APPS = ["accounts", "judging", "insights", "interchange", "evaluations", "endpoints", "api", "demo"]
+APPS = [
+    "accounts",
+    "judging",
+    "judges",
+    "insights",
+    "interchange",
+    "evaluations",
+    "endpoints",
+    "api",
+    "demo",
+]
 
 
 @pytest.mark.parametrize("app", APPS)

@@ -2,7 +2,6 @@
 rule is the service's, whose located problems are put back next to their fields."""
 
 import json
-import re
 from typing import Any
 
 from django import forms
@@ -23,23 +22,6 @@ MAPPER_EXAMPLE = """{
     "label": "{_source.brand} {_source.title}"
   }
 }"""
-
-_FIELD = re.compile(r"^([a-z_]+)")
-
-
-def add_problems(form: forms.Form, problems: list[str]) -> None:
-    """Each "location: reason" next to the field it names; others above the form.
-
-    A problem about the field as a whole shows only its reason there; one about a part
-    of it ("headers line 2", "mapper.id") keeps the part."""
-    for problem in problems:
-        location, _, reason = problem.partition(": ")
-        match = _FIELD.match(location)
-        field = match.group(1) if match else None
-        if field in form.fields:
-            form.add_error(field, reason if location == field else problem)
-        else:
-            form.add_error(None, problem)
 
 
 def _text_area(rows: int, placeholder: str = "") -> forms.Textarea:

@@ -18,9 +18,10 @@ from django.views.decorators.http import require_http_methods
 from apps.accounts.decorators import lead_required
 from apps.accounts.requests import TeamRequest
 from apps.core.errors import InvalidInput, InvalidState
+from apps.core.forms import add_problems
 
 from . import selectors, services
-from .forms import EndpointForm, ModelTestForm, SearchModelForm, add_problems
+from .forms import EndpointForm, ModelTestForm, SearchModelForm
 from .models import SearchEndpoint, SearchModel
 from .name_value_lines import keyword_lines
 

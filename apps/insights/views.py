@@ -16,6 +16,7 @@ from apps.accounts.selectors import is_lead
 from apps.core.errors import DomainError
 from apps.endpoints.models import SearchModel
 from apps.evaluations.models import Evaluation, Keyword, Status
+from apps.judges.selectors import evaluation_judges
 from apps.judging import selectors as judging_selectors
 from apps.judging import services as judging_services
 
@@ -107,6 +108,11 @@ def evaluation_detail(request: TeamRequest, evaluation_id: int) -> HttpResponse:
             "filters": KEYWORD_FILTERS,
             "page_sizes": PAGE_SIZES,
             "poll_seconds": PROGRESS_POLL_SECONDS,
+            # An open evaluation's AI judges panel loads after the page and polls while a
+            # judge runs; any other's cannot change, and comes with the page.
+            "judges_panel": None
+            if evaluation.status == Status.ACTIVE
+            else evaluation_judges(evaluation),
         },
         status=200 if valid else 400,
     )

@@ -1,0 +1,64 @@
+"""The judge form. It only types the input; every rule is the service's (validation.py),
+whose problems are put back next to their fields."""
+
+from typing import Any
+
+from django import forms
+
+from .providers import Protocol
+
+PROTOCOL_CHOICES = [
+    (
+        Protocol.OPENAI.value,
+        "OpenAI-compatible (OpenAI, Azure, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter)",
+    ),
+    (Protocol.ANTHROPIC.value, "Anthropic"),
+]
+
+
+class JudgeForm(forms.Form):
+    name = forms.CharField(required=False)
+    protocol = forms.ChoiceField(choices=PROTOCOL_CHOICES, label="Provider")
+    base_url = forms.CharField(
+        required=False,
+        label="Base URL",
+        help_text="e.g. https://api.openai.com/v1, http://localhost:11434/v1 (Ollama), "
+        "https://api.anthropic.com",
+    )
+    model_name = forms.CharField(required=False, label="Model", help_text="e.g. gpt-4o-mini")
+    api_key = forms.CharField(
+        required=False,
+        label="API key",
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text="Stored encrypted; never shown again. Leave empty to keep the stored key.",
+    )
+    temperature = forms.CharField(required=False, help_text="0 to 2; empty: the provider's default")
+    timeout_seconds = forms.CharField(label="Timeout (s)", initial="60")
+    results_per_call = forms.CharField(label="Results per call", initial="10", help_text="1 to 20")
+    calls_at_once = forms.CharField(label="Calls at once", initial="4", help_text="1 to 32")
+    max_output_tokens = forms.CharField(label="Most output tokens", initial="2000")
+    structured_output = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Ask for JSON by schema",
+        help_text="Turn off for a server that refuses response_format.",
+    )
+    budget_calls = forms.CharField(required=False, label="Budget: calls per run")
+    budget_tokens = forms.CharField(required=False, label="Budget: tokens per run")
+    budget_cost = forms.CharField(required=False, label="Budget: cost per run")
+    price_input_per_million = forms.CharField(label="Price per million input tokens", initial="0")
+    price_output_per_million = forms.CharField(label="Price per million output tokens", initial="0")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
+
+    @staticmethod
+    def initial_for(judge: Any) -> dict[str, Any]:
+        fields = [name for name in JudgeForm.base_fields if name != "api_key"]
+        initial = {name: getattr(judge, name) for name in fields}
+        return {name: ("" if value is None else value) for name, value in initial.items()}
+
+
+class AssignForm(forms.Form):
+    judge = forms.IntegerField()

@@ -1,0 +1,171 @@
+"""The lead's pages for AI judges: the team's judges (add, edit, remove), assigning one
+to an evaluation, a run's page (progress, spending, failures, the call log) and its
+controls. Everything is looked up inside the current team: another team's answers 404.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from apps.accounts.decorators import lead_required
+from apps.accounts.requests import TeamRequest
+from apps.core.errors import InvalidInput, InvalidState
+from apps.core.forms import add_problems
+from apps.evaluations.models import Evaluation
+
+from . import controls, selectors, services
+from .call_log import call_log_lines
+from .forms import AssignForm, JudgeForm
+from .models import Judge, JudgeFailure, JudgeRun
+
+RUN_ACTIONS = {
+    "pause": (controls.run_pause, "Paused"),
+    "resume": (controls.run_resume, "Resumed"),
+    "cancel": (controls.run_cancel, "Cancelled"),
+    "retry": (controls.failures_retry, "Offered the failed results again to"),
+}
+FAILURES_SHOWN = 200
+PANEL_POLL_SECONDS = 5
+
+
+def _judge(request: TeamRequest, judge_id: int) -> Judge:
+    return get_object_or_404(Judge, id=judge_id, team_id=request.membership.team_id)
+
+
+def _run(request: TeamRequest, run_id: int) -> JudgeRun:
+    return get_object_or_404(
+        JudgeRun.objects.select_related("judge", "evaluation"),
+        id=run_id,
+        judge__team_id=request.membership.team_id,
+    )
+
+
+@lead_required
+def judge_list(request: TeamRequest) -> HttpResponse:
+    judges = selectors.team_judges(request.membership.team_id)
+    return render(request, "judges/judge_list.html", {"judges": judges})
+
+
+@lead_required
+def judge_create(request: TeamRequest) -> HttpResponse:
+    form = JudgeForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            judge = services.judge_create(
+                team=request.membership.team, created_by=request.user, **form.cleaned_data
+            )
+        except InvalidInput as error:
+            add_problems(form, error.problems)
+        else:
+            messages.success(request, f"Added the judge {judge.name}.")
+            return redirect("judges:judge_list")
+    return render(request, "judges/judge_form.html", {"form": form, "judge": None})
+
+
+@lead_required
+def judge_edit(request: TeamRequest, judge_id: int) -> HttpResponse:
+    judge = _judge(request, judge_id)
+    form = JudgeForm(request.POST or None, initial=JudgeForm.initial_for(judge))
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.judge_update(judge=judge, **form.cleaned_data)
+        except InvalidInput as error:
+            add_problems(form, error.problems)
+        else:
+            messages.success(request, f"Saved the judge {judge.name}.")
+            return redirect("judges:judge_list")
+    return render(request, "judges/judge_form.html", {"form": form, "judge": judge})
+
+
+@require_POST
+@lead_required
+def judge_delete(request: TeamRequest, judge_id: int) -> HttpResponse:
+    judge = _judge(request, judge_id)
+    try:
+        services.judge_delete(judge=judge)
+    except InvalidState as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, f"Removed the judge {judge.name}.")
+    return redirect("judges:judge_list")
+
+
+@require_POST
+@lead_required
+def judge_assign(request: TeamRequest, evaluation_id: int) -> HttpResponse:
+    evaluation = get_object_or_404(Evaluation, id=evaluation_id, team_id=request.membership.team_id)
+    form = AssignForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "judge: choose one of the team's judges")
+    else:
+        judge = _judge(request, form.cleaned_data["judge"])
+        controls.run_start(judge=judge, evaluation=evaluation, created_by=request.user)
+        messages.success(request, f"{judge.name} is grading this evaluation.")
+    return redirect("insights:evaluation_detail", evaluation.id)
+
+
+@lead_required
+def evaluation_panel(request: TeamRequest, evaluation_id: int) -> HttpResponse:
+    """The evaluation page's AI judges panel (htmx swaps it in, and polls it while a judge
+    runs); without htmx, the panel on a page of its own."""
+    evaluation = get_object_or_404(Evaluation, id=evaluation_id, team_id=request.membership.team_id)
+    context = {
+        "evaluation": evaluation,
+        "judges_panel": selectors.evaluation_judges(evaluation),
+        "poll_seconds": PANEL_POLL_SECONDS,
+    }
+    if request.htmx:
+        return render(request, "judges/_evaluation_panel.html", context)
+    return render(request, "judges/evaluation_judges.html", context)
+
+
+@lead_required
+def run_detail(request: TeamRequest, run_id: int) -> HttpResponse:
+    run = _run(request, run_id)
+    failures = (
+        JudgeFailure.objects.filter(run=run, open=True)
+        .select_related("slot__keyword", "slot__snapshot")
+        .order_by("id")
+    )
+    return render(
+        request,
+        "judges/run_detail.html",
+        {
+            "run": run,
+            "failures": failures[:FAILURES_SHOWN],
+            "failure_count": failures.count(),
+            "shown": FAILURES_SHOWN,
+        },
+    )
+
+
+@require_POST
+@lead_required
+def run_control(request: TeamRequest, run_id: int, action: str) -> HttpResponse:
+    run = _run(request, run_id)
+    if action not in RUN_ACTIONS:
+        raise Http404("No such action.")
+    control, done = RUN_ACTIONS[action]
+    try:
+        control(run=run)
+        if action == "retry":
+            controls.run_resume(run=run)
+    except InvalidState as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, f"{done} {run.judge.name}.")
+    back = request.POST.get("back")
+    if back == "evaluation":
+        return redirect("insights:evaluation_detail", run.evaluation_id)
+    return redirect("judges:run_detail", run.id)
+
+
+@lead_required
+def run_call_log(request: TeamRequest, run_id: int) -> StreamingHttpResponse:
+    run = _run(request, run_id)
+    response = StreamingHttpResponse(call_log_lines(run), content_type="application/x-ndjson")
+    response["Content-Disposition"] = f'attachment; filename="judge-run-{run.id}-calls.jsonl"'
+    return response
