@@ -5,6 +5,9 @@ controls. Everything is looked up inside the current team: another team's answer
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from django.contrib import messages
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -51,31 +54,40 @@ def judge_list(request: TeamRequest) -> HttpResponse:
 
 @lead_required
 def judge_create(request: TeamRequest) -> HttpResponse:
-    form = JudgeForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        try:
-            judge = services.judge_create(
-                team=request.membership.team, created_by=request.user, **form.cleaned_data
-            )
-        except InvalidInput as error:
-            add_problems(form, error.problems)
-        else:
-            messages.success(request, f"Added the judge {judge.name}.")
-            return redirect("judges:judge_list")
-    return render(request, "judges/judge_form.html", {"form": form, "judge": None})
+    return _judge_form(
+        request,
+        None,
+        lambda data: services.judge_create(
+            team=request.membership.team, created_by=request.user, **data
+        ),
+        "Added",
+    )
 
 
 @lead_required
 def judge_edit(request: TeamRequest, judge_id: int) -> HttpResponse:
     judge = _judge(request, judge_id)
-    form = JudgeForm(request.POST or None, initial=JudgeForm.initial_for(judge))
+    return _judge_form(
+        request, judge, lambda data: services.judge_update(judge=judge, **data), "Saved"
+    )
+
+
+def _judge_form(
+    request: TeamRequest,
+    judge: Judge | None,
+    save: Callable[[dict[str, Any]], Judge],
+    done: str,
+) -> HttpResponse:
+    """The judge form: shown, or saved by `save` (its problems beside their fields)."""
+    initial = JudgeForm.initial_for(judge) if judge else None
+    form = JudgeForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
-            services.judge_update(judge=judge, **form.cleaned_data)
+            saved = save(form.cleaned_data)
         except InvalidInput as error:
             add_problems(form, error.problems)
         else:
-            messages.success(request, f"Saved the judge {judge.name}.")
+            messages.success(request, f"{done} the judge {saved.name}.")
             return redirect("judges:judge_list")
     return render(request, "judges/judge_form.html", {"form": form, "judge": judge})
 
