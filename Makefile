@@ -15,11 +15,13 @@ $(INSTALLED): pyproject.toml
 setup: $(INSTALLED)
 
 ## Serve the demo on http://127.0.0.1:8000 (SQLite, tasks in-process unless configured).
-## Its search model calls the app's own demo search API on loopback, so loopback is allowed.
+## Its search model and demo judge call the app's own demo APIs on loopback, so loopback is allowed.
 run: setup
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo
-	SEARCH_ALLOW_PRIVATE_ADDRESSES=$${SEARCH_ALLOW_PRIVATE_ADDRESSES:-1} $(PY) manage.py runserver 127.0.0.1:8000
+	SEARCH_ALLOW_PRIVATE_ADDRESSES=$${SEARCH_ALLOW_PRIVATE_ADDRESSES:-1} \
+	AI_JUDGES_ALLOW_PRIVATE_ADDRESSES=$${AI_JUDGES_ALLOW_PRIVATE_ADDRESSES:-1} \
+	$(PY) manage.py runserver 127.0.0.1:8000
 
 ## The whole test suite. Tests needing PostgreSQL, Redis or Chromium skip when missing.
 test: setup

@@ -447,6 +447,8 @@ SEARCH_RETRY_BACKOFF_SECONDS = env_float("SEARCH_RETRY_BACKOFF_SECONDS", 0.5, mi
 # The demo search API (/demo/search) that the demo's search model calls.
 DEMO_SEARCH_API = env_bool("DEMO_SEARCH_API", DEBUG)
 DEMO_SEARCH_URL = env_str("DEMO_SEARCH_URL", "http://127.0.0.1:8000/demo/search")
+# The demo judge's model (a word-overlap stand-in speaking the OpenAI protocol).
+DEMO_JUDGE_URL = env_str("DEMO_JUDGE_URL", "http://127.0.0.1:8000/demo/llm/v1")
 
 LOGGING = {
     "version": 1,

@@ -169,7 +169,31 @@ def seed_demo() -> tuple[Team, bool]:
         evaluation_start(evaluation=evaluation)
         _grade_some(evaluation, products, people, share, rng)
     _add_live_search(team, owner)
+    _add_demo_judge(team, owner)
     return team, True
+
+
+DEMO_JUDGE = "Demo judge (word overlap, not a language model)"
+
+
+def _add_demo_judge(team: Team, owner: User) -> None:
+    """An AI judge whose "model" is the app's own word-overlap stand-in (judge_api.py):
+    the whole AI judging flow, no key needed."""
+    from django.conf import settings
+
+    from apps.judges.services import judge_create
+
+    judge_create(
+        team=team,
+        created_by=owner,
+        name=DEMO_JUDGE,
+        protocol="openai",
+        base_url=settings.DEMO_JUDGE_URL,
+        model_name="word-overlap",
+        results_per_call=8,
+        calls_at_once=2,
+        timeout_seconds=10,
+    )
 
 
 def _add_live_search(team: Team, owner: User) -> None:

@@ -95,7 +95,10 @@ class SafeTransport(httpx.BaseTransport):
         if declared.isdigit() and int(declared) > self.max_bytes:
             response.close()
             raise ResponseTooLarge(f"the answer is larger than {self.max_bytes} bytes")
-        response.stream = _CappedStream(response.stream, self.max_bytes)  # type: ignore[arg-type]
+        stream = response.stream
+        if not isinstance(stream, httpx.SyncByteStream):
+            raise TypeError("SafeTransport serves synchronous clients only")
+        response.stream = _CappedStream(stream, self.max_bytes)
         return response
 
     def close(self) -> None:
