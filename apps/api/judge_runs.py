@@ -35,6 +35,7 @@ class JudgeRunOut(serializers.Serializer):
     output_tokens = serializers.IntegerField()
     cost = serializers.DecimalField(max_digits=12, decimal_places=6)
     graded = serializers.IntegerField()
+    from_cache = serializers.IntegerField(help_text="of graded: reused, no call paid for")
     failed = serializers.IntegerField()
     failures_open = serializers.SerializerMethodField()
     wait_until = serializers.DateTimeField(allow_null=True)

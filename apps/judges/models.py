@@ -77,6 +77,7 @@ class JudgeRun(models.Model):
     output_tokens = models.PositiveBigIntegerField(default=0)
     cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     graded = models.PositiveIntegerField(default=0)
+    from_cache = models.PositiveIntegerField(default=0)  # of `graded`: no call paid for
     failed = models.PositiveIntegerField(default=0)
     # A rate limit or an outage: no call before this moment; calls in a row that could
     # be retried (the backoff doubles with each).
@@ -163,7 +164,29 @@ class JudgeGrade(models.Model):
     call = models.ForeignKey(JudgeCall, null=True, blank=True, on_delete=models.SET_NULL)
     model_name = models.CharField(max_length=200)
     prompt_version = models.CharField(max_length=64)
+    cached = models.BooleanField(default=False)  # reused from an earlier call
     graded_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
         return f"slot {self.slot_id} by {self.model_name} ({self.prompt_version})"
+
+
+class CachedJudgement(models.Model):
+    """A judgement the team's judges already paid for, by what made it (cache_key in
+    prompting.py): the same model, prompt version, keyword and document content are
+    never paid for twice."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=64)
+    grade = models.SmallIntegerField()
+    reason = models.TextField(blank=True)
+    call = models.ForeignKey(JudgeCall, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["team", "key"], name="cached_judgement_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key[:12]}: {self.grade}"

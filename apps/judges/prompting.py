@@ -16,6 +16,7 @@ copy gets its own (apps/judges/models.py). Every stored judgement records the ve
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -155,6 +156,27 @@ def answer_schema(task: JudgeTask) -> dict[str, Any]:
             }
         },
     }
+
+
+def cache_key(model: str, prompt: Prompt, task: JudgeTask, result: Result) -> str:
+    """What makes a judgement reusable: the model (its provider, address and name), the
+    prompt version, the scale, the keyword and its context, and the result as the model
+    is shown it. A changed document is a new key (issue 17's cache)."""
+    scale = task.scale
+    material = [
+        model,
+        prompt.version,
+        scale.name,
+        list(scale.grades),
+        list(scale.labels),
+        task.keyword,
+        task.information_need,
+        task.notes,
+        task.guidelines,
+        _document(Result("", result.title, result.fields)),
+    ]
+    encoded = json.dumps(material, ensure_ascii=False, sort_keys=True).encode("utf-8")
+    return hashlib.sha256(encoded).hexdigest()
 
 
 def _document(result: Result) -> dict[str, Any]:

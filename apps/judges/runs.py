@@ -22,7 +22,7 @@ the judge holds its slot, so none is written twice.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -37,8 +37,16 @@ from apps.judging.judgements import Giver, slot_judge
 from apps.judging.selectors import lock_cutoff
 
 from .answers import read_answer
-from .models import JudgeCall, JudgeFailure, JudgeGrade, JudgeRun, RunStatus
-from .prompting import JudgeTask, Result, answer_schema, default_prompt, messages_for
+from .models import CachedJudgement, JudgeCall, JudgeFailure, JudgeGrade, JudgeRun, RunStatus
+from .prompting import (
+    JudgeTask,
+    Prompt,
+    Result,
+    answer_schema,
+    cache_key,
+    default_prompt,
+    messages_for,
+)
 from .providers import CallOutcome, Failure, call_model
 from .services import model_settings
 
@@ -95,17 +103,24 @@ def run_step(*, run_id: int) -> Step:
 def _judge_batch(run: JudgeRun, slots: list[FeedbackSlot]) -> Step:
     judge, evaluation = run.judge, run.evaluation
     scale = evaluation.grading_scale
-    ids = {f"r{number}": slot for number, slot in enumerate(slots, start=1)}
-    first = slots[0]
-    task = JudgeTask(
-        keyword=first.keyword.text,
-        results=[
-            Result(result_id, slot.snapshot.name, _fields(slot)) for result_id, slot in ids.items()
-        ],
+    prompt = default_prompt(scale)
+    context = JudgeTask(
+        keyword=slots[0].keyword.text,
+        results=[],
         scale=scale,
         guidelines=evaluation.scoring_guidelines,
     )
-    system, user = messages_for(task, default_prompt(scale))
+    slots, keys = _reuse_cached(run, prompt, context, slots)
+    if not slots:
+        return GO
+    ids = {f"r{number}": slot for number, slot in enumerate(slots, start=1)}
+    task = replace(
+        context,
+        results=[
+            Result(result_id, slot.snapshot.name, _fields(slot)) for result_id, slot in ids.items()
+        ],
+    )
+    system, user = messages_for(task, prompt)
     outcome = call_model(model_settings(judge), system, user, answer_schema(task))
     call = _log(run, system, user, outcome)
     if outcome.failure is not None:
@@ -121,11 +136,23 @@ def _judge_batch(run: JudgeRun, slots: list[FeedbackSlot]) -> Step:
                 + failed[result_id]
             )
     graded = 0
+    paid_for: list[CachedJudgement] = []
     for result_id, judged in answer.judged.items():
         if result_id in failed:
             continue
-        if _write_grade(run, call, ids[result_id], judged.grade, judged.reason):
+        slot = ids[result_id]
+        paid_for.append(
+            CachedJudgement(
+                team_id=judge.team_id,
+                key=keys[slot.id],
+                grade=judged.grade,
+                reason=judged.reason,
+                call=call,
+            )
+        )
+        if _write_grade(run, call, slot, judged.grade, judged.reason):
             graded += 1
+    CachedJudgement.objects.bulk_create(paid_for, ignore_conflicts=True)
     for result_id, why in failed.items():
         _fail(run, call, ids[result_id], why)
     call.parsed = {
@@ -140,6 +167,36 @@ def _judge_batch(run: JudgeRun, slots: list[FeedbackSlot]) -> Step:
         wait_until=None,
     )
     return GO
+
+
+def _reuse_cached(
+    run: JudgeRun, prompt: Prompt, context: JudgeTask, slots: list[FeedbackSlot]
+) -> tuple[list[FeedbackSlot], dict[int, str]]:
+    """Grade the slots whose judgement the team's judges already paid for (the same
+    model, prompt version, keyword and document content) from the cache; the slots left
+    to ask the model about, and every slot's cache key."""
+    judge = run.judge
+    model = f"{judge.protocol} {judge.base_url} {judge.model_name}"
+    keys = {
+        slot.id: cache_key(model, prompt, context, Result("", slot.snapshot.name, _fields(slot)))
+        for slot in slots
+    }
+    cached = {
+        entry.key: entry
+        for entry in CachedJudgement.objects.filter(team_id=judge.team_id, key__in=keys.values())
+    }
+    to_ask, reused = [], 0
+    for slot in slots:
+        hit = cached.get(keys[slot.id])
+        if hit is None:
+            to_ask.append(slot)
+        elif _write_grade(run, hit.call, slot, hit.grade, hit.reason, cached=True):
+            reused += 1
+    if reused:
+        JudgeRun.objects.filter(id=run.id).update(
+            graded=F("graded") + reused, from_cache=F("from_cache") + reused
+        )
+    return to_ask, keys
 
 
 def _call_failed(
@@ -249,7 +306,13 @@ def _wait_for_held_work(run: JudgeRun) -> float | None:
 
 
 def _write_grade(
-    run: JudgeRun, call: JudgeCall, slot: FeedbackSlot, grade: int, reason: str
+    run: JudgeRun,
+    call: JudgeCall | None,
+    slot: FeedbackSlot,
+    grade: int,
+    reason: str,
+    *,
+    cached: bool = False,
 ) -> bool:
     """The judge's grade through the grade writer; False when a rule refused it (the slot
     is listed as failed with why)."""
@@ -269,6 +332,7 @@ def _write_grade(
                     "call": call,
                     "model_name": run.judge.model_name,
                     "prompt_version": run.prompt_version,
+                    "cached": cached,
                 },
             )
     except DomainError as error:

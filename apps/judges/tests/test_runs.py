@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 
 from apps.core.errors import NotFound
-from apps.evaluations.models import FeedbackSlot
+from apps.evaluations.models import FeedbackSlot, Snapshot
 from apps.judges import controls, runs
 from apps.judges.models import JudgeCall, JudgeFailure, JudgeGrade, RunStatus
 from apps.judges.services import judge_create
@@ -240,3 +240,53 @@ def test_lanes_of_an_older_start_end_at_their_next_step(server, setup):
     run.refresh_from_db()
     assert run.lane_epoch == old + 1
     assert judge_lane.apply(args=[run.id, old]).get().startswith("ended")
+
+
+def test_a_judgement_already_paid_for_is_reused_and_a_changed_document_is_asked_again(
+    server, setup
+):
+    evaluation, judge, run = setup
+    server.script(answer(3, 1, 0), answer(2, 2))
+    runs.run_step(run_id=run.id)
+    runs.run_step(run_id=run.id)
+    assert len(server.requests) == 2
+
+    again = make_evaluation(
+        team=evaluation.team, scale="graded", strategy=1, keywords={"red shoes": 3}
+    )
+    # The second result's document changed since: a new key, asked again alone.
+    Snapshot.objects.filter(keyword__evaluation=again, position=2).update(
+        name="Red shoes, new edition"
+    )
+    second = controls.run_start(judge=judge, evaluation=again)
+    server.script(answer(2))
+    assert runs.run_step(run_id=second.id) == runs.GO
+    assert len(server.requests) == 1  # one call, for the changed result only
+    assert "Red shoes, new edition" in server.requests[0].body["messages"][1]["content"]
+    second.refresh_from_db()
+    assert (second.graded, second.from_cache, second.calls) == (3, 2, 1)
+    grades = FeedbackSlot.objects.filter(evaluation=again).order_by("snapshot__position")
+    assert [slot.grade for slot in grades] == [3, 2, 0]
+    cached = JudgeGrade.objects.filter(run=second).order_by("slot__snapshot__position")
+    assert [grade.cached for grade in cached] == [True, False, True]
+
+
+def test_another_model_does_not_reuse_the_judgements(server, setup):
+    evaluation, judge, run = setup
+    server.script(answer(3, 1, 0))
+    runs.run_step(run_id=run.id)
+    other = judge_create(
+        team=evaluation.team,
+        name="Other model",
+        protocol="openai",
+        base_url=server.openai_url,
+        model_name="gpt-other",
+    )
+    again = make_evaluation(
+        team=evaluation.team, scale="graded", strategy=1, keywords={"red shoes": 3}
+    )
+    second = controls.run_start(judge=other, evaluation=again)
+    server.script(answer(1, 1, 1))
+    runs.run_step(run_id=second.id)
+    second.refresh_from_db()
+    assert (second.from_cache, second.calls) == (0, 1)
