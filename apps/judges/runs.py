@@ -31,7 +31,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from apps.core.errors import DomainError
+from apps.core.errors import DomainError, InvalidState, NotAllowed
 from apps.evaluations.models import FeedbackSlot, Status
 from apps.judging.judgements import Giver, slot_judge
 from apps.judging.selectors import lock_cutoff
@@ -79,7 +79,7 @@ def run_step(*, run_id: int) -> Step:
     if run.status != RunStatus.RUNNING:
         return Step("stop", why=f"the run is {run.get_status_display().lower()}")
     evaluation, judge = run.evaluation, run.judge
-    if evaluation.status in (Status.FINISHED,) or evaluation.archived:
+    if evaluation.status == Status.FINISHED or evaluation.archived:
         _settle(run, RunStatus.FINISHED, "the evaluation is finished")
         return Step("stop", why="the evaluation is finished")
     if evaluation.status != Status.ACTIVE:
@@ -314,8 +314,10 @@ def _write_grade(
     *,
     cached: bool = False,
 ) -> bool:
-    """The judge's grade through the grade writer; False when a rule refused it (the slot
-    is listed as failed with why)."""
+    """The judge's grade through the grade writer; False when a rule refused it. A slot
+    the judge no longer holds (its hold ran out during a long call, the run was
+    cancelled) or an evaluation closed meanwhile is not the judge's failure: the slot
+    goes back to the pool, to be claimed again. Any other refusal is listed with why."""
     try:
         with transaction.atomic():
             slot_judge(
@@ -335,6 +337,9 @@ def _write_grade(
                     "cached": cached,
                 },
             )
+    except (NotAllowed, InvalidState):
+        _give_back(run, [slot])
+        return False
     except DomainError as error:
         _fail(run, call, slot, f"the grade was not recorded: {error.message}")
         return False

@@ -290,3 +290,22 @@ def test_another_model_does_not_reuse_the_judgements(server, setup):
     runs.run_step(run_id=second.id)
     second.refresh_from_db()
     assert (second.from_cache, second.calls) == (0, 1)
+
+
+def test_a_run_cancelled_during_a_call_records_nothing_and_lists_nothing(
+    server, setup, monkeypatch
+):
+    evaluation, judge, run = setup
+    server.script(answer(3, 1, 0))
+    real_call = runs.call_model
+
+    def cancelled_meanwhile(*args, **kwargs):
+        outcome = real_call(*args, **kwargs)
+        controls.run_cancel(run=run)  # the lead cancels while the model thinks
+        return outcome
+
+    monkeypatch.setattr(runs, "call_model", cancelled_meanwhile)
+    runs.run_step(run_id=run.id)
+    assert not FeedbackSlot.objects.filter(evaluation=evaluation, grader=judge.user).exists()
+    assert not JudgeFailure.objects.exists()
+    assert not FeedbackSlot.objects.filter(evaluation=evaluation).exclude(grade=None).exists()
