@@ -21,12 +21,14 @@ class SnapshotRow:
 
 def keyword_snapshots(keyword: Keyword, *, snapshot_id: int | None = None) -> list[SnapshotRow]:
     """Every result of a keyword (or one of them) with every slot's grade, grader and
-    reason, in one query."""
+    reason, in one query (an AI judge's grader identity with its judge: its name shows)."""
     slots = FeedbackSlot.objects.filter(keyword=keyword)
     if snapshot_id is not None:
         slots = slots.filter(snapshot_id=snapshot_id)
     rows: dict[int, SnapshotRow] = {}
-    for slot in slots.select_related("snapshot", "grader").order_by("snapshot__position", "index"):
+    for slot in slots.select_related("snapshot", "grader__ai_judge").order_by(
+        "snapshot__position", "index"
+    ):
         snapshot = slot.snapshot
         if snapshot.id not in rows:
             rows[snapshot.id] = SnapshotRow(

@@ -104,7 +104,10 @@ def test_a_lead_assigns_a_judge_from_the_evaluation_page_and_watches_it(owner, t
     run = JudgeRun.objects.get(judge=judge, evaluation=evaluation)
     assert run.status == RunStatus.RUNNING
     server.script(
-        Reply.openai('{"judgements": [{"id": "r1", "grade": 1}, {"id": "r2", "grade": 5}]}')
+        Reply.openai(
+            '{"judgements": [{"id": "r1", "grade": 1, "reason": "Red shoes, as asked."},'
+            ' {"id": "r2", "grade": 5}]}'
+        )
     )
     runs.run_step(run_id=run.id)
 
@@ -116,6 +119,12 @@ def test_a_lead_assigns_a_judge_from_the_evaluation_page_and_watches_it(owner, t
     log = lead.get(f"/judges/runs/{run.id}/calls/")
     text = b"".join(log.streaming_content).decode()
     assert "Keyword: red shoes" in text and API_KEY not in text
+
+    keyword = evaluation.keywords.get()
+    results = lead.get(f"/evaluations/{evaluation.id}/keywords/{keyword.id}/").content.decode()
+    assert "Local" in results and "ai-badge" in results  # the judge's name, badged
+    assert "ai-judges.relevo.invalid" not in results  # not its grader address
+    assert "Red shoes, as asked." in results  # its reason beside its grade
 
     assert lead.post(f"/judges/runs/{run.id}/pause/").status_code == 302
     run.refresh_from_db()
