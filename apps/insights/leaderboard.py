@@ -75,6 +75,37 @@ def leaderboard(
     return rows
 
 
+@dataclass(frozen=True)
+class JudgeRow:
+    name: str
+    model_name: str
+    graded: int
+    active_days: int
+
+
+def judge_leaderboard(*, team_id: int, start: date, end: date) -> list[JudgeRow]:
+    """The team's AI judges with the slots they graded from `start` to `end`, counted
+    apart from people (a judge is not a member: the people's table never lists it).
+    One query; judges with no grade in the range are left out."""
+    zone = get_current_timezone()
+    graded = (
+        FeedbackSlot.objects.filter(
+            grader__ai_judge__team_id=team_id,
+            evaluation__team_id=team_id,
+            reused=False,
+            graded_at__gte=datetime.combine(start, time.min, tzinfo=zone),
+            graded_at__lt=datetime.combine(end + timedelta(days=1), time.min, tzinfo=zone),
+        )
+        .values_list("grader__ai_judge__name", "grader__ai_judge__model_name")
+        .annotate(
+            graded=Count("id"),
+            days=Count(TruncDate("graded_at", tzinfo=zone), distinct=True),
+        )
+        .order_by("-graded", "grader__ai_judge__name")
+    )
+    return [JudgeRow(name, model, count, days) for name, model, count, days in graded]
+
+
 def leaderboard_chart(rows: Sequence[LeaderboardRow], *, limit: int = 25) -> dict[str, Any]:
     """A bar per grader with grades (the first `limit`; the table lists everyone)."""
     shown = [row for row in rows if row.graded][:limit]

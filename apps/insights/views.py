@@ -32,8 +32,8 @@ from .keyword_table import (
     keyword_table,
     table_headers,
 )
+from .leaderboard import judge_leaderboard, leaderboard_chart
 from .leaderboard import leaderboard as leaderboard_rows
-from .leaderboard import leaderboard_chart
 from .metric_cards import evaluation_metric_in_team, metric_cards, metric_values
 from .metric_columns import keyword_columns
 from .model_history import model_history as model_history_of
@@ -220,7 +220,8 @@ def slot_reset(request: TeamRequest, evaluation_id: int, slot_id: int) -> HttpRe
 
 @team_member_required
 def leaderboard(request: TeamRequest) -> HttpResponse:
-    """Graded slots per member over a date range, for everyone in the team."""
+    """Graded slots per member over a date range, for everyone in the team; the team's
+    AI judges apart."""
     team_id = request.membership.team_id
     form = LeaderboardForm(request.GET, tags=Tag.objects.filter(team_id=team_id))
     if not form.is_valid():
@@ -243,6 +244,7 @@ def leaderboard(request: TeamRequest) -> HttpResponse:
             "rows": rows,
             "total": sum(row.graded for row in rows),
             "chart": leaderboard_chart(rows),
+            "judges": judge_leaderboard(team_id=team_id, start=query["from"], end=query["to"]),
             "start": query["from"],
             "end": query["to"],
             "tag": tag,

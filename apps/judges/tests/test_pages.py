@@ -125,6 +125,9 @@ def test_a_lead_assigns_a_judge_from_the_evaluation_page_and_watches_it(owner, t
     assert "Local" in results and "ai-badge" in results  # the judge's name, badged
     assert "ai-judges.relevo.invalid" not in results  # not its grader address
     assert "Red shoes, as asked." in results  # its reason beside its grade
+    board = lead.get("/leaderboard/").content.decode()
+    people, judges = board.split('data-testid="judge-leaderboard"')
+    assert "Local" in judges and "Local" not in people  # counted apart from people
 
     assert lead.post(f"/judges/runs/{run.id}/pause/").status_code == 302
     run.refresh_from_db()
