@@ -3,7 +3,7 @@ chart."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any
 
 from django.db.models import Count
@@ -45,10 +45,7 @@ def leaderboard(
         FeedbackSlot.objects.filter(
             grader_id__in=[user_id for user_id, _email, _role in people],
             evaluation__team_id=team_id,
-            # Grades copied by a reuse strategy were counted where they were given.
-            reused=False,
-            graded_at__gte=datetime.combine(start, time.min, tzinfo=zone),
-            graded_at__lt=datetime.combine(end + timedelta(days=1), time.min, tzinfo=zone),
+            **_graded_from_to(start, end, zone),
         )
         .values_list("grader_id")
         .annotate(
@@ -92,9 +89,7 @@ def judge_leaderboard(*, team_id: int, start: date, end: date) -> list[JudgeRow]
         FeedbackSlot.objects.filter(
             grader__ai_judge__team_id=team_id,
             evaluation__team_id=team_id,
-            reused=False,
-            graded_at__gte=datetime.combine(start, time.min, tzinfo=zone),
-            graded_at__lt=datetime.combine(end + timedelta(days=1), time.min, tzinfo=zone),
+            **_graded_from_to(start, end, zone),
         )
         .values_list("grader__ai_judge__name", "grader__ai_judge__model_name")
         .annotate(
@@ -104,6 +99,16 @@ def judge_leaderboard(*, team_id: int, start: date, end: date) -> list[JudgeRow]
         .order_by("-graded", "grader__ai_judge__name")
     )
     return [JudgeRow(name, model, count, days) for name, model, count, days in graded]
+
+
+def _graded_from_to(start: date, end: date, zone: tzinfo) -> dict[str, Any]:
+    """Slots graded here (not copied by reuse: counted where they were given) from
+    `start` to `end`, both days included, in local time."""
+    return {
+        "reused": False,
+        "graded_at__gte": datetime.combine(start, time.min, tzinfo=zone),
+        "graded_at__lt": datetime.combine(end + timedelta(days=1), time.min, tzinfo=zone),
+    }
 
 
 def leaderboard_chart(rows: Sequence[LeaderboardRow], *, limit: int = 25) -> dict[str, Any]:
