@@ -53,6 +53,7 @@ bench: setup
 	$(PY) bench/import_bench.py
 	$(PY) bench/start_bench.py
 	$(PY) bench/comparison_bench.py
+	$(PY) bench/judge_bench.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,247 @@
+"""Benchmark AI judging end to end, as deployed: Celery workers on Redis and PostgreSQL
+run a judge's lanes against a local server speaking the OpenAI protocol.
+
+Run: .venv/bin/python bench/judge_bench.py [--results 10000] [--latency 0.05]
+     [--per-call 10] [--at-once 8] [--worker-processes 8]
+
+It drops and recreates its own database (relevo_bench_judges) and uses Redis database 12
+(its queue is emptied before and after; nothing else there is touched). It loads an
+active graded evaluation of `results` results (strategy 1, 10 results a keyword), starts
+a model server on 127.0.0.1 that answers every call after `latency` seconds with a grade
+for each result it was sent, and a Celery worker (prefork, `worker-processes`: a lane
+holds a worker process while its call waits, so `at-once` lanes need as many), then
+assigns a judge (`per-call` results per call, `at-once` calls at once) and times:
+
+1. results stored per second, from the assignment to the last grade stored;
+   the limit of the setup is at-once / latency x per-call (issue 17: 8 / 0.05 x 10 =
+   1,600 results/s; target: at least half of it);
+2. how long after the last grade every keyword's metrics are scored, and whether the
+   evaluation's means then equal the exact means of the stored values (target: 5 s);
+3. the worker processes' resident memory at a quarter, half and the end of the run
+   (target: flat).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import benchkit
+from benchkit import ROOT, progress_note, setup_django, verdict
+
+REDIS_URL = "redis://127.0.0.1:6379/12"
+QUEUE = "relevo-bench-judges"
+benchkit.use_database("relevo_bench_judges")
+import os  # noqa: E402  (the settings read the environment once)
+
+os.environ["CELERY_BROKER_URL"] = REDIS_URL
+os.environ["CELERY_TASK_DEFAULT_QUEUE"] = QUEUE
+os.environ["AI_JUDGES_ALLOW_PRIVATE_ADDRESSES"] = "1"
+TOLERANCE = 1e-9
+
+
+class ModelServer(ThreadingHTTPServer):
+    daemon_threads = True
+    latency = 0.05
+    calls = 0
+
+
+class Answer(BaseHTTPRequestHandler):
+    """Grades each result it was sent (by the schema's id enum) after the latency."""
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        schema = body["response_format"]["json_schema"]["schema"]
+        ids = schema["properties"]["judgements"]["items"]["properties"]["id"]["enum"]
+        time.sleep(self.server.latency)  # type: ignore[attr-defined]
+        self.server.calls += 1  # type: ignore[attr-defined]
+        judgements = [{"id": i, "grade": len(i) % 4, "reason": "bench"} for i in ids]
+        content = json.dumps({"judgements": judgements})
+        payload = json.dumps(
+            {
+                "id": "bench",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "bench",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": content},
+                    }
+                ],
+                "usage": {"prompt_tokens": 500, "completion_tokens": 50, "total_tokens": 550},
+            }
+        ).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def start_worker(processes: int, log: Path) -> subprocess.Popen:
+    env = dict(os.environ, LOG_LEVEL="WARNING")
+    command = [
+        str(ROOT / ".venv" / "bin" / "celery"),
+        "-A",
+        "config",
+        "worker",
+        f"--queues={QUEUE}",
+        f"--concurrency={processes}",
+        "--loglevel=WARNING",
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    ]
+    return subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT
+    )
+
+
+def worker_rss_mb(worker: subprocess.Popen) -> float:
+    """The resident memory of the worker and its pool processes, in MB."""
+    pids = [worker.pid]
+    children = Path(f"/proc/{worker.pid}/task/{worker.pid}/children")
+    if children.exists():
+        pids += [int(pid) for pid in children.read_text().split()]
+    total = 0
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except FileNotFoundError:
+            continue
+    return total / 1024
+
+
+def check_means(evaluation_id: int) -> list[str]:
+    from apps.evaluations.models import EvaluationMetric
+    from apps.scoring.models import KeywordMetric
+
+    problems = []
+    for metric in EvaluationMetric.objects.filter(evaluation_id=evaluation_id):
+        values = list(
+            KeywordMetric.objects.filter(
+                evaluation_id=evaluation_id, metric=metric.metric, k=metric.k, value__isnull=False
+            ).values_list("value", flat=True)
+        )
+        exact = math.fsum(values) / len(values) if values else None
+        if (exact is None) != (metric.value is None) or (
+            exact is not None and abs(metric.value - exact) > TOLERANCE
+        ):
+            problems.append(f"{metric}: mean {metric.value!r} != exact {exact!r}")
+    return problems
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--results", type=int, default=10_000)
+    parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--per-call", type=int, default=10)
+    parser.add_argument("--at-once", type=int, default=8)
+    parser.add_argument("--worker-processes", type=int, default=8)
+    args = parser.parse_args()
+
+    import redis
+
+    broker = redis.Redis.from_url(REDIS_URL)
+    broker.delete(QUEUE)
+    setup_django()
+    from apps.accounts.services import team_create
+    from apps.evaluations.models import Keyword
+    from apps.judges import controls
+    from apps.judges.models import JudgeRun, RunStatus
+    from apps.judges.services import judge_create
+
+    per_keyword = 10
+    shape = benchkit.Shape(args.results // per_keyword, per_keyword, 1, 0.0)
+    team = team_create(name="Bench", owner_email="bench@example.test", owner_password="x" * 12)
+    grades = [[[None] for _ in range(per_keyword)] for _ in range(shape.keywords)]
+    evaluation = benchkit.build_evaluation(team, "Judged", shape, grades, [("ndcg", 10)])
+    Keyword.objects.filter(evaluation=evaluation).update(needs_scoring=False)
+
+    server = ModelServer(("127.0.0.1", 0), Answer)
+    server.latency = args.latency
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    judge = judge_create(
+        team=team,
+        name="Bench judge",
+        protocol="openai",
+        base_url=f"http://127.0.0.1:{server.server_address[1]}/v1",
+        model_name="bench",
+        results_per_call=args.per_call,
+        calls_at_once=args.at_once,
+    )
+    logs = Path("/tmp") / f"relevo-judge-bench-{int(time.time())}"
+    logs.mkdir()
+    progress_note(f"starting a worker ({args.worker_processes} processes); logs in {logs}")
+    worker = start_worker(args.worker_processes, logs / "worker.log")
+    time.sleep(4)  # the worker's processes start
+    memory: list[tuple[str, float]] = []
+    try:
+        started = time.monotonic()
+        run = controls.run_start(judge=judge, evaluation=evaluation)
+        marks = {args.results // 4: "a quarter", args.results // 2: "half"}
+        last_graded, last_change = 0, time.monotonic()
+        while True:
+            run.refresh_from_db(fields=["graded", "failed", "status"])
+            done = run.graded + run.failed
+            for at, name in list(marks.items()):
+                if done >= at:
+                    memory.append((name, worker_rss_mb(worker)))
+                    del marks[at]
+            if done != last_graded:
+                last_graded, last_change = done, time.monotonic()
+            if run.status != RunStatus.RUNNING or done >= args.results:
+                break
+            if time.monotonic() - last_change > 60:
+                raise SystemExit(f"no progress for 60 s at {done} results; see {logs}")
+            time.sleep(0.05)
+        stored = time.monotonic() - started
+        memory.append(("the end", worker_rss_mb(worker)))
+        scored_after = None
+        while time.monotonic() - started - stored < 60:
+            if not Keyword.objects.filter(evaluation=evaluation, needs_scoring=True).exists():
+                scored_after = time.monotonic() - started - stored
+                break
+            time.sleep(0.05)
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
+        broker.delete(QUEUE)
+    run = JudgeRun.objects.get(id=run.id)
+    limit = args.at_once / args.latency * args.per_call
+    rate = run.graded / stored
+    problems = check_means(evaluation.id)
+    print(
+        f"judged {run.graded} results ({run.failed} failed) in {stored:.1f} s with "
+        f"{run.calls} calls ({server.calls} answered): {rate:.0f} results/s; the setup's "
+        f"limit {limit:.0f}/s; target >= {limit / 2:.0f}/s   {verdict(rate >= limit / 2)}"
+    )
+    if scored_after is None:
+        print("metrics: keywords still marked 60 s after the last grade   FAIL")
+    else:
+        print(
+            f"metrics scored {scored_after:.1f} s after the last grade; target <= 5 s   "
+            f"{verdict(scored_after <= 5)}"
+        )
+    print(f"means == exact fsum means: {'OK' if not problems else problems[:3]}")
+    shown = ", ".join(f"{name} {mb:.0f} MB" for name, mb in memory)
+    growth = memory[-1][1] / memory[0][1] if memory and memory[0][1] else float("nan")
+    print(f"worker RSS: {shown} (end / first {growth:.2f}; target flat)")
+    print(benchkit.machine_speed())
+
+
+if __name__ == "__main__":
+    main()
