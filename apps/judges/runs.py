@@ -31,9 +31,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from apps.core.errors import DomainError, InvalidState, NotAllowed
+from apps.core.errors import InvalidInput
 from apps.evaluations.models import FeedbackSlot, Status
-from apps.judging.judgements import Giver, slot_judge
+from apps.judging.judgements import Giver, HeldJudgement, slots_judge_held
 from apps.judging.selectors import lock_cutoff
 
 from .answers import read_answer
@@ -135,8 +135,8 @@ def _judge_batch(run: JudgeRun, slots: list[FeedbackSlot]) -> Step:
                 f"the answer was cut off at max_output_tokens ({judge.max_output_tokens}); "
                 + failed[result_id]
             )
-    graded = 0
     paid_for: list[CachedJudgement] = []
+    answered: list[_Grade] = []
     for result_id, judged in answer.judged.items():
         if result_id in failed:
             continue
@@ -150,8 +150,8 @@ def _judge_batch(run: JudgeRun, slots: list[FeedbackSlot]) -> Step:
                 call=call,
             )
         )
-        if _write_grade(run, call, slot, judged.grade, judged.reason):
-            graded += 1
+        answered.append(_Grade(slot, judged.grade, judged.reason, call))
+    graded = _write_grades(run, answered)
     CachedJudgement.objects.bulk_create(paid_for, ignore_conflicts=True)
     for result_id, why in failed.items():
         _fail(run, call, ids[result_id], why)
@@ -185,13 +185,15 @@ def _reuse_cached(
         entry.key: entry
         for entry in CachedJudgement.objects.filter(team_id=judge.team_id, key__in=keys.values())
     }
-    to_ask, reused = [], 0
+    to_ask: list[FeedbackSlot] = []
+    hits: list[_Grade] = []
     for slot in slots:
         hit = cached.get(keys[slot.id])
         if hit is None:
             to_ask.append(slot)
-        elif _write_grade(run, hit.call, slot, hit.grade, hit.reason, cached=True):
-            reused += 1
+        else:
+            hits.append(_Grade(slot, hit.grade, hit.reason, hit.call, cached=True))
+    reused = _write_grades(run, hits)
     if reused:
         JudgeRun.objects.filter(id=run.id).update(
             graded=F("graded") + reused, from_cache=F("from_cache") + reused
@@ -305,45 +307,62 @@ def _wait_for_held_work(run: JudgeRun) -> float | None:
     return IDLE_WAIT_S if others_hold else None
 
 
-def _write_grade(
-    run: JudgeRun,
-    call: JudgeCall | None,
-    slot: FeedbackSlot,
-    grade: int,
-    reason: str,
-    *,
-    cached: bool = False,
-) -> bool:
-    """The judge's grade through the grade writer; False when a rule refused it. A slot
-    the judge no longer holds (its hold ran out during a long call, the run was
-    cancelled) or an evaluation closed meanwhile is not the judge's failure: the slot
-    goes back to the pool, to be claimed again. Any other refusal is listed with why."""
+@dataclass(frozen=True)
+class _Grade:
+    """A grade for one claimed slot, from a call (or the cache, `cached`)."""
+
+    slot: FeedbackSlot
+    grade: int
+    reason: str
+    call: JudgeCall | None
+    cached: bool = False
+
+
+def _write_grades(run: JudgeRun, grades: list[_Grade]) -> int:
+    """The judge's grades through the grade writer, all of one call in one transaction,
+    with the model and prompt version beside each (JudgeGrade); how many were recorded.
+    A slot the judge no longer holds (its hold ran out during a long call, the run was
+    cancelled) or in an evaluation closed meanwhile is not the judge's failure: it goes
+    back to the pool, to be claimed again."""
+    if not grades:
+        return 0
     try:
         with transaction.atomic():
-            slot_judge(
-                slot_id=slot.id,
-                giver=Giver.grader(run.judge.user),
-                grade=grade,
-                reason=reason,
-                team_id=run.judge.team_id,
-            )
-            JudgeGrade.objects.update_or_create(
-                slot=slot,
-                defaults={
-                    "run": run,
-                    "call": call,
-                    "model_name": run.judge.model_name,
-                    "prompt_version": run.prompt_version,
-                    "cached": cached,
-                },
-            )
-    except (NotAllowed, InvalidState):
-        _give_back(run, [slot])
-        return False
-    except DomainError as error:
-        _fail(run, call, slot, f"the grade was not recorded: {error.message}")
-        return False
-    return True
+            written = _write_held(run, grades)
+    except InvalidInput as error:  # a grade off the scale (the reader lets none through)
+        for g in grades:
+            _fail(run, g.call, g.slot, f"the grade was not recorded: {error.message}")
+        return 0
+    _give_back(run, [g.slot for g in grades if g.slot.id not in written])
+    return len(written)
+
+
+def _write_held(run: JudgeRun, grades: list[_Grade]) -> set[int]:
+    judge = run.judge
+    with transaction.atomic():
+        written = slots_judge_held(
+            giver=Giver.grader(judge.user),
+            judgements=[HeldJudgement(g.slot.id, g.grade, g.reason) for g in grades],
+            team_id=judge.team_id,
+        )
+        JudgeGrade.objects.bulk_create(
+            [
+                JudgeGrade(
+                    slot=g.slot,
+                    run=run,
+                    call=g.call,
+                    model_name=judge.model_name,
+                    prompt_version=run.prompt_version,
+                    cached=g.cached,
+                )
+                for g in grades
+                if g.slot.id in written
+            ],
+            update_conflicts=True,
+            unique_fields=["slot"],
+            update_fields=["run", "call", "model_name", "prompt_version", "cached", "graded_at"],
+        )
+    return written
 
 
 def _fail(run: JudgeRun, call: JudgeCall | None, slot: FeedbackSlot, why: str) -> None:

@@ -3,7 +3,8 @@
 Whoever gives it (a grader on the grading page, a lead resetting a slot or editing it
 in the admin, the demo data, reuse of earlier grades, and the AI judges to come), a
 judgement of a feedback slot is recorded, changed, cleared or skipped by `slot_judge`,
-and many at once by `slots_judge_in_bulk`. Nothing else writes a slot's grade columns
+many untouched slots at once by `slots_judge_in_bulk` (reuse), and many slots one grader
+holds by `slots_judge_held` (an AI judge's call). Nothing else writes a slot's grade columns
 (grade, reason, graded_at, grader, external_grader). These functions enforce the
 rules: the team, the grader's hold on the slot, an evaluation open for grading, a grade
 of the evaluation's scale. In the same transaction they mark the keyword for
@@ -333,6 +334,78 @@ def slots_judge_in_bulk(
         FeedbackSlot.objects.filter(snapshot_id__in=snapshots).update(snapshot_started=True)
         pipeline.grades_changed(keyword_ids={keyword for _, _, keyword in rows})
     return len(ids)
+
+
+@dataclass(frozen=True)
+class HeldJudgement:
+    """One grade of a slot the grader holds, in a bulk write (slots_judge_held)."""
+
+    slot_id: int
+    grade: int
+    reason: str = ""
+
+
+def slots_judge_held(
+    *, giver: Giver, judgements: Sequence[HeldJudgement], team_id: int
+) -> set[int]:
+    """Grade many slots one grader holds, in one transaction (an AI judge's call: its
+    results of one keyword), under slot_judge's rules: slots of the team, still held by
+    the grader, in an evaluation open for grading, grades of its scale (one off the
+    scale: InvalidInput, nothing written). A slot the grader no longer holds, or in an
+    evaluation closed meanwhile, is left alone. Returns the ids of the slots graded.
+
+    Locks every slot of the results in id order first, as a first grade does: a result
+    this write starts is started for its other slots in the same transaction."""
+    if giver.kind != GiverKind.GRADER:
+        raise ValueError("slots_judge_held writes a grader's held slots")
+    if not judgements:
+        return set()
+    wanted = {judgement.slot_id: judgement for judgement in judgements}
+    with transaction.atomic():
+        siblings = list(
+            FeedbackSlot.objects.select_for_update()
+            .filter(
+                snapshot_id__in=FeedbackSlot.objects.filter(id__in=wanted).values("snapshot_id")
+            )
+            .order_by("id")
+            .values_list(
+                "id", "snapshot_id", "keyword_id", "grader_id", "snapshot_started", "evaluation_id"
+            )
+        )
+        held = [row for row in siblings if row[0] in wanted and row[3] == giver.user.id]
+        open_scales = {
+            evaluation.id: evaluation.grading_scale
+            for evaluation in Evaluation.objects.filter(
+                id__in={row[5] for row in held}, team_id=team_id, status=Status.ACTIVE
+            )
+        }
+        writable = [row for row in held if row[5] in open_scales]
+        problems: list[str] = []
+        for slot_id, *_rest, evaluation_id in writable:
+            try:
+                check_grade(wanted[slot_id].grade, open_scales[evaluation_id])
+            except InvalidInput as error:
+                problems.extend(f"slot {slot_id}: {problem}" for problem in error.problems)
+        if problems:
+            raise InvalidInput(problems)
+        if not writable:
+            return set()
+        ids = [row[0] for row in writable]
+        now = timezone.now()
+        bulk_set(
+            FeedbackSlot,
+            ids,
+            {
+                "grade": [wanted[slot_id].grade for slot_id in ids],
+                "reason": [wanted[slot_id].reason for slot_id in ids],
+                "graded_at": [now] * len(ids),
+            },
+        )
+        starting = {row[1] for row in writable if not row[4]}
+        if starting:
+            FeedbackSlot.objects.filter(snapshot_id__in=starting).update(snapshot_started=True)
+        pipeline.grades_changed(keyword_ids={row[2] for row in writable})
+    return set(ids)
 
 
 def _bulk_problems(evaluation: Evaluation, judgements: Sequence[BulkJudgement]) -> list[str]:
