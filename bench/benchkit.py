@@ -272,3 +272,33 @@ def machine_speed() -> str:
             total += step
         best = min(best, time.perf_counter() - started)
     return f"machine speed: a 20-million-step Python loop in {best:.2f} s (best of 3)"
+
+
+# Incrementally kept means against exact (fsum) means of the stored values.
+MEAN_TOLERANCE = 1e-9
+
+
+def check_means(evaluation_id: int) -> list[str]:
+    """Every incrementally kept mean must equal the exact mean of the stored values (and
+    its count, and its latest history point); the problems found."""
+    from apps.evaluations.models import EvaluationMetric
+    from apps.scoring.models import KeywordMetric
+
+    problems = []
+    for metric in EvaluationMetric.objects.filter(evaluation_id=evaluation_id):
+        values = list(
+            KeywordMetric.objects.filter(
+                evaluation_id=evaluation_id, metric=metric.metric, k=metric.k, value__isnull=False
+            ).values_list("value", flat=True)
+        )
+        exact = math.fsum(values) / len(values) if values else None
+        if metric.value_count != len(values):
+            problems.append(f"{metric}: count {metric.value_count} != {len(values)}")
+        if (exact is None) != (metric.value is None) or (
+            exact is not None and abs(metric.value - exact) > MEAN_TOLERANCE
+        ):
+            problems.append(f"{metric}: mean {metric.value!r} != exact {exact!r}")
+        point = metric.history.order_by("-minute").first()
+        if point is None or point.value != metric.value:
+            problems.append(f"{metric}: latest history point {point and point.value!r}")
+    return problems

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import subprocess
 import threading
 import time
@@ -43,7 +42,6 @@ import os  # noqa: E402  (the settings read the environment once)
 os.environ["CELERY_BROKER_URL"] = REDIS_URL
 os.environ["CELERY_TASK_DEFAULT_QUEUE"] = QUEUE
 os.environ["AI_JUDGES_ALLOW_PRIVATE_ADDRESSES"] = "1"
-TOLERANCE = 1e-9
 
 
 class ModelServer(ThreadingHTTPServer):
@@ -125,25 +123,6 @@ def worker_rss_mb(worker: subprocess.Popen) -> float:
     return total / 1024
 
 
-def check_means(evaluation_id: int) -> list[str]:
-    from apps.evaluations.models import EvaluationMetric
-    from apps.scoring.models import KeywordMetric
-
-    problems = []
-    for metric in EvaluationMetric.objects.filter(evaluation_id=evaluation_id):
-        values = list(
-            KeywordMetric.objects.filter(
-                evaluation_id=evaluation_id, metric=metric.metric, k=metric.k, value__isnull=False
-            ).values_list("value", flat=True)
-        )
-        exact = math.fsum(values) / len(values) if values else None
-        if (exact is None) != (metric.value is None) or (
-            exact is not None and abs(metric.value - exact) > TOLERANCE
-        ):
-            problems.append(f"{metric}: mean {metric.value!r} != exact {exact!r}")
-    return problems
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", type=int, default=10_000)
@@ -223,7 +202,7 @@ def main() -> None:
     run = JudgeRun.objects.get(id=run.id)
     limit = args.at_once / args.latency * args.per_call
     rate = run.graded / stored
-    problems = check_means(evaluation.id)
+    problems = benchkit.check_means(evaluation.id)
     print(
         f"judged {run.graded} results ({run.failed} failed) in {stored:.1f} s with "
         f"{run.calls} calls ({server.calls} answered): {rate:.0f} results/s; the setup's "

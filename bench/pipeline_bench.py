@@ -22,7 +22,6 @@ stored keyword values, and that stored values equal the engine's on a sample.
 from __future__ import annotations
 
 import argparse
-import math
 import random
 import statistics
 import sys
@@ -53,7 +52,7 @@ SCALE_GRADES = [0, 1, 2, 3]  # graded scale
 FULL_RECOMPUTE_TARGET_S = 15.0
 SINGLE_RECOMPUTE_TARGET_MS = 50.0
 RATIO_TARGET = 1.5
-TOLERANCE = 1e-9
+TOLERANCE = benchkit.MEAN_TOLERANCE
 ENGINE_SAMPLE = 200  # keywords per evaluation compared with a fresh score_keyword
 
 
@@ -163,31 +162,6 @@ def queries_of_one_grade(evaluation_id: int, rng: random.Random) -> tuple[int, i
 # --- correctness ------------------------------------------------------------------------
 
 
-def check_means(evaluation_id: int) -> list[str]:
-    """Every incrementally kept mean must equal the exact mean of the stored values."""
-    from apps.evaluations.models import EvaluationMetric
-    from apps.scoring.models import KeywordMetric
-
-    problems = []
-    for metric in EvaluationMetric.objects.filter(evaluation_id=evaluation_id):
-        values = list(
-            KeywordMetric.objects.filter(
-                evaluation_id=evaluation_id, metric=metric.metric, k=metric.k, value__isnull=False
-            ).values_list("value", flat=True)
-        )
-        exact = math.fsum(values) / len(values) if values else None
-        if metric.value_count != len(values):
-            problems.append(f"{metric}: count {metric.value_count} != {len(values)}")
-        if (exact is None) != (metric.value is None) or (
-            exact is not None and abs(metric.value - exact) > TOLERANCE
-        ):
-            problems.append(f"{metric}: mean {metric.value!r} != exact {exact!r}")
-        point = metric.history.order_by("-minute").first()
-        if point is None or point.value != metric.value:
-            problems.append(f"{metric}: latest history point {point and point.value!r}")
-    return problems
-
-
 def check_state(evaluation_id: int) -> list[str]:
     """Progress equals the slots graded; nothing is left marked or leased."""
     from apps.evaluations.models import Evaluation, FeedbackSlot, Keyword
@@ -275,7 +249,7 @@ def run(args: argparse.Namespace) -> Results:
     full_ms, _ = timed(lambda: evaluation_recompute(evaluation_id=evaluations["big"].id))
     small_full_ms, _ = timed(lambda: evaluation_recompute(evaluation_id=evaluations["small"].id))
     # Checked now, before single grades move the means away from exact.
-    problems = check_means(evaluations["big"].id) + check_state(evaluations["big"].id)
+    problems = benchkit.check_means(evaluations["big"].id) + check_state(evaluations["big"].id)
 
     progress_note(f"{args.grades} single grades on each evaluation")
     timings = time_single_grades(evaluations, args.grades, rng)
@@ -283,7 +257,7 @@ def run(args: argparse.Namespace) -> Results:
 
     progress_note("checking correctness")
     for evaluation in evaluations.values():
-        problems += check_means(evaluation.id) + check_state(evaluation.id)
+        problems += benchkit.check_means(evaluation.id) + check_state(evaluation.id)
         problems += check_values_against_engine(evaluation.id, ENGINE_SAMPLE, rng)
     return Results(
         big=big,

@@ -512,65 +512,52 @@ def item_who(data: Data, warmup: int, calls: int) -> list[Row]:
             keys.append(store.session_key)
         sessions.append(keys)
 
-    def step(i: int, sql_first: bool, capture: str | None) -> tuple[float, float]:
-        relevo_key, django_key = sessions[i % len(sessions)]
-        sql_request, orm_request = factory.get("/feedback/"), factory.get("/feedback/")
+    def stepper(orm_membership: Callable) -> Callable[[int, bool, str | None], tuple[float, float]]:
+        """A step reading the request's person and membership both ways: the app's
+        session store and current_membership, against Django's store and
+        `orm_membership` (the ORM's selector, or the app's own for the store alone)."""
 
-        def sql():
-            sql_request.session = RelevoStore(relevo_key)
-            sql_request.user = get_user(sql_request)
-            return sql_request.user, current_membership(sql_request)
+        def step(i: int, sql_first: bool, capture: str | None) -> tuple[float, float]:
+            relevo_key, django_key = sessions[i % len(sessions)]
+            sql_request, orm_request = factory.get("/feedback/"), factory.get("/feedback/")
 
-        def orm():
-            orm_request.session = DjangoStore(django_key)
-            orm_request.user = get_user(orm_request)
-            return orm_request.user, current_membership_orm(orm_request)
+            def sql():
+                sql_request.session = RelevoStore(relevo_key)
+                sql_request.user = get_user(sql_request)
+                return sql_request.user, current_membership(sql_request)
 
-        t_sql, (user_a, membership_a), t_orm, (user_b, membership_b) = both(
-            sql, orm, sql_first, capture
-        )
-        assert user_a.is_authenticated and user_a.pk is not None
-        same_instance(user_a, user_b)
-        same_instance(membership_a, membership_b)
-        same_instance(membership_a.team, membership_b.team)
-        same_memberships(
-            getattr(sql_request, "_relevo_memberships"),  # noqa: B009 - set by the selector
-            getattr(orm_request, "_relevo_memberships"),  # noqa: B009
-        )
-        return t_sql, t_orm
+            def orm():
+                orm_request.session = DjangoStore(django_key)
+                orm_request.user = get_user(orm_request)
+                return orm_request.user, orm_membership(orm_request)
 
-    def step_store_only(i: int, sql_first: bool, capture: str | None) -> tuple[float, float]:
-        """The session override alone: the app's current_membership both ways, which
-        reads the memberships with the raw memberships_of when the session did not."""
-        relevo_key, django_key = sessions[i % len(sessions)]
-        sql_request, orm_request = factory.get("/feedback/"), factory.get("/feedback/")
+            t_sql, (user_a, membership_a), t_orm, (user_b, membership_b) = both(
+                sql, orm, sql_first, capture
+            )
+            assert user_a.is_authenticated and user_a.pk is not None
+            same_instance(user_a, user_b)
+            same_instance(membership_a, membership_b)
+            same_instance(membership_a.team, membership_b.team)
+            same_memberships(
+                getattr(sql_request, "_relevo_memberships"),  # noqa: B009 - set by the selector
+                getattr(orm_request, "_relevo_memberships"),  # noqa: B009
+            )
+            return t_sql, t_orm
 
-        def sql():
-            sql_request.session = RelevoStore(relevo_key)
-            sql_request.user = get_user(sql_request)
-            return sql_request.user, current_membership(sql_request)
-
-        def orm():
-            orm_request.session = DjangoStore(django_key)
-            orm_request.user = get_user(orm_request)
-            return orm_request.user, current_membership(orm_request)
-
-        t_sql, (user_a, membership_a), t_orm, (user_b, membership_b) = both(
-            sql, orm, sql_first, capture
-        )
-        same_instance(user_a, user_b)
-        same_instance(membership_a, membership_b)
-        same_memberships(
-            getattr(sql_request, "_relevo_memberships"),  # noqa: B009 - set by the selector
-            getattr(orm_request, "_relevo_memberships"),  # noqa: B009
-        )
-        return t_sql, t_orm
+        return step
 
     return [
-        measure(Row("1a who is this request (session+user+membership)", True), step, warmup, calls),
+        measure(
+            Row("1a who is this request (session+user+membership)", True),
+            stepper(current_membership_orm),
+            warmup,
+            calls,
+        ),
+        # The session override alone: the app's current_membership both ways, which reads
+        # the memberships with the raw memberships_of when the session did not.
         measure(
             Row("1b sessions.py alone (memberships raw both ways)", True),
-            step_store_only,
+            stepper(current_membership),
             warmup,
             calls,
         ),

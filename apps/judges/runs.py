@@ -286,17 +286,17 @@ def _wait_for_held_work(run: JudgeRun) -> float | None:
     """Seconds to wait when nothing can be claimed now but some results may come free:
     the judge's own holds of a step that died (until the first runs out), or others'
     holds of results the judge has none of. None: nothing is left for the judge."""
-    now = timezone.now()
+    cutoff = lock_cutoff()
     mine = FeedbackSlot.objects.filter(evaluation_id=run.evaluation_id, grader_id=run.judge.user_id)
-    own_hold = (
-        mine.filter(grade__isnull=True, assigned_at__gte=lock_cutoff(now))
+    oldest_hold = (
+        mine.filter(grade__isnull=True, assigned_at__gte=cutoff)
         .order_by("assigned_at")
         .values_list("assigned_at", flat=True)
         .first()
     )
-    if own_hold is not None:
-        frees_at = own_hold - lock_cutoff(now) + now
-        return min(max((frees_at - now).total_seconds() + 1.0, 1.0), IDLE_WAIT_S)
+    if oldest_hold is not None:
+        # It runs out when the cutoff passes it: in (oldest_hold - cutoff), and a second.
+        return min((oldest_hold - cutoff).total_seconds() + 1.0, IDLE_WAIT_S)
     others_hold = (
         FeedbackSlot.objects.filter(
             evaluation_id=run.evaluation_id, grade__isnull=True, grader__isnull=False
@@ -327,8 +327,7 @@ def _write_grades(run: JudgeRun, grades: list[_Grade]) -> int:
     if not grades:
         return 0
     try:
-        with transaction.atomic():
-            written = _write_held(run, grades)
+        written = _write_held(run, grades)
     except InvalidInput as error:  # a grade off the scale (the reader lets none through)
         for g in grades:
             _fail(run, g.call, g.slot, f"the grade was not recorded: {error.message}")
