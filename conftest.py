@@ -127,6 +127,18 @@ def fresh_throttles():
     ratelimit.clear()
 
 
+@pytest.fixture
+def steady_rate_windows(monkeypatch):
+    """The rate windows stand still: a test's requests all fall in one minute, hour and
+    day, however long they take. (Counts are kept in fixed windows; a test that happened
+    to straddle a minute's edge would see its count start again and fail by chance.)"""
+    from apps.core import ratelimit
+
+    # Half past a whole day since the epoch: mid-minute, mid-hour and mid-day.
+    pinned = 20_000 * 86_400 + 43_200 + 1_800 + 30
+    monkeypatch.setattr(ratelimit, "_now", lambda: float(pinned))
+
+
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     """Tests log people in by the hundred; a slow hash only makes the suite slow."""

@@ -127,9 +127,14 @@ def _is_address(text: str) -> bool:
     return True
 
 
+def _now() -> float:
+    """The wall-clock time the windows are cut from (a test may pin it)."""
+    return time.time()
+
+
 def _window(scope: str, ident: str, seconds: int) -> tuple[str, int]:
     """The counter's key in the current window, and the seconds left in that window."""
-    now = time.time()
+    now = _now()
     window = int(now // seconds)
     # Hashed: keys stay short and safe for any store, and Redis holds no email addresses.
     digest = hashlib.sha256(ident.encode()).hexdigest()[:32]

@@ -11,7 +11,7 @@ from apps.accounts.models import Invitation
 from apps.core.errors import RateLimited
 from tests.factories import client_for, make_team
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("steady_rate_windows")]
 
 
 def ask_reset(client: Client, email: str):

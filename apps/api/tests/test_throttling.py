@@ -11,7 +11,7 @@ from django.test import Client
 
 from apps.accounts.api_tokens import api_token_create
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("steady_rate_windows")]
 
 URL = "/api/v1/evaluations/"
 
