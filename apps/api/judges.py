@@ -37,6 +37,9 @@ class JudgeOut(serializers.Serializer):
     calls_at_once = serializers.IntegerField()
     max_output_tokens = serializers.IntegerField()
     structured_output = serializers.BooleanField()
+    prompt = serializers.IntegerField(
+        source="prompt_id", allow_null=True, help_text="a team prompt; null: the default"
+    )
     budget_calls = serializers.IntegerField(allow_null=True)
     budget_tokens = serializers.IntegerField(allow_null=True)
     budget_cost = serializers.DecimalField(max_digits=10, decimal_places=2, allow_null=True)
@@ -63,6 +66,9 @@ class JudgeIn(serializers.Serializer):
     calls_at_once = serializers.IntegerField(required=False, min_value=1, max_value=32)
     max_output_tokens = serializers.IntegerField(required=False, min_value=16, max_value=32000)
     structured_output = serializers.BooleanField(required=False)
+    prompt = serializers.IntegerField(
+        required=False, allow_null=True, help_text="a team prompt's id; null: the default"
+    )
     budget_calls = serializers.IntegerField(required=False, allow_null=True)
     budget_tokens = serializers.IntegerField(required=False, allow_null=True)
     budget_cost = serializers.DecimalField(

@@ -10,6 +10,7 @@ from apps.evaluations.models import Evaluation
 
 from .models import Judge, JudgeFailure, JudgeRun, RunStatus
 from .prompting import default_prompt
+from .prompts import version_for_new_run
 from .runs import give_back_held
 from .tasks import lanes_start
 
@@ -18,12 +19,16 @@ def run_start(*, judge: Judge, evaluation: Evaluation, created_by: User | None =
     """Assign the judge to the evaluation (of its team), or resume its run there."""
     if evaluation.team_id != judge.team_id:
         raise NotFound("No such evaluation.")
+    version = version_for_new_run(judge)
     run, created = JudgeRun.objects.get_or_create(
         judge=judge,
         evaluation=evaluation,
         defaults={
             "created_by": created_by,
-            "prompt_version": default_prompt(evaluation.grading_scale).version,
+            "prompt": version,
+            "prompt_version": version.version
+            if version
+            else default_prompt(evaluation.grading_scale).version,
         },
     )
     if created:

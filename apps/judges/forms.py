@@ -1,6 +1,7 @@
 """The judge form. It only types the input; every rule is the service's (validation.py),
 whose problems are put back next to their fields."""
 
+from collections.abc import Iterable
 from typing import Any
 
 from django import forms
@@ -37,6 +38,11 @@ class JudgeForm(forms.Form):
     results_per_call = forms.CharField(label="Results per call", initial="10", help_text="1 to 20")
     calls_at_once = forms.CharField(label="Calls at once", initial="4", help_text="1 to 32")
     max_output_tokens = forms.CharField(label="Most output tokens", initial="2000")
+    prompt = forms.ChoiceField(
+        required=False,
+        help_text="The default prompt of the evaluation's scale, or one of the team's prompts "
+        "(a run keeps the version it started with).",
+    )
     structured_output = forms.BooleanField(
         required=False,
         initial=True,
@@ -49,15 +55,38 @@ class JudgeForm(forms.Form):
     price_input_per_million = forms.CharField(label="Price per million input tokens", initial="0")
     price_output_per_million = forms.CharField(label="Price per million output tokens", initial="0")
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, prompts: Iterable[Any] = (), **kwargs: Any) -> None:
         kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
+        prompt_field = self.fields["prompt"]
+        assert isinstance(prompt_field, forms.ChoiceField)
+        prompt_field.choices = [("", "Default prompt of the evaluation's scale")] + [
+            (str(prompt.id), prompt.name) for prompt in prompts
+        ]
 
     @staticmethod
     def initial_for(judge: Any) -> dict[str, Any]:
-        fields = [name for name in JudgeForm.base_fields if name != "api_key"]
+        fields = [name for name in JudgeForm.base_fields if name not in ("api_key", "prompt")]
         initial = {name: getattr(judge, name) for name in fields}
+        initial["prompt"] = judge.prompt_id
         return {name: ("" if value is None else value) for name, value in initial.items()}
+
+
+class PromptForm(forms.Form):
+    """A team prompt: its name and instructions (the service checks both)."""
+
+    name = forms.CharField(required=False)
+    instructions = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 22, "spellcheck": "false"}),
+        help_text="The system message. {scale} becomes the grading scale's meanings; the "
+        "keyword, its need and notes, the guidelines and the results follow it, delimited, "
+        "in every call.",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
 
 
 class AssignForm(forms.Form):

@@ -13,6 +13,52 @@ from apps.evaluations.models import Evaluation, FeedbackSlot
 from .providers import Protocol
 
 
+class JudgePrompt(models.Model):
+    """A team's own prompt: a lead's edited copy of the default. A change makes a new
+    version and keeps the old ones, because stored judgements name the version that
+    made them (prompts.py)."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="judge_prompts")
+    name = models.CharField(max_length=100)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["team", "name"], name="judge_prompt_name_once"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class JudgePromptVersion(models.Model):
+    """One version of a team's prompt, never changed once written."""
+
+    prompt = models.ForeignKey(JudgePrompt, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    # What judgements record: "prompt-<prompt id>-v<number>", unique in the whole database, so
+    # two teams' prompts never share a cache entry or a calibration column.
+    version = models.CharField(max_length=64, unique=True)
+    instructions = models.TextField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["prompt_id", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["prompt", "number"], name="prompt_version_once"),
+        ]
+
+    def __str__(self) -> str:
+        return self.version
+
+
 class Judge(models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="judges")
     # The judge as a grader: the slots it grades name this user (inactive, no password,
@@ -33,6 +79,11 @@ class Judge(models.Model):
     calls_at_once = models.PositiveSmallIntegerField(default=4)
     max_output_tokens = models.PositiveIntegerField(default=2_000)
     structured_output = models.BooleanField(default=True)
+    # None: the default prompt of the evaluation's scale (prompting.py). A run takes the
+    # prompt's newest version when it starts and keeps it (JudgeRun.prompt).
+    prompt = models.ForeignKey(
+        JudgePrompt, null=True, blank=True, on_delete=models.RESTRICT, related_name="judges"
+    )
     # A run's budget: it stops (its remaining results listed as "budget reached") at the
     # first limit reached. None: no limit of that kind.
     budget_calls = models.PositiveIntegerField(null=True, blank=True)
@@ -72,6 +123,11 @@ class JudgeRun(models.Model):
     evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="judge_runs")
     status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.RUNNING)
     prompt_version = models.CharField(max_length=64)
+    # The team prompt's version the run judges with (None: the scale's default prompt):
+    # one run's grades all come from one prompt, whatever is edited meanwhile.
+    prompt = models.ForeignKey(
+        JudgePromptVersion, null=True, blank=True, on_delete=models.RESTRICT, related_name="runs"
+    )
     calls = models.PositiveIntegerField(default=0)
     input_tokens = models.PositiveBigIntegerField(default=0)
     output_tokens = models.PositiveBigIntegerField(default=0)

@@ -44,9 +44,9 @@ from .prompting import (
     Result,
     answer_schema,
     cache_key,
-    default_prompt,
     messages_for,
 )
+from .prompts import prompt_of_run
 from .providers import CallOutcome, Failure, call_model
 from .services import model_settings
 
@@ -75,7 +75,7 @@ GO = Step("go")
 
 def run_step(*, run_id: int) -> Step:
     """One call's worth of judging for the run (see the module's docstring)."""
-    run = JudgeRun.objects.select_related("judge", "evaluation").get(id=run_id)
+    run = JudgeRun.objects.select_related("judge", "evaluation", "prompt").get(id=run_id)
     if run.status != RunStatus.RUNNING:
         return Step("stop", why=f"the run is {run.get_status_display().lower()}")
     evaluation, judge = run.evaluation, run.judge
@@ -103,7 +103,7 @@ def run_step(*, run_id: int) -> Step:
 def _judge_batch(run: JudgeRun, slots: list[FeedbackSlot]) -> Step:
     judge, evaluation = run.judge, run.evaluation
     scale = evaluation.grading_scale
-    prompt = default_prompt(scale)
+    prompt = prompt_of_run(run, scale)
     context = JudgeTask(
         keyword=slots[0].keyword.text,
         results=[],

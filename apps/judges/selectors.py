@@ -4,15 +4,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet
 
+from apps import engine
 from apps.evaluations.models import Evaluation
 
-from .models import Judge, JudgeRun, RunStatus
+from .models import Judge, JudgePrompt, JudgeRun, RunStatus
+from .prompting import default_prompt, describe_scale
 
 
 def team_judges(team_id: int) -> QuerySet[Judge]:
-    return Judge.objects.filter(team_id=team_id).annotate(run_count=Count("runs"))
+    return (
+        Judge.objects.filter(team_id=team_id)
+        .select_related("prompt")
+        .annotate(run_count=Count("runs"))
+    )
 
 
 def runs_with_open_failures(runs: QuerySet[JudgeRun]) -> QuerySet[JudgeRun]:
@@ -40,3 +46,27 @@ def evaluation_judges(evaluation: Evaluation) -> EvaluationJudges:
         judge for judge in Judge.objects.filter(team_id=evaluation.team_id) if judge.id not in on_it
     ]
     return EvaluationJudges(runs, assignable)
+
+
+def team_prompts(team_id: int) -> QuerySet[JudgePrompt]:
+    return JudgePrompt.objects.filter(team_id=team_id).annotate(
+        version_count=Count("versions", distinct=True),
+        newest_number=Max("versions__number"),
+        judge_count=Count("judges", distinct=True),
+    )
+
+
+@dataclass(frozen=True)
+class DefaultPrompt:
+    """A built-in prompt as the lead reads it: its version and the scale it is for."""
+
+    version: str
+    scale: engine.Scale
+    scale_text: str  # what {scale} becomes
+
+
+def default_prompts() -> list[DefaultPrompt]:
+    return [
+        DefaultPrompt(default_prompt(scale).version, scale, describe_scale(scale))
+        for scale in engine.SCALES.values()
+    ]

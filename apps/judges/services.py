@@ -11,7 +11,7 @@ import uuid
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
 from apps.accounts.models import Team, User
 from apps.core.errors import InvalidInput, InvalidState
@@ -19,13 +19,15 @@ from apps.core.secrets import decrypt_secret, encrypt_secret, secret_hint
 from apps.evaluations.models import FeedbackSlot
 
 from .models import Judge
+from .naming import save_with_unique_name
+from .prompts import team_prompt
 from .providers import ModelSettings, Protocol
 from .validation import judge_values
 
 
 @transaction.atomic
 def judge_create(*, team: Team, created_by: User | None = None, **given: Any) -> Judge:
-    values = judge_values(given, creating=True)
+    values = _values(team.id, given, creating=True)
     judge = Judge(team=team, created_by=created_by)
     _apply(judge, values)
     judge.user = _grader_identity(judge.name)
@@ -38,7 +40,7 @@ def judge_update(*, judge: Judge, keep_key_when_blank: bool = True, **given: Any
     key's field empty) unless `keep_key_when_blank` is off (the API's explicit "")."""
     if keep_key_when_blank and given.get("api_key") == "":
         given.pop("api_key")
-    values = judge_values(given, creating=False)
+    values = _values(judge.team_id, given, creating=False)
     with transaction.atomic():
         _apply(judge, values)
         _save_with_unique_name(judge)
@@ -91,6 +93,32 @@ def _shown_name(name: str) -> str:
     return name[:150]  # the length of a user's first name
 
 
+def _values(team_id: int, given: dict[str, Any], *, creating: bool) -> dict[str, Any]:
+    """The checked values, the prompt (an id of the team's prompts, or None for the
+    scale's default) among them; every problem at once."""
+    given = dict(given)
+    problems: list[str] = []
+    prompt: Any = _KEEP
+    if "prompt" in given:
+        chosen = given.pop("prompt")
+        try:
+            prompt = None if chosen in (None, "") else team_prompt(team_id, chosen)
+        except InvalidInput as error:
+            problems.extend(error.problems)
+    try:
+        values = judge_values(given, creating=creating)
+    except InvalidInput as error:
+        problems.extend(error.problems)
+    if problems:
+        raise InvalidInput(problems)
+    if prompt is not _KEEP:
+        values["prompt"] = prompt
+    return values
+
+
+_KEEP = object()
+
+
 def _apply(judge: Judge, values: dict[str, Any]) -> None:
     key = values.pop("api_key", None)
     if key is not None:
@@ -101,13 +129,8 @@ def _apply(judge: Judge, values: dict[str, Any]) -> None:
 
 
 def _save_with_unique_name(judge: Judge) -> None:
-    """Two saves of one name at once both pass a check; the database refuses the second,
-    answered as the check would have been."""
-    taken = Judge.objects.filter(team_id=judge.team_id, name=judge.name).exclude(pk=judge.pk)
-    if taken.exists():
-        raise InvalidInput([f"name: the team already has a judge named {judge.name!r}"])
-    try:
-        with transaction.atomic():
-            judge.save()
-    except IntegrityError:
-        raise InvalidInput([f"name: the team already has a judge named {judge.name!r}"]) from None
+    save_with_unique_name(
+        judge,
+        Judge.objects.filter(team_id=judge.team_id, name=judge.name),
+        f"name: the team already has a judge named {judge.name!r}",
+    )

@@ -19,10 +19,11 @@ from apps.core.errors import InvalidInput, InvalidState
 from apps.core.forms import add_problems
 from apps.evaluations.models import Evaluation
 
-from . import controls, selectors, services
+from . import controls, prompts, selectors, services
 from .call_log import call_log_lines
-from .forms import AssignForm, JudgeForm
-from .models import Judge, JudgeFailure, JudgeRun
+from .forms import AssignForm, JudgeForm, PromptForm
+from .models import Judge, JudgeFailure, JudgePrompt, JudgeRun
+from .prompting import DEFAULT_INSTRUCTIONS
 
 RUN_ACTIONS = {
     "pause": (controls.run_pause, "Paused"),
@@ -80,7 +81,8 @@ def _judge_form(
 ) -> HttpResponse:
     """The judge form: shown, or saved by `save` (its problems beside their fields)."""
     initial = JudgeForm.initial_for(judge) if judge else None
-    form = JudgeForm(request.POST or None, initial=initial)
+    prompts = JudgePrompt.objects.filter(team_id=request.membership.team_id)
+    form = JudgeForm(request.POST or None, initial=initial, prompts=prompts)
     if request.method == "POST" and form.is_valid():
         try:
             saved = save(form.cleaned_data)
@@ -181,3 +183,83 @@ def run_call_log(request: TeamRequest, run_id: int) -> StreamingHttpResponse:
     response = StreamingHttpResponse(call_log_lines(run), content_type="application/x-ndjson")
     response["Content-Disposition"] = f'attachment; filename="judge-run-{run.id}-calls.jsonl"'
     return response
+
+
+# --- Prompts ---------------------------------------------------------------------------
+
+
+def _prompt(request: TeamRequest, prompt_id: int) -> JudgePrompt:
+    return get_object_or_404(JudgePrompt, id=prompt_id, team_id=request.membership.team_id)
+
+
+@lead_required
+def prompt_list(request: TeamRequest) -> HttpResponse:
+    return render(
+        request,
+        "judges/prompt_list.html",
+        {
+            "prompts": selectors.team_prompts(request.membership.team_id),
+            "defaults": selectors.default_prompts(),
+            "default_instructions": DEFAULT_INSTRUCTIONS,
+        },
+    )
+
+
+@lead_required
+def prompt_create(request: TeamRequest) -> HttpResponse:
+    form = PromptForm(request.POST or None, initial={"instructions": DEFAULT_INSTRUCTIONS})
+    if request.method == "POST" and form.is_valid():
+        try:
+            prompt = prompts.prompt_create(
+                team=request.membership.team, created_by=request.user, **form.cleaned_data
+            )
+        except InvalidInput as error:
+            add_problems(form, error.problems)
+        else:
+            messages.success(request, f"Added the prompt {prompt.name}.")
+            return redirect("judges:prompt_edit", prompt.id)
+    return render(request, "judges/prompt_form.html", {"form": form, "prompt": None})
+
+
+@lead_required
+def prompt_edit(request: TeamRequest, prompt_id: int) -> HttpResponse:
+    """A prompt's newest version, editable (saving new instructions makes a version),
+    and its older versions below."""
+    prompt = _prompt(request, prompt_id)
+    newest = prompts.newest_version(prompt)
+    form = PromptForm(
+        request.POST or None, initial={"name": prompt.name, "instructions": newest.instructions}
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            prompts.prompt_update(prompt=prompt, created_by=request.user, **form.cleaned_data)
+        except InvalidInput as error:
+            add_problems(form, error.problems)
+        else:
+            saved = prompts.newest_version(prompt)
+            changed = saved.id != newest.id
+            messages.success(
+                request,
+                f"Saved {saved.version}." if changed else "Saved; the instructions are unchanged.",
+            )
+            return redirect("judges:prompt_edit", prompt.id)
+    context = {
+        "form": form,
+        "prompt": prompt,
+        "versions": prompt.versions.all(),
+        "judges": prompt.judges.all(),
+    }
+    return render(request, "judges/prompt_form.html", context)
+
+
+@require_POST
+@lead_required
+def prompt_delete(request: TeamRequest, prompt_id: int) -> HttpResponse:
+    prompt = _prompt(request, prompt_id)
+    try:
+        prompts.prompt_delete(prompt=prompt)
+    except InvalidState as error:
+        messages.error(request, error.message)
+        return redirect("judges:prompt_edit", prompt.id)
+    messages.success(request, f"Removed the prompt {prompt.name}.")
+    return redirect("judges:prompt_list")
