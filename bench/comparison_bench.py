@@ -184,7 +184,7 @@ def main() -> None:
 
     setup_django()
     from apps.evaluations.metric_list import parse_metric_list
-    from apps.insights.comparison import stats
+    from apps.stats import paired as stats
 
     metrics = parse_metric_list(options.metrics)
     progress_note(f"loading two evaluations of {options.keywords} keywords")

@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 
 from apps.insights.agreement import readings
 from apps.insights.agreement.selectors import evaluation_agreement
-from apps.insights.agreement.stats import Statistic
+from apps.stats.agreement import Statistic
 
 from .evaluations import evaluation_of
 

@@ -5,8 +5,8 @@ import math
 import pytest
 
 from apps.accounts.api_tokens import api_token_create
-from apps.insights.comparison import stats
 from apps.scoring.models import KeywordMetric
+from apps.stats import paired as stats
 from tests.comparison_data import (
     imported_evaluation,
     same_keywords_pair,

@@ -8,9 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from apps.engine import Scale, get_scale
-
-from .consensus import GraderAgreement, grader_agreement
-from .stats import (
+from apps.stats.agreement import (
     Level,
     Statistic,
     category_counts,
@@ -18,6 +16,8 @@ from .stats import (
     krippendorff_alpha,
     observed_agreement,
 )
+
+from .consensus import GraderAgreement, grader_agreement
 
 
 @dataclass(frozen=True)

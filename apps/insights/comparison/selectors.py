@@ -26,8 +26,9 @@ from apps.core.errors import InvalidInput
 from apps.evaluations.metric_list import metric_text, parse_metric_list
 from apps.evaluations.models import Evaluation, EvaluationMetric, Keyword, Snapshot
 from apps.scoring.models import KeywordMetric
+from apps.stats import paired as stats
 
-from . import ranking, stats
+from . import ranking
 from .chart import DifferenceBar, difference_bar
 from .wording import verdict
 

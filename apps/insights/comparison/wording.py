@@ -1,6 +1,6 @@
 """What a lead reads about one metric's comparison: p-values and a plain sentence."""
 
-from .stats import SIGNIFICANCE, PairedResult
+from apps.stats.paired import SIGNIFICANCE, PairedResult
 
 
 def p_text(p_value: float | None) -> str:

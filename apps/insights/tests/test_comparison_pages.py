@@ -8,8 +8,8 @@ import pytest
 from django.core.cache import cache
 
 from apps.evaluations.models import Keyword
-from apps.insights.comparison import stats
 from apps.scoring.models import KeywordMetric
+from apps.stats import paired as stats
 from tests.comparison_data import imported_evaluation, same_keywords_pair, shop_pair
 from tests.factories import client_for, make_evaluation
 

@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
-from apps.insights.comparison import stats
-from apps.insights.comparison.stats import compare_paired
 from apps.insights.comparison.wording import p_text, verdict
+from apps.stats import paired as stats
+from apps.stats.paired import compare_paired
 
 NAN = math.nan
 

@@ -12,7 +12,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kap
 
 from apps.engine import SCALES
 from apps.insights.agreement.report import Ratings, agreement_report, level_of
-from apps.insights.agreement.stats import (
+from apps.stats.agreement import (
     ONE_VALUE_REASON,
     category_counts,
     fleiss_kappa,
