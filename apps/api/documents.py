@@ -6,6 +6,7 @@ with plausible documents; the importer itself checks every rule and names each p
 
 from apps import engine
 from apps.evaluations.models import Profile, Scale
+from apps.interchange.checks import AI_JUDGE_LIMITS
 
 _TEXT = {"type": "string"}
 _NAME = {"type": "string", "minLength": 1}
@@ -41,9 +42,20 @@ _SCALE_LEVELS = {
         "keys": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 1}},
     },
 }
+_AI_JUDGE = {
+    "type": "object",
+    "nullable": True,
+    "description": "an AI judge's grade (grader: the judge's name), as an export marks it; "
+    "checked, not kept: the grade imports as the external grader's",
+    "additionalProperties": False,
+    "properties": {
+        key: {"type": "string", "nullable": True, "maxLength": limit}
+        for key, limit in AI_JUDGE_LIMITS.items()
+    },
+}
 _GRADE = {
     "nullable": True,
-    "description": "a grade, null for an empty slot, or {grader, grade, reason}",
+    "description": "a grade, null for an empty slot, or {grader, grade, reason, ai_judge}",
     "oneOf": [
         {"type": "integer", "minimum": -100, "maximum": 100},
         {
@@ -54,6 +66,7 @@ _GRADE = {
                 "grader": {"type": "string", "description": "a member's email or an outside id"},
                 "grade": {"type": "integer", "minimum": -100, "maximum": 100},
                 "reason": _TEXT,
+                "ai_judge": _AI_JUDGE,
             },
         },
     ],

@@ -13,6 +13,7 @@ from apps.accounts.models import Membership, Tag, Team
 from apps.core.image_sources import RULE as IMAGE_RULE
 from apps.core.image_sources import is_image_source
 from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot
+from apps.judges.models import JudgeGrade
 from apps.judging.decisions import REASON_MAX_LENGTH
 
 from .problems import Problems
@@ -30,7 +31,8 @@ SNAPSHOT_KEYS = {
     "decision",
     "value",
 }
-GRADE_KEYS = {"grader", "grade", "reason"}
+GRADE_KEYS = {"grader", "grade", "reason", "ai_judge"}
+AI_JUDGE_KEYS = {"model", "prompt_version"}
 DECISION_KEYS = {"grade", "by", "reason"}
 
 MAX_POSITION = 2**31 - 1
@@ -47,6 +49,11 @@ NAME_LIMIT = _limit(Snapshot, "name")
 IMAGE_LIMIT = _limit(Snapshot, "image")
 GRADER_LIMIT = _limit(FeedbackSlot, "external_grader")
 TAG_LIMIT = _limit(Tag, "name")
+# what made an AI judge's grade, bounded as Relevo stores it
+AI_JUDGE_LIMITS = {
+    "model": _limit(JudgeGrade, "model_name"),
+    "prompt_version": _limit(JudgeGrade, "prompt_version"),
+}
 
 
 def is_text(value: Any) -> TypeGuard[str]:
@@ -59,6 +66,20 @@ def _plain(value: str, limit: int) -> bool:
 
 def _grader_name(value: Any) -> bool:
     return type(value) is str and _plain(value, GRADER_LIMIT) and bool(value.strip())
+
+
+def _ai_judge_mark(value: Any) -> bool:
+    """An AI judge's mark as an export writes it: null (none), or {"model",
+    "prompt_version"}, each a text within its limit or null."""
+    if value is None:
+        return True
+    if type(value) is not dict or not value.keys() <= AI_JUDGE_KEYS:
+        return False
+    return all(_judge_detail(value.get(key), limit) for key, limit in AI_JUDGE_LIMITS.items())
+
+
+def _judge_detail(value: Any, limit: int) -> bool:
+    return value is None or (type(value) is str and _plain(value, limit))
 
 
 # Attributes as stored: JSON text, non-ASCII kept as is.
@@ -252,19 +273,15 @@ class KeywordCheck:
                     reason = ""
                 elif type(reason) is not str or "\x00" in reason:
                     return None
+                judge = entry.get("ai_judge")
+                if not _ai_judge_mark(judge):
+                    return None
                 user: int | None = None
                 external = ""
                 if grader is not None:
-                    if type(grader) is not str:
-                        return None
-                    resolved = self.graders.get(grader)
+                    resolved = self._quick_grader(grader, ai_judge=judge is not None)
                     if resolved is None:
-                        if not _grader_name(grader):
-                            return None
-                        member = self.members.get(grader.lower())
-                        resolved = (member, "" if member is not None else grader)
-                        if len(self.graders) < GRADERS_REMEMBERED:
-                            self.graders[grader] = resolved
+                        return None
                     user, external = resolved
                 if grade is None:
                     slots.append(None)
@@ -282,6 +299,22 @@ class KeywordCheck:
             else:
                 return None
         return slots
+
+    def _quick_grader(self, grader: Any, *, ai_judge: bool) -> tuple[int | None, str] | None:
+        """(user id, external name) of a plainly valid grader, else None."""
+        if type(grader) is not str:
+            return None
+        if ai_judge:
+            return (None, grader) if _grader_name(grader) else None
+        resolved = self.graders.get(grader)
+        if resolved is None:
+            if not _grader_name(grader):
+                return None
+            member = self.members.get(grader.lower())
+            resolved = (member, "" if member is not None else grader)
+            if len(self.graders) < GRADERS_REMEMBERED:
+                self.graders[grader] = resolved
+        return resolved
 
     def _snapshot(self, where: str, snapshot: Any, positions: set[int]) -> SnapshotRow | None:
         """The snapshot's row; None when it has a problem."""
@@ -383,6 +416,8 @@ class KeywordCheck:
         elif not is_text(reason):
             add(f"{location}.reason: must be a text")
             reason = ""
+        judge = entry.get("ai_judge")
+        self._ai_judge(f"{location}.ai_judge", judge)
         grader = entry.get("grader")
         user_id: int | None = None
         external = ""
@@ -392,6 +427,8 @@ class KeywordCheck:
                     f"{location}.grader: must be an email or a name "
                     f"of 1 to {GRADER_LIMIT} characters"
                 )
+            elif judge is not None:
+                external = grader  # an AI judge's name (_ai_judge says why)
             else:
                 user_id = self.members.get(grader.lower())
                 external = "" if user_id is not None else grader
@@ -408,6 +445,30 @@ class KeywordCheck:
                     f"{location}.grader: {grader!r} already graded this snapshot in grades[{first}]"
                 )
         return (grade, user_id, external, reason)
+
+    def _ai_judge(self, where: str, given: Any) -> None:
+        """An AI judge's mark: {"model", "prompt_version"}, each a text or null, or null.
+
+        It is checked, then not kept: the grade is imported as an external grader's, named
+        by its `grader` (the judge's name), and never as a member's, even when the name
+        looks like a member's email (a judge is nobody's account). The importing team has
+        no such judge (one is a model, an address and a key, which no file carries), and a
+        slot has no place for the model and prompt version without one.
+        """
+        if given is None:
+            return
+        if not isinstance(given, dict):
+            self.problems.add(f'{where}: must be an object {{"model", "prompt_version"}} or null')
+            return
+        self._unknown_fields(where, given, AI_JUDGE_KEYS)
+        for key, limit in AI_JUDGE_LIMITS.items():
+            value = given.get(key)
+            if value is None:
+                continue
+            if not is_text(value):
+                self.problems.add(f"{where}.{key}: must be a text or null")
+            elif len(value) > limit:
+                self.problems.add(f"{where}.{key}: at most {limit} characters (got {len(value)})")
 
     def _decision(self, where: str, given: Any) -> Decision | None:
         """A lead's decision: a grade on the scale, who decided (a member's email; any

@@ -7,7 +7,7 @@ ordered queries walked side by side, and written one keyword at a time.
 
 import csv
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, TextIO
@@ -36,11 +36,22 @@ ANONYMOUS_GRADER = "0"  # the iteration column's usual value, for a grade withou
 
 
 @dataclass
+class AiJudgeOut:
+    """What made an AI judge's grade. Both None for a grade the reuse strategy copied
+    from an earlier evaluation: it copies the grade and its grader, not what made it."""
+
+    model: str | None
+    prompt_version: str | None
+
+
+@dataclass
 class SlotOut:
     index: int
     grade: int | None
-    grader: str | None  # the user's email, else the external grader's name, else None
+    # an AI judge's name, else the user's email, else the external grader's name, else None
+    grader: str | None
     reason: str
+    ai_judge: AiJudgeOut | None = None  # set for an AI judge's grade only
 
 
 @dataclass
@@ -132,7 +143,13 @@ def keywords_of(evaluation: Evaluation, *, with_metrics: bool = True) -> Iterato
             FeedbackSlot.objects.filter(evaluation=evaluation)
             .order_by("keyword__position", "snapshot__position", "index")
             .values_list(
-                "snapshot_id", "index", "grade", "grader__email", "external_grader", "reason"
+                "snapshot_id",
+                "index",
+                "grade",
+                "grader__email",
+                "external_grader",
+                "reason",
+                *AI_JUDGE_COLUMNS,
             )
         )
     )
@@ -153,10 +170,7 @@ def keywords_of(evaluation: Evaluation, *, with_metrics: bool = True) -> Iterato
                 image=image,
                 attributes=attributes,
                 value=value,
-                slots=[
-                    SlotOut(index, grade, email or external or None, reason)
-                    for _, index, grade, email, external, reason in slots.take(snapshot_id)
-                ],
+                slots=[_slot_out(*row[1:]) for row in slots.take(snapshot_id)],
                 decision=None if decided is None else DecisionOut(decided, decided_by, why),
             )
             for (
@@ -175,6 +189,36 @@ def keywords_of(evaluation: Evaluation, *, with_metrics: bool = True) -> Iterato
         ]
         judged = [(doc_id, grade) for _, doc_id, grade in unretrieved.take(keyword_id)]
         yield KeywordOut(text, keyword_metrics, keyword_snapshots, judged)
+
+
+# The apps.judges relations a slot reaches an AI judge's grade through: its grader's
+# judge (Judge.user, related name "ai_judge") and what made the grade (JudgeGrade.slot,
+# related name "judge_grade"). Two left joins on unique keys, in the same ordered query.
+AI_JUDGE_COLUMNS = (
+    "grader__ai_judge__name",
+    "judge_grade__model_name",
+    "judge_grade__prompt_version",
+)
+
+
+def _slot_out(
+    index: int,
+    grade: int | None,
+    email: str | None,
+    external: str,
+    reason: str,
+    judge_name: str | None,
+    model: str | None,
+    prompt_version: str | None,
+) -> SlotOut:
+    """A slot as exported: an AI judge's grade names the judge (its grader address means
+    nothing to a reader) and what made it; a person's is as it always was."""
+    if judge_name is None:
+        return SlotOut(index, grade, email or external or None, reason)
+    # The grader decides whether the grade is the judge's: when a lead clears a judge's
+    # grade and a person grades the slot again, its JudgeGrade row stays, and must not
+    # mark the person's grade.
+    return SlotOut(index, grade, judge_name, reason, AiJudgeOut(model, prompt_version))
 
 
 def _metric_keys(evaluation: Evaluation) -> list[tuple[str, int, float | None]]:
@@ -242,7 +286,7 @@ def _snapshot_document(snapshot: SnapshotOut, strategy: int) -> dict[str, Any]:
     grades: list[dict[str, Any] | None] = [None] * strategy
     for slot in snapshot.graded:
         if slot.index < strategy:
-            grades[slot.index] = {"grader": slot.grader, "grade": slot.grade, "reason": slot.reason}
+            grades[slot.index] = _grade_document(slot)
     document = {
         "position": snapshot.position,
         "doc_id": snapshot.doc_id,
@@ -262,13 +306,35 @@ def _snapshot_document(snapshot: SnapshotOut, strategy: int) -> dict[str, Any]:
     return document
 
 
+def _grade_document(slot: SlotOut) -> dict[str, Any]:
+    document: dict[str, Any] = {"grader": slot.grader, "grade": slot.grade, "reason": slot.reason}
+    if slot.ai_judge is not None:  # only an AI judge's grades carry the key
+        document["ai_judge"] = {
+            "model": slot.ai_judge.model,
+            "prompt_version": slot.ai_judge.prompt_version,
+        }
+    return document
+
+
 # --- CSV -------------------------------------------------------------------------------
 
-CSV_HEADER = ["keyword", "position", "doc_id", "name", "value", "grades", "graders"]
+CSV_HEADER = [
+    "keyword",
+    "position",
+    "doc_id",
+    "name",
+    "value",
+    "grades",
+    "graders",
+    "ai_judge_models",
+    "ai_judge_prompt_versions",
+    "ai_judge_reasons",
+]
 
 
 def export_csv(evaluation: Evaluation, out: TextIO) -> None:
-    """One row per snapshot; grades and graders of its graded slots joined with "|"."""
+    """One row per snapshot; grades and graders of its graded slots joined with "|",
+    then what made the AI judges' grades among them (_ai_judge_cells)."""
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_HEADER)
     for keyword in keywords_of(evaluation, with_metrics=False):
@@ -283,8 +349,31 @@ def export_csv(evaluation: Evaluation, out: TextIO) -> None:
                     number_cell(snapshot.value),
                     "|".join(str(slot.grade) for slot in graded),
                     text_cell("|".join(slot.grader or "" for slot in graded)),
+                    *_ai_judge_cells(graded),
                 ]
             )
+
+
+def _ai_judge_cells(graded: list[SlotOut]) -> list[str]:
+    """Model, prompt version and reason of each graded slot, lined up with `grades` and
+    `graders`: an empty entry for a person's grade, and three empty cells when no AI
+    judge graded the snapshot (a row of people's grades reads as it always did)."""
+    marks = [slot.ai_judge for slot in graded]
+    if not any(marks):
+        return ["", "", ""]
+    return [
+        _listed(mark.model if mark else None for mark in marks),
+        _listed(mark.prompt_version if mark else None for mark in marks),
+        _listed(slot.reason if slot.ai_judge else None for slot in graded),
+    ]
+
+
+def _listed(entries: Iterable[str | None]) -> str:
+    r"""Entries joined with "|". A reason is a model's free text and may hold "|" itself:
+    there it is written "\|" (and a backslash "\\"), so the entries still line up with
+    the grades. Written as text, as a model's reason may start like a formula."""
+    escaped = ((entry or "").replace("\\", "\\\\").replace("|", "\\|") for entry in entries)
+    return text_cell("|".join(escaped))
 
 
 # --- TREC ------------------------------------------------------------------------------
@@ -300,7 +389,9 @@ def export_qrels(evaluation: Evaluation, out: TextIO, *, raw: bool = False) -> N
     each judged document that is not among the keyword's results, with its grade.
 
     raw: one line per graded slot instead, `qid grader docno grade`, with the grader
-    (email or external name; "0" when the grade has none) in the iteration column.
+    (an AI judge's name, an email or an external name; "0" when the grade has none) in
+    the iteration column. The column has no room to mark an AI judge's grade as one: the
+    JSON and CSV exports do.
     Columns are encoded as trec_columns.to_column describes.
     """
     for keyword in keywords_of(evaluation, with_metrics=False):

@@ -434,7 +434,10 @@ def test_export_as_csv_has_one_row_per_snapshot(api, team_a):
     assert response["Content-Disposition"].startswith("attachment;")
     assert f"evaluation-{evaluation.id}" in response["Content-Disposition"]
     rows = list(csv.reader(io.StringIO(body_of(response).decode())))
-    assert rows[0] == ["keyword", "position", "doc_id", "name", "value", "grades", "graders"]
+    assert ",".join(rows[0]) == (
+        "keyword,position,doc_id,name,value,grades,graders,"
+        "ai_judge_models,ai_judge_prompt_versions,ai_judge_reasons"
+    )
     assert len(rows) == 1 + 5
     first = dict(zip(rows[0], rows[1], strict=True))
     assert (first["keyword"], first["position"], first["doc_id"]) == (

@@ -164,7 +164,7 @@ def test_export_evaluation_writes_each_format_to_stdout_or_a_file(tmp_path):
         "export_evaluation", str(evaluation.id), "--format", "csv", "--output", str(output)
     )
     assert stdout == ""
-    assert output.read_text().startswith("keyword,position,doc_id,name,value,grades,graders\n")
+    assert output.read_text().startswith("keyword,position,doc_id,name,value,grades,graders,")
 
 
 def test_export_evaluation_of_an_unknown_id_is_an_error():

@@ -67,14 +67,16 @@ def written(export, evaluation) -> str:
 
 
 def test_csv_has_one_row_per_snapshot_with_its_value_grades_and_graders(evaluation):
+    # People's grades only: the AI judges' three columns stay empty.
     assert written(export_csv, evaluation) == (
-        "keyword,position,doc_id,name,value,grades,graders\n"
-        "red shoes,1,sku 1,Result 1,2.5,3|2,ann@example.test|crowd worker\n"
-        "red shoes,2,sku-2,Result 2,1.5,1|2,ann@example.test|x\n"
-        "red shoes,3,sku-3,,,,\n"
-        "blue shirt,1,b-1,Result 1,0.0,0,bob@example.test\n"
+        "keyword,position,doc_id,name,value,grades,graders,"
+        "ai_judge_models,ai_judge_prompt_versions,ai_judge_reasons\n"
+        "red shoes,1,sku 1,Result 1,2.5,3|2,ann@example.test|crowd worker,,,\n"
+        "red shoes,2,sku-2,Result 2,1.5,1|2,ann@example.test|x,,,\n"
+        "red shoes,3,sku-3,,,,,,,\n"
+        "blue shirt,1,b-1,Result 1,0.0,0,bob@example.test,,,\n"
         'blue shirt,2,b-2,"Result 2, ""best""",2.6666666666666665,2|3|3,'
-        "ann@example.test|bob@example.test|\n"
+        "ann@example.test|bob@example.test|,,,\n"
     )
 
 
