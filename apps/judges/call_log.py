@@ -1,4 +1,5 @@
-"""A run's call log as JSON Lines: one call a line, in the order they were made.
+"""Every call to a judge's model is logged (log_call), and a run's or a calibration's
+log exports as JSON Lines: one call a line, in the order they were made.
 
 Each line holds what was asked (both messages), what came back (the raw answer, the
 grades read from it or why each result failed), tokens, latency, cost and any error:
@@ -11,29 +12,81 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
-from .models import JudgeCall, JudgeRun
+from django.db.models import QuerySet
+
+from .asking import Asked
+from .models import CalibrationRun, Judge, JudgeCall, JudgeRun
 
 PAGE = 500
 
 
+def log_call(
+    asked: Asked,
+    judge: Judge,
+    prompt_version: str,
+    *,
+    run: JudgeRun | None = None,
+    calibration: CalibrationRun | None = None,
+) -> JudgeCall:
+    """Log one call of a run or a calibration, with what was read from its answer."""
+    outcome = asked.outcome
+    return JudgeCall.objects.create(
+        run=run,
+        calibration=calibration,
+        model_name=judge.model_name,
+        prompt_version=prompt_version,
+        system_prompt=asked.system,
+        user_prompt=asked.user,
+        answer=outcome.text,
+        parsed=parsed_for_log(asked),
+        input_tokens=outcome.input_tokens,
+        output_tokens=outcome.output_tokens,
+        cost=asked.cost,
+        latency_ms=outcome.latency_ms,
+        failure=outcome.failure.value if outcome.failure else "",
+        error=outcome.error,
+    )
+
+
+def parsed_for_log(asked: Asked) -> dict[str, Any]:
+    """Per result id: the grade and reason read, or why there is none."""
+    return {
+        **{rid: {"grade": j.grade, "reason": j.reason} for rid, j in asked.judged.items()},
+        **{rid: {"failed": why} for rid, why in asked.failed.items()},
+    }
+
+
 def call_log_lines(run: JudgeRun) -> Iterator[str]:
+    about = {"run": run.id, "judge": run.judge.name, "evaluation": run.evaluation_id}
+    return _lines(JudgeCall.objects.filter(run=run), about)
+
+
+def calibration_log_lines(calibration: CalibrationRun) -> Iterator[str]:
+    about = {
+        "calibration": calibration.id,
+        "judge": calibration.judge.name,
+        "gold_set": calibration.gold_set_id,
+    }
+    return _lines(JudgeCall.objects.filter(calibration=calibration), about)
+
+
+def _lines(calls: QuerySet[JudgeCall], about: dict[str, Any]) -> Iterator[str]:
     last = 0
     while True:
-        calls = list(JudgeCall.objects.filter(run=run, id__gt=last).order_by("id")[:PAGE])
-        if not calls:
+        page = list(calls.filter(id__gt=last).order_by("id")[:PAGE])
+        if not page:
             return
-        for call in calls:
-            yield json.dumps(_line(run, call), ensure_ascii=False) + "\n"
-        last = calls[-1].id
+        for call in page:
+            yield json.dumps(_line(about, call), ensure_ascii=False) + "\n"
+        last = page[-1].id
 
 
-def _line(run: JudgeRun, call: JudgeCall) -> dict[str, object]:
+def _line(about: dict[str, Any], call: JudgeCall) -> dict[str, object]:
     return {
         "call": call.id,
-        "run": run.id,
-        "judge": run.judge.name,
-        "evaluation": run.evaluation_id,
+        **about,
         "model": call.model_name,
         "prompt_version": call.prompt_version,
         "made_at": call.made_at.isoformat(),

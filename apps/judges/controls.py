@@ -4,38 +4,60 @@ run's lanes (tasks.py) once the caller's transaction commits."""
 
 from __future__ import annotations
 
+from django.db import transaction
+
 from apps.accounts.models import User
 from apps.core.errors import InvalidState, NotFound
 from apps.evaluations.models import Evaluation
 
-from .models import Judge, JudgeFailure, JudgeRun, RunStatus
+from .calibration import calibration_create, calibration_reopen_failures, gate_check
+from .models import CalibrationRun, GoldSet, Judge, JudgeFailure, JudgeRun, RunStatus
 from .prompting import default_prompt
 from .prompts import version_for_new_run
 from .runs import give_back_held
-from .tasks import lanes_start
+from .tasks import calibration_queue, lanes_start
 
 
 def run_start(*, judge: Judge, evaluation: Evaluation, created_by: User | None = None) -> JudgeRun:
-    """Assign the judge to the evaluation (of its team), or resume its run there."""
+    """Assign the judge to the evaluation (of its team), or resume its run there. Refused
+    while the team's gate (calibration.gate_check) does not let the judge grade."""
     if evaluation.team_id != judge.team_id:
         raise NotFound("No such evaluation.")
+    existing = JudgeRun.objects.filter(judge=judge, evaluation=evaluation).first()
+    if existing is not None:
+        run_resume(run=existing)
+        return existing
     version = version_for_new_run(judge)
+    label = version.version if version else default_prompt(evaluation.grading_scale).version
+    gate_check(judge, label)
     run, created = JudgeRun.objects.get_or_create(
         judge=judge,
         evaluation=evaluation,
-        defaults={
-            "created_by": created_by,
-            "prompt": version,
-            "prompt_version": version.version
-            if version
-            else default_prompt(evaluation.grading_scale).version,
-        },
+        defaults={"created_by": created_by, "prompt": version, "prompt_version": label},
     )
     if created:
         lanes_start(run)
     else:
         run_resume(run=run)
     return run
+
+
+@transaction.atomic
+def calibration_start(
+    *, gold_set: GoldSet, judge: Judge, created_by: User | None = None
+) -> CalibrationRun:
+    """Calibrate the judge on the gold set, in a worker once the caller commits."""
+    run = calibration_create(gold_set=gold_set, judge=judge, created_by=created_by)
+    calibration_queue(run)
+    return run
+
+
+@transaction.atomic
+def calibration_retry(*, run: CalibrationRun) -> int:
+    """Ask again about what the calibration could not grade; how many."""
+    retried = calibration_reopen_failures(run=run)
+    calibration_queue(run)
+    return retried
 
 
 def run_pause(*, run: JudgeRun) -> None:
@@ -50,6 +72,7 @@ def run_resume(*, run: JudgeRun) -> None:
         RunStatus.BUDGET_REACHED,
         RunStatus.FINISHED,
     }
+    gate_check(run.judge, run.prompt_version)
     _move(run, resumable, RunStatus.RUNNING)
     lanes_start(run)
 

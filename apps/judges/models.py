@@ -163,10 +163,156 @@ class JudgeRun(models.Model):
         return f"{self.judge} on evaluation {self.evaluation_id}"
 
 
-class JudgeCall(models.Model):
-    """One call to the model, as it went: the log a lead reads and exports."""
+class GoldSet(models.Model):
+    """What judges are calibrated on: a frozen random sample of keywords people graded,
+    with their results and people's grades (GoldItem), taken from a baseline evaluation
+    and, to see whether a judge would change a decision, a candidate evaluation of the
+    same keywords (calibration.py)."""
 
-    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="call_log")
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="gold_sets")
+    name = models.CharField(max_length=100)
+    # The evaluations it was drawn from (the items are copies: deleting one leaves the
+    # gold set whole) and their names when it was drawn.
+    baseline = models.ForeignKey(
+        Evaluation, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    candidate = models.ForeignKey(
+        Evaluation, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    baseline_name = models.CharField(max_length=200)
+    candidate_name = models.CharField(max_length=200, blank=True)
+    # The evaluations' scale, profile, metrics and guidelines, as they were.
+    scale = models.CharField(max_length=16)
+    scale_levels = models.JSONField(null=True, blank=True)
+    profile = models.CharField(max_length=16)
+    metrics = models.JSONField(default=list)  # [[metric, k], ...]
+    guidelines = models.TextField(blank=True)
+    seed = models.BigIntegerField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["team", "name"], name="gold_set_name_once"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class GoldItem(models.Model):
+    """One result of a sampled keyword that people graded: the document as a judge is
+    shown it, people's grades, and where it stood in each evaluation's list."""
+
+    gold_set = models.ForeignKey(GoldSet, on_delete=models.CASCADE, related_name="items")
+    keyword_index = models.PositiveIntegerField()  # 0, 1, ... in the sample's order
+    keyword = models.CharField(max_length=500)
+    doc_id = models.CharField(max_length=500)
+    title = models.CharField(max_length=1000, blank=True)
+    fields = models.JSONField(default=dict, blank=True)
+    # People's grades on the native scale (a lead's decision, when there is one, alone).
+    people_grades = models.JSONField(default=list)
+    baseline_position = models.PositiveIntegerField(null=True, blank=True)
+    candidate_position = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["keyword_index", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.keyword}: {self.doc_id}"
+
+
+class CalibrationStatus(models.TextChoices):
+    RUNNING = "running", "Running"
+    FINISHED = "finished", "Finished"
+    STOPPED = "stopped", "Stopped"  # cancelled, a rejected key, or the budget reached
+
+
+class CalibrationRun(models.Model):
+    """A judge grading a gold set once, with the model and prompt version it had then."""
+
+    gold_set = models.ForeignKey(GoldSet, on_delete=models.CASCADE, related_name="runs")
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="calibrations")
+    model_name = models.CharField(max_length=200)
+    prompt_version = models.CharField(max_length=64)
+    prompt = models.ForeignKey(
+        JudgePromptVersion,
+        null=True,
+        blank=True,
+        on_delete=models.RESTRICT,
+        related_name="calibrations",
+    )
+    status = models.CharField(
+        max_length=16, choices=CalibrationStatus.choices, default=CalibrationStatus.RUNNING
+    )
+    note = models.TextField(blank=True)
+    calls = models.PositiveIntegerField(default=0)
+    input_tokens = models.PositiveBigIntegerField(default=0)
+    output_tokens = models.PositiveBigIntegerField(default=0)
+    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    graded = models.PositiveIntegerField(default=0)
+    from_cache = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    # Agreement with people's consensus when it finished: what the team's gate reads.
+    alpha = models.FloatField(null=True, blank=True)
+    # The worker doing it says it is alive; the sweep restarts one that went quiet.
+    seen_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.judge} on {self.gold_set}"
+
+
+class CalibrationGrade(models.Model):
+    """The judge's grade of one gold item in one calibration, or why it has none."""
+
+    run = models.ForeignKey(CalibrationRun, on_delete=models.CASCADE, related_name="grades")
+    item = models.ForeignKey(GoldItem, on_delete=models.CASCADE, related_name="+")
+    grade = models.SmallIntegerField(null=True, blank=True)
+    reason = models.TextField(blank=True)
+    failure = models.TextField(blank=True)
+    cached = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "item"], name="calibration_grade_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item}: {self.grade}"
+
+
+class JudgeGate(models.Model):
+    """A team's rule: a judge grades live evaluations only once calibrated, with its
+    current model and prompt, to at least this agreement with people."""
+
+    team = models.OneToOneField(Team, on_delete=models.CASCADE, related_name="judge_gate")
+    min_alpha = models.FloatField(null=True, blank=True)  # None: no requirement
+
+    def __str__(self) -> str:
+        return f"{self.team}: alpha >= {self.min_alpha}"
+
+
+class JudgeCall(models.Model):
+    """One call to the model, as it went: the log a lead reads and exports. Of a live
+    run or of a calibration."""
+
+    run = models.ForeignKey(
+        JudgeRun, null=True, blank=True, on_delete=models.CASCADE, related_name="call_log"
+    )
+    calibration = models.ForeignKey(
+        CalibrationRun, null=True, blank=True, on_delete=models.CASCADE, related_name="call_log"
+    )
     model_name = models.CharField(max_length=200)
     prompt_version = models.CharField(max_length=64)
     system_prompt = models.TextField()

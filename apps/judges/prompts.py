@@ -113,11 +113,12 @@ def version_for_new_run(judge: Judge) -> JudgePromptVersion | None:
     return newest_version(judge.prompt) if judge.prompt_id and judge.prompt else None
 
 
-def prompt_of_run(run: JudgeRun, scale: engine.Scale) -> Prompt:
-    """What the run's calls are made with."""
-    if run.prompt is None:
+def pinned_prompt(version: JudgePromptVersion | None, scale: engine.Scale) -> Prompt:
+    """What the calls of a run (or a calibration) that keeps `version` are made with
+    (None: the scale's default)."""
+    if version is None:
         return default_prompt(scale)
-    return Prompt(version=run.prompt.version, instructions=run.prompt.instructions)
+    return Prompt(version=version.version, instructions=version.instructions)
 
 
 def _checked(name: Any, instructions: Any) -> tuple[str, str]:

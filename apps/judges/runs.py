@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from decimal import Decimal
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -36,19 +35,12 @@ from apps.evaluations.models import FeedbackSlot, Status
 from apps.judging.judgements import Giver, HeldJudgement, slots_judge_held
 from apps.judging.selectors import lock_cutoff
 
-from .answers import read_answer
+from .asking import Asked, ask, budget_reached, judgement_key
+from .call_log import log_call
 from .models import CachedJudgement, JudgeCall, JudgeFailure, JudgeGrade, JudgeRun, RunStatus
-from .prompting import (
-    JudgeTask,
-    Prompt,
-    Result,
-    answer_schema,
-    cache_key,
-    messages_for,
-)
-from .prompts import prompt_of_run
-from .providers import CallOutcome, Failure, call_model
-from .services import model_settings
+from .prompting import JudgeTask, Prompt, Result
+from .prompts import pinned_prompt
+from .providers import CallOutcome, Failure
 
 MAX_BACKOFF_S = 300.0
 IDLE_WAIT_S = 30.0  # nothing to claim now, but people hold results that may come free
@@ -103,7 +95,7 @@ def run_step(*, run_id: int) -> Step:
 def _judge_batch(run: JudgeRun, slots: list[FeedbackSlot]) -> Step:
     judge, evaluation = run.judge, run.evaluation
     scale = evaluation.grading_scale
-    prompt = prompt_of_run(run, scale)
+    prompt = pinned_prompt(run.prompt, scale)
     context = JudgeTask(
         keyword=slots[0].keyword.text,
         results=[],
@@ -120,26 +112,14 @@ def _judge_batch(run: JudgeRun, slots: list[FeedbackSlot]) -> Step:
             Result(result_id, slot.snapshot.name, _fields(slot)) for result_id, slot in ids.items()
         ],
     )
-    system, user = messages_for(task, prompt)
-    outcome = call_model(model_settings(judge), system, user, answer_schema(task))
-    call = _log(run, system, user, outcome)
-    if outcome.failure is not None:
-        return _call_failed(run, call, outcome, slots)
-    answer = read_answer(outcome.text, list(ids), scale)
-    failed = dict(answer.failed)
-    if outcome.refusal:
-        failed = {result_id: f"the model declined: {outcome.refusal[:200]}" for result_id in ids}
-    elif outcome.truncated:
-        for result_id in failed:
-            failed[result_id] = (
-                f"the answer was cut off at max_output_tokens ({judge.max_output_tokens}); "
-                + failed[result_id]
-            )
+    asked = ask(judge, prompt, task)
+    call = _log(run, asked)
+    if asked.outcome.failure is not None:
+        return _call_failed(run, call, asked.outcome, slots)
+    failed = asked.failed
     paid_for: list[CachedJudgement] = []
     answered: list[_Grade] = []
-    for result_id, judged in answer.judged.items():
-        if result_id in failed:
-            continue
+    for result_id, judged in asked.judged.items():
         slot = ids[result_id]
         paid_for.append(
             CachedJudgement(
@@ -155,11 +135,6 @@ def _judge_batch(run: JudgeRun, slots: list[FeedbackSlot]) -> Step:
     CachedJudgement.objects.bulk_create(paid_for, ignore_conflicts=True)
     for result_id, why in failed.items():
         _fail(run, call, ids[result_id], why)
-    call.parsed = {
-        **{r: {"grade": j.grade, "reason": j.reason} for r, j in answer.judged.items()},
-        **{r: {"failed": why} for r, why in failed.items()},
-    }
-    call.save(update_fields=["parsed"])
     JudgeRun.objects.filter(id=run.id).update(
         graded=F("graded") + graded,
         failed=F("failed") + len(failed),
@@ -176,9 +151,10 @@ def _reuse_cached(
     model, prompt version, keyword and document content) from the cache; the slots left
     to ask the model about, and every slot's cache key."""
     judge = run.judge
-    model = f"{judge.protocol} {judge.base_url} {judge.model_name}"
     keys = {
-        slot.id: cache_key(model, prompt, context, Result("", slot.snapshot.name, _fields(slot)))
+        slot.id: judgement_key(
+            judge, prompt, context, Result("", slot.snapshot.name, _fields(slot))
+        )
         for slot in slots
     }
     cached = {
@@ -388,46 +364,22 @@ def give_back_held(run: JudgeRun) -> None:
 # --- Spending and the log ------------------------------------------------------------
 
 
-def _log(run: JudgeRun, system: str, user: str, outcome: CallOutcome) -> JudgeCall:
-    judge = run.judge
-    cost = (
-        outcome.input_tokens * judge.price_input_per_million
-        + outcome.output_tokens * judge.price_output_per_million
-    ) / Decimal(1_000_000)
-    call = JudgeCall.objects.create(
-        run=run,
-        model_name=judge.model_name,
-        prompt_version=run.prompt_version,
-        system_prompt=system,
-        user_prompt=user,
-        answer=outcome.text,
-        input_tokens=outcome.input_tokens,
-        output_tokens=outcome.output_tokens,
-        cost=cost,
-        latency_ms=outcome.latency_ms,
-        failure=outcome.failure.value if outcome.failure else "",
-        error=outcome.error,
-    )
+def _log(run: JudgeRun, asked: Asked) -> JudgeCall:
+    call = log_call(asked, run.judge, run.prompt_version, run=run)
+    outcome = asked.outcome
     JudgeRun.objects.filter(id=run.id).update(
         calls=F("calls") + 1,
         input_tokens=F("input_tokens") + outcome.input_tokens,
         output_tokens=F("output_tokens") + outcome.output_tokens,
-        cost=F("cost") + cost,
+        cost=F("cost") + asked.cost,
     )
     return call
 
 
 def _budget_spent(run: JudgeRun) -> str:
     """Which of the judge's budgets the run has reached ("" for none)."""
-    judge = run.judge
-    if judge.budget_calls is not None and run.calls >= judge.budget_calls:
-        return f"the budget of {judge.budget_calls} calls is reached"
     tokens = run.input_tokens + run.output_tokens
-    if judge.budget_tokens is not None and tokens >= judge.budget_tokens:
-        return f"the budget of {judge.budget_tokens} tokens is reached"
-    if judge.budget_cost is not None and run.cost >= judge.budget_cost:
-        return f"the budget of {judge.budget_cost} is reached"
-    return ""
+    return budget_reached(run.judge, calls=run.calls, tokens=tokens, cost=run.cost)
 
 
 def _settle(run: JudgeRun, status: str, note: str) -> None:

@@ -28,7 +28,8 @@ from django.utils import timezone
 
 from apps.core.queueing import queue_after_commit, queue_in, queue_now
 
-from .models import JudgeRun, RunStatus
+from .calibration import calibration_execute, stalled_calibrations
+from .models import CalibrationRun, JudgeRun, RunStatus
 from .runs import run_step
 
 LANE_SECONDS = 20.0
@@ -64,10 +65,23 @@ def judge_lane(self: Task, run_id: int, epoch: int) -> str:
             return "handed over"
 
 
+def calibration_queue(run: CalibrationRun) -> None:
+    queue_after_commit(calibrate, run.id)
+
+
+@shared_task(name="apps.judges.tasks.calibrate")
+def calibrate(run_id: int) -> str:
+    calibration_execute(run_id=run_id)
+    return "done"
+
+
 @shared_task(name="apps.judges.tasks.resume_stalled_runs")
 def resume_stalled_runs() -> int:
-    """Start again the lanes of running runs not seen for STALLED_AFTER and not waiting;
-    how many runs."""
+    """Start again the lanes of running runs not seen for STALLED_AFTER and not waiting,
+    and the calibrations whose worker went quiet; how many of both."""
+    calibrations = stalled_calibrations()
+    for calibration_id in calibrations:
+        queue_now(calibrate, calibration_id)
     now = timezone.now()
     stalled = JudgeRun.objects.filter(
         Q(lanes_seen_at__lt=now - STALLED_AFTER) | Q(lanes_seen_at__isnull=True),
@@ -78,4 +92,4 @@ def resume_stalled_runs() -> int:
     for run in stalled:
         lanes_start(run)
         count += 1
-    return count
+    return count + len(calibrations)

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from apps.core.errors import NotFound
 from apps.evaluations.models import FeedbackSlot, Snapshot
-from apps.judges import controls, runs
+from apps.judges import asking, controls, runs
 from apps.judges.models import JudgeCall, JudgeFailure, JudgeGrade, RunStatus
 from apps.judges.services import judge_create
 from tests.factories import make_evaluation, make_team
@@ -297,14 +297,14 @@ def test_a_run_cancelled_during_a_call_records_nothing_and_lists_nothing(
 ):
     evaluation, judge, run = setup
     server.script(answer(3, 1, 0))
-    real_call = runs.call_model
+    real_call = asking.call_model
 
     def cancelled_meanwhile(*args, **kwargs):
         outcome = real_call(*args, **kwargs)
         controls.run_cancel(run=run)  # the lead cancels while the model thinks
         return outcome
 
-    monkeypatch.setattr(runs, "call_model", cancelled_meanwhile)
+    monkeypatch.setattr(asking, "call_model", cancelled_meanwhile)
     runs.run_step(run_id=run.id)
     assert not FeedbackSlot.objects.filter(evaluation=evaluation, grader=judge.user).exists()
     assert not JudgeFailure.objects.exists()

@@ -1,0 +1,76 @@
+"""Asking a judge's model about one keyword's results, and reading its answer: what a
+live run (runs.py) and a calibration (calibration.py) share.
+
+Nothing here touches the database, so a calibration can ask several calls at once from
+threads: the caller logs the call and stores what came back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from .answers import Judged, read_answer
+from .models import Judge
+from .prompting import JudgeTask, Prompt, Result, answer_schema, cache_key, messages_for
+from .providers import CallOutcome, call_model
+from .services import model_settings
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One call as it went: the messages, the provider's outcome, its estimated cost,
+    and per result id of the task either a judgement or why there is none. A call that
+    failed as a whole (`outcome.failure`) has neither."""
+
+    system: str
+    user: str
+    outcome: CallOutcome
+    cost: Decimal
+    judged: dict[str, Judged] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+def ask(judge: Judge, prompt: Prompt, task: JudgeTask) -> Asked:
+    system, user = messages_for(task, prompt)
+    outcome = call_model(model_settings(judge), system, user, answer_schema(task))
+    cost = call_cost(judge, outcome)
+    if outcome.failure is not None:
+        return Asked(system, user, outcome, cost)
+    ids = [result.id for result in task.results]
+    answer = read_answer(outcome.text, ids, task.scale)
+    failed = dict(answer.failed)
+    if outcome.refusal:
+        failed = {result_id: f"the model declined: {outcome.refusal[:200]}" for result_id in ids}
+    elif outcome.truncated:
+        cut = f"the answer was cut off at max_output_tokens ({judge.max_output_tokens}); "
+        failed = {result_id: cut + why for result_id, why in failed.items()}
+    judged = {rid: judged for rid, judged in answer.judged.items() if rid not in failed}
+    return Asked(system, user, outcome, cost, judged, failed)
+
+
+def call_cost(judge: Judge, outcome: CallOutcome) -> Decimal:
+    """The call's estimated cost from the prices the lead entered (per million tokens)."""
+    return (
+        outcome.input_tokens * judge.price_input_per_million
+        + outcome.output_tokens * judge.price_output_per_million
+    ) / Decimal(1_000_000)
+
+
+def judgement_key(judge: Judge, prompt: Prompt, context: JudgeTask, result: Result) -> str:
+    """The cache key of the judge's judgement of `result` in `context` (prompting.py):
+    the model is named by its provider, address and name."""
+    model = f"{judge.protocol} {judge.base_url} {judge.model_name}"
+    return cache_key(model, prompt, context, result)
+
+
+def budget_reached(judge: Judge, *, calls: int, tokens: int, cost: Decimal) -> str:
+    """Which of the judge's budgets (per run, per calibration) this spending has reached
+    ("" for none)."""
+    if judge.budget_calls is not None and calls >= judge.budget_calls:
+        return f"the budget of {judge.budget_calls} calls is reached"
+    if judge.budget_tokens is not None and tokens >= judge.budget_tokens:
+        return f"the budget of {judge.budget_tokens} tokens is reached"
+    if judge.budget_cost is not None and cost >= judge.budget_cost:
+        return f"the budget of {judge.budget_cost} is reached"
+    return ""

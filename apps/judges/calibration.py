@@ -1,0 +1,432 @@
+"""Calibrating a judge on a gold set (gold_sets.py): the judge grades the set's results
+with the model and prompt version it has now, and its grades are measured against
+people's (calibration_figures.py). Nothing is written to any evaluation.
+
+A calibration runs in one worker task (tasks.py): the results go keyword by keyword,
+`results_per_call` to a call, `calls_at_once` calls at a time from threads (asking.py
+touches no database; the task writes what comes back). Judgements already paid for
+come from the team's cache; a rate limit or an outage is waited out and asked again (up
+to RETRIES times, then listed with why); a rejected key or address stops it with the
+reason; the judge's budgets hold per calibration as per run. A worker that dies leaves
+the calibration running without news: the beat sweep (tasks.py) queues it again after
+STALLED_AFTER, and it carries on with what is still ungraded (one grade per result and
+calibration, by constraint).
+
+A team may require a minimum agreement before a judge grades live evaluations
+(JudgeGate): `gate_check` is what starting or resuming a run asks.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from apps import engine
+from apps.accounts.models import Team, User
+from apps.core.errors import InvalidInput, InvalidState, NotFound
+from apps.evaluations.scales import scale_of
+
+from .asking import Asked, ask, budget_reached, judgement_key
+from .calibration_figures import Ceiling, JudgeFigures, Pair, judge_figures, people_ceiling
+from .call_log import log_call
+from .models import (
+    CachedJudgement,
+    CalibrationGrade,
+    CalibrationRun,
+    CalibrationStatus,
+    GoldItem,
+    GoldSet,
+    Judge,
+    JudgeGate,
+)
+from .prompting import JudgeTask, Prompt, Result, default_prompt
+from .prompts import pinned_prompt, version_for_new_run
+from .providers import Failure
+
+RETRIES = 3
+BACKOFF_BASE_S = 1.0  # doubles with each try
+MAX_WAIT_S = 30.0
+STALLED_AFTER = timedelta(minutes=2)
+STOPPING_FAILURES = frozenset({Failure.REJECTED, Failure.REFUSED})
+
+
+def gold_scale(gold_set: GoldSet) -> engine.Scale:
+    return scale_of(gold_set.scale, gold_set.scale_levels)
+
+
+# --- Starting and stopping ------------------------------------------------------------
+
+
+def calibration_create(
+    *, gold_set: GoldSet, judge: Judge, created_by: User | None = None
+) -> CalibrationRun:
+    """A new calibration, running; the caller queues its task (controls.py)."""
+    if judge.team_id != gold_set.team_id:
+        raise NotFound("No such judge.")
+    if CalibrationRun.objects.filter(
+        gold_set=gold_set, judge=judge, status=CalibrationStatus.RUNNING
+    ).exists():
+        raise InvalidState(f"{judge.name} is already being calibrated on this gold set")
+    version = version_for_new_run(judge)
+    return CalibrationRun.objects.create(
+        gold_set=gold_set,
+        judge=judge,
+        model_name=judge.model_name,
+        prompt=version,
+        prompt_version=version.version if version else _default_version(gold_set),
+        created_by=created_by,
+        seen_at=timezone.now(),
+    )
+
+
+def calibration_reopen_failures(*, run: CalibrationRun) -> int:
+    """Make the results the calibration could not grade ungraded again, and the
+    calibration running; how many. The caller queues its task (controls.py)."""
+    if run.status == CalibrationStatus.RUNNING:
+        raise InvalidState("the calibration is still running")
+    with transaction.atomic():
+        retried, _ = CalibrationGrade.objects.filter(run=run, grade__isnull=True).delete()
+        CalibrationRun.objects.filter(id=run.id).update(
+            status=CalibrationStatus.RUNNING,
+            note="",
+            failed=F("failed") - retried,
+            finished_at=None,
+            alpha=None,
+            seen_at=timezone.now(),
+        )
+    run.refresh_from_db()
+    return retried
+
+
+def calibration_cancel(*, run: CalibrationRun) -> None:
+    stopped = CalibrationRun.objects.filter(id=run.id, status=CalibrationStatus.RUNNING).update(
+        status=CalibrationStatus.STOPPED, note="cancelled by a lead", finished_at=timezone.now()
+    )
+    if not stopped:
+        raise InvalidState(f"the calibration is {run.get_status_display().lower()}")
+    run.refresh_from_db()
+
+
+def stalled_calibrations() -> list[int]:
+    """The running calibrations whose worker went quiet (it died), marked seen now: the
+    caller queues them again."""
+    stalled = list(
+        CalibrationRun.objects.filter(
+            status=CalibrationStatus.RUNNING, seen_at__lt=timezone.now() - STALLED_AFTER
+        ).values_list("id", flat=True)
+    )
+    CalibrationRun.objects.filter(id__in=stalled).update(seen_at=timezone.now())
+    return stalled
+
+
+def _default_version(gold_set: GoldSet) -> str:
+    return default_prompt(gold_scale(gold_set)).version
+
+
+# --- Doing it -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Batch:
+    task: JudgeTask
+    items: dict[str, GoldItem]  # result id in the call -> item
+
+
+def calibration_execute(*, run_id: int) -> None:
+    """Grade every gold item of the calibration not graded yet (see the docstring)."""
+    run = CalibrationRun.objects.select_related("judge", "gold_set", "prompt").get(id=run_id)
+    if run.status != CalibrationStatus.RUNNING:
+        return
+    judge, gold_set = run.judge, run.gold_set
+    scale = gold_scale(gold_set)
+    prompt = pinned_prompt(run.prompt, scale)
+    batches = _from_cache(run, prompt, list(_batches(run, scale)))
+    width = max(1, judge.calls_at_once)
+    for start in range(0, len(batches), width):
+        why = _why_stop(run)
+        if why:
+            _stop(run, why)
+            return
+        chunk = batches[start : start + width]
+        with ThreadPoolExecutor(max_workers=len(chunk)) as pool:
+            answers = list(pool.map(lambda batch: _ask_with_retries(judge, prompt, batch), chunk))
+        for batch, tries in zip(chunk, answers, strict=True):
+            stop = _store(run, prompt, batch, tries)
+            if stop:
+                _stop(run, stop)
+                return
+        CalibrationRun.objects.filter(id=run.id).update(seen_at=timezone.now())
+    _finish(run, scale)
+
+
+def _batches(run: CalibrationRun, scale: engine.Scale) -> Iterator[_Batch]:
+    done = CalibrationGrade.objects.filter(run=run).values("item_id")
+    items = GoldItem.objects.filter(gold_set=run.gold_set).exclude(id__in=done)
+    by_keyword: dict[int, list[GoldItem]] = defaultdict(list)
+    for item in items.order_by("keyword_index", "id"):
+        by_keyword[item.keyword_index].append(item)
+    size = max(1, run.judge.results_per_call)
+    for keyword_items in by_keyword.values():
+        for start in range(0, len(keyword_items), size):
+            part = keyword_items[start : start + size]
+            ids = {f"r{number}": item for number, item in enumerate(part, start=1)}
+            task = JudgeTask(
+                keyword=part[0].keyword,
+                results=[Result(rid, item.title, item.fields) for rid, item in ids.items()],
+                scale=scale,
+                guidelines=run.gold_set.guidelines,
+            )
+            yield _Batch(task, ids)
+
+
+def _from_cache(run: CalibrationRun, prompt: Prompt, batches: list[_Batch]) -> list[_Batch]:
+    """Grade from the team's cache what was already paid for; the batches left to ask."""
+    judge = run.judge
+    keys = {
+        (index, rid): judgement_key(judge, prompt, replace(batch.task, results=[]), result)
+        for index, batch in enumerate(batches)
+        for rid, result in ((r.id, r) for r in batch.task.results)
+    }
+    cached = {
+        entry.key: entry
+        for entry in CachedJudgement.objects.filter(team_id=judge.team_id, key__in=keys.values())
+    }
+    hits: list[CalibrationGrade] = []
+    left: list[_Batch] = []
+    for index, batch in enumerate(batches):
+        remaining = {}
+        for rid, item in batch.items.items():
+            entry = cached.get(keys[(index, rid)])
+            if entry is None:
+                remaining[rid] = item
+            else:
+                hits.append(
+                    CalibrationGrade(
+                        run=run, item=item, grade=entry.grade, reason=entry.reason, cached=True
+                    )
+                )
+        if remaining:
+            results = [r for r in batch.task.results if r.id in remaining]
+            left.append(_Batch(replace(batch.task, results=results), remaining))
+    CalibrationGrade.objects.bulk_create(hits, ignore_conflicts=True)
+    CalibrationRun.objects.filter(id=run.id).update(
+        graded=F("graded") + len(hits), from_cache=F("from_cache") + len(hits)
+    )
+    return left
+
+
+def _ask_with_retries(judge: Judge, prompt: Prompt, batch: _Batch) -> list[Asked]:
+    """Every try of one call: the last one answered, or failed for good."""
+    tries: list[Asked] = []
+    for attempt in range(RETRIES):
+        asked = ask(judge, prompt, batch.task)
+        tries.append(asked)
+        if not asked.outcome.retryable or attempt == RETRIES - 1:
+            break
+        wait = asked.outcome.retry_after_s
+        time.sleep(min(MAX_WAIT_S, wait if wait is not None else BACKOFF_BASE_S * 2.0**attempt))
+    return tries
+
+
+def _store(run: CalibrationRun, prompt: Prompt, batch: _Batch, tries: list[Asked]) -> str:
+    """Log every try, keep the grades, the reasons of what failed, and the cache's new
+    entries; why the calibration must stop ("" to go on)."""
+    judge = run.judge
+    asked = tries[-1]
+    failure = asked.outcome.failure
+    whole_call = f"{failure.value}: {asked.outcome.error}" if failure is not None else ""
+    context = replace(batch.task, results=[])
+    with transaction.atomic():
+        calls = [log_call(each, judge, run.prompt_version, calibration=run) for each in tries]
+        if failure is not None and failure in STOPPING_FAILURES:
+            _count(run, tries, graded=0, failed=0)
+            return whole_call
+        grades, paid_for = [], []
+        for result in batch.task.results:
+            item = batch.items[result.id]
+            judged = asked.judged.get(result.id)
+            if judged is None:
+                why = whole_call or asked.failed.get(result.id, "no grade in the answer")
+                grades.append(CalibrationGrade(run=run, item=item, failure=why[:2000]))
+                continue
+            grades.append(
+                CalibrationGrade(run=run, item=item, grade=judged.grade, reason=judged.reason)
+            )
+            paid_for.append(
+                CachedJudgement(
+                    team_id=judge.team_id,
+                    key=judgement_key(judge, prompt, context, result),
+                    grade=judged.grade,
+                    reason=judged.reason,
+                    call=calls[-1],
+                )
+            )
+        CalibrationGrade.objects.bulk_create(grades, ignore_conflicts=True)
+        CachedJudgement.objects.bulk_create(paid_for, ignore_conflicts=True)
+        _count(run, tries, graded=len(paid_for), failed=len(grades) - len(paid_for))
+    return ""
+
+
+def _count(run: CalibrationRun, tries: list[Asked], *, graded: int, failed: int) -> None:
+    CalibrationRun.objects.filter(id=run.id).update(
+        calls=F("calls") + len(tries),
+        input_tokens=F("input_tokens") + sum(a.outcome.input_tokens for a in tries),
+        output_tokens=F("output_tokens") + sum(a.outcome.output_tokens for a in tries),
+        cost=F("cost") + sum(a.cost for a in tries),
+        graded=F("graded") + graded,
+        failed=F("failed") + failed,
+    )
+
+
+def _why_stop(run: CalibrationRun) -> str:
+    run.refresh_from_db()
+    if run.status != CalibrationStatus.RUNNING:
+        return run.note or "stopped"
+    tokens = run.input_tokens + run.output_tokens
+    return budget_reached(run.judge, calls=run.calls, tokens=tokens, cost=run.cost)
+
+
+def _stop(run: CalibrationRun, why: str) -> None:
+    CalibrationRun.objects.filter(id=run.id, status=CalibrationStatus.RUNNING).update(
+        status=CalibrationStatus.STOPPED, note=why[:500], finished_at=timezone.now()
+    )
+
+
+def _finish(run: CalibrationRun, scale: engine.Scale) -> None:
+    figures = judge_figures(gold_pairs(run.gold_set, run), scale, samples=0)
+    CalibrationRun.objects.filter(id=run.id, status=CalibrationStatus.RUNNING).update(
+        status=CalibrationStatus.FINISHED,
+        alpha=figures.alpha.value,
+        finished_at=timezone.now(),
+        seen_at=timezone.now(),
+    )
+
+
+# --- Reading it -----------------------------------------------------------------------
+
+
+def gold_pairs(gold_set: GoldSet, run: CalibrationRun | None) -> list[Pair]:
+    """The gold items as the figures take them, with the run's grades (None: no run)."""
+    grades: dict[int, int | None] = {}
+    if run is not None:
+        grades = dict(CalibrationGrade.objects.filter(run=run).values_list("item_id", "grade"))
+    return [
+        Pair(
+            item.keyword_index,
+            tuple(item.people_grades),
+            grades.get(item.id),
+            item.baseline_position,
+            item.candidate_position,
+        )
+        for item in GoldItem.objects.filter(gold_set=gold_set).order_by("keyword_index", "id")
+    ]
+
+
+@dataclass(frozen=True)
+class RunReport:
+    run: CalibrationRun
+    figures: JudgeFigures
+    stale: str  # why its figures no longer describe the judge ("" when they do)
+
+
+@dataclass(frozen=True)
+class GoldReport:
+    gold_set: GoldSet
+    scale: engine.Scale
+    keywords: int
+    items: int
+    ceiling: Ceiling
+    runs: list[RunReport]
+
+
+def gold_report(gold_set: GoldSet, *, samples: int = 1_000) -> GoldReport:
+    """People's ceiling and every calibration on the gold set, side by side."""
+    scale = gold_scale(gold_set)
+    metrics = (
+        [(str(name), int(k)) for name, k in gold_set.metrics] if gold_set.candidate_name else []
+    )
+    people = gold_pairs(gold_set, None)
+    reports = []
+    for run in gold_set.runs.select_related("judge", "judge__prompt").order_by("created_at", "id"):
+        figures = judge_figures(
+            gold_pairs(gold_set, run),
+            scale,
+            profile=gold_set.profile,
+            metrics=metrics,
+            samples=samples,
+        )
+        reports.append(RunReport(run, figures, _stale(run, gold_set)))
+    return GoldReport(
+        gold_set,
+        scale,
+        len({pair.keyword for pair in people}),
+        len(people),
+        people_ceiling(people, scale, samples=samples),
+        reports,
+    )
+
+
+def _stale(run: CalibrationRun, gold_set: GoldSet) -> str:
+    judge = run.judge
+    if judge.model_name != run.model_name:
+        return f"the judge's model is now {judge.model_name}"
+    version = version_for_new_run(judge)
+    current = version.version if version else _default_version(gold_set)
+    if current != run.prompt_version:
+        return f"the judge's prompt is now {current}"
+    return ""
+
+
+# --- The team's gate ------------------------------------------------------------------
+
+
+def gate_set(*, team: Team, min_alpha: Any) -> JudgeGate:
+    """Require at least `min_alpha` (0 to 1; None or "" for no requirement)."""
+    value = None
+    if min_alpha not in (None, ""):
+        try:
+            value = float(min_alpha)
+        except (TypeError, ValueError):
+            value = -1.0
+        if isinstance(min_alpha, bool) or not 0.0 <= value <= 1.0:
+            raise InvalidInput(["min_alpha: a number from 0 to 1, or empty for none"])
+    gate, _ = JudgeGate.objects.update_or_create(team=team, defaults={"min_alpha": value})
+    return gate
+
+
+def gate_check(judge: Judge, prompt_version: str) -> None:
+    """InvalidState unless the team requires nothing, or the judge was calibrated with
+    its current model and this prompt version to at least the team's agreement."""
+    gate = JudgeGate.objects.filter(team_id=judge.team_id).first()
+    if gate is None or gate.min_alpha is None:
+        return
+    best = (
+        CalibrationRun.objects.filter(
+            judge=judge,
+            model_name=judge.model_name,
+            prompt_version=prompt_version,
+            status=CalibrationStatus.FINISHED,
+            alpha__isnull=False,
+        )
+        .order_by("-alpha")
+        .values_list("alpha", flat=True)
+        .first()
+    )
+    if best is None or best < gate.min_alpha:
+        measured = "it has no calibration" if best is None else f"its best is {best:.2f}"
+        raise InvalidState(
+            f"The team requires a judge to agree with people to Krippendorff's alpha "
+            f"{gate.min_alpha:.2f} or more, calibrated with its current model "
+            f"({judge.model_name}) and prompt ({prompt_version}), before it grades "
+            f"evaluations; {measured}.",
+            field="judge",
+        )
