@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import calibration_views, views
 
 app_name = "judges"
 
@@ -13,6 +13,33 @@ urlpatterns = [
     path("judges/prompts/new/", views.prompt_create, name="prompt_create"),
     path("judges/prompts/<int:prompt_id>/", views.prompt_edit, name="prompt_edit"),
     path("judges/prompts/<int:prompt_id>/delete/", views.prompt_delete, name="prompt_delete"),
+    path("judges/calibration/", calibration_views.gold_set_list, name="gold_set_list"),
+    path("judges/calibration/gate/", calibration_views.gate_save, name="gate_save"),
+    path(
+        "judges/calibration/<int:gold_set_id>/",
+        calibration_views.gold_set_detail,
+        name="gold_set_detail",
+    ),
+    path(
+        "judges/calibration/<int:gold_set_id>/delete/",
+        calibration_views.gold_set_remove,
+        name="gold_set_delete",
+    ),
+    path(
+        "judges/calibration/<int:gold_set_id>/calibrate/",
+        calibration_views.calibration_start,
+        name="calibration_start",
+    ),
+    path(
+        "judges/calibrations/<int:run_id>/calls/",
+        calibration_views.calibration_call_log,
+        name="calibration_call_log",
+    ),
+    path(
+        "judges/calibrations/<int:run_id>/<slug:action>/",
+        calibration_views.calibration_control,
+        name="calibration_control",
+    ),
     path(
         "evaluations/<int:evaluation_id>/judges/",
         views.judge_assign,

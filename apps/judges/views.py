@@ -116,8 +116,12 @@ def judge_assign(request: TeamRequest, evaluation_id: int) -> HttpResponse:
         messages.error(request, "judge: choose one of the team's judges")
     else:
         judge = _judge(request, form.cleaned_data["judge"])
-        controls.run_start(judge=judge, evaluation=evaluation, created_by=request.user)
-        messages.success(request, f"{judge.name} is grading this evaluation.")
+        try:
+            controls.run_start(judge=judge, evaluation=evaluation, created_by=request.user)
+        except InvalidState as error:
+            messages.error(request, error.message)
+        else:
+            messages.success(request, f"{judge.name} is grading this evaluation.")
     return redirect("insights:evaluation_detail", evaluation.id)
 
 

@@ -1,0 +1,168 @@
+"""The lead's calibration pages: the team's gold sets (draw one), a gold set's report
+(people's ceiling and every calibration side by side; calibrate a judge on it), a
+calibration's controls and call log, and the team's gate. Everything is looked up
+inside the current team: another team's answers 404."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.db.models import Count, Max
+from django.http import Http404, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from apps.accounts.decorators import lead_required
+from apps.accounts.requests import TeamRequest
+from apps.core.errors import InvalidInput, InvalidState
+from apps.core.forms import add_problems
+from apps.evaluations.models import Evaluation
+
+from . import calibration, controls
+from .call_log import calibration_log_lines
+from .forms_calibration import GateForm, GoldSetForm
+from .gold_sets import gold_set_create, gold_set_delete
+from .models import CalibrationRun, CalibrationStatus, GoldSet, Judge, JudgeGate
+
+POLL_SECONDS = 3
+
+
+def _gold_set(request: TeamRequest, gold_set_id: int) -> GoldSet:
+    return get_object_or_404(GoldSet, id=gold_set_id, team_id=request.membership.team_id)
+
+
+def _calibration(request: TeamRequest, run_id: int) -> CalibrationRun:
+    return get_object_or_404(
+        CalibrationRun.objects.select_related("judge", "gold_set"),
+        id=run_id,
+        gold_set__team_id=request.membership.team_id,
+    )
+
+
+@lead_required
+def gold_set_list(request: TeamRequest) -> HttpResponse:
+    team = request.membership.team
+    evaluations = list(Evaluation.objects.filter(team=team, archived=False).order_by("-id"))
+    form = GoldSetForm(request.POST or None, evaluations=evaluations)
+    if request.method == "POST" and form.is_valid():
+        try:
+            gold = gold_set_create(team=team, created_by=request.user, **form.cleaned_data)
+        except InvalidInput as error:
+            add_problems(form, error.problems)
+        else:
+            messages.success(request, f"Drew the gold set {gold.name}.")
+            return redirect("judges:gold_set_detail", gold.id)
+    gate = JudgeGate.objects.filter(team=team).first()
+    gold_sets = (
+        GoldSet.objects.filter(team=team)
+        .annotate(
+            item_count=Count("items", distinct=True),
+            keyword_count=Count("items__keyword_index", distinct=True),
+            run_count=Count("runs", distinct=True),
+            best_alpha=Max("runs__alpha"),
+        )
+        .order_by("-created_at", "-id")
+    )
+    return render(
+        request,
+        "judges/gold_set_list.html",
+        {
+            "gold_sets": gold_sets,
+            "form": form,
+            "gate_form": GateForm(initial={"min_alpha": gate.min_alpha if gate else ""}),
+            "gate": gate,
+        },
+    )
+
+
+@require_POST
+@lead_required
+def gate_save(request: TeamRequest) -> HttpResponse:
+    form = GateForm(request.POST)
+    form.is_valid()
+    try:
+        calibration.gate_set(
+            team=request.membership.team, min_alpha=form.cleaned_data.get("min_alpha")
+        )
+    except InvalidInput as error:
+        messages.error(request, "; ".join(error.problems))
+    else:
+        messages.success(request, "Saved the team's rule for AI judges.")
+    return redirect("judges:gold_set_list")
+
+
+@lead_required
+def gold_set_detail(request: TeamRequest, gold_set_id: int) -> HttpResponse:
+    """The report; htmx polls it (the report alone) while a calibration runs."""
+    gold = _gold_set(request, gold_set_id)
+    report = calibration.gold_report(gold)
+    context = {
+        "gold": gold,
+        "report": report,
+        "running": any(r.run.status == CalibrationStatus.RUNNING for r in report.runs),
+        "poll_seconds": POLL_SECONDS,
+        "judges": Judge.objects.filter(team_id=gold.team_id),
+        "grades": report.scale.grades,
+    }
+    if request.htmx:
+        return render(request, "judges/_gold_report.html", context)
+    return render(request, "judges/gold_set_detail.html", context)
+
+
+@require_POST
+@lead_required
+def gold_set_remove(request: TeamRequest, gold_set_id: int) -> HttpResponse:
+    gold = _gold_set(request, gold_set_id)
+    gold_set_delete(gold_set=gold)
+    messages.success(request, f"Removed the gold set {gold.name} and its calibrations.")
+    return redirect("judges:gold_set_list")
+
+
+@require_POST
+@lead_required
+def calibration_start(request: TeamRequest, gold_set_id: int) -> HttpResponse:
+    gold = _gold_set(request, gold_set_id)
+    judge_id = request.POST.get("judge", "")
+    judge = Judge.objects.filter(
+        team_id=gold.team_id, id=int(judge_id) if judge_id.isdigit() else 0
+    ).first()
+    if judge is None:
+        messages.error(request, "judge: choose one of the team's judges")
+        return redirect("judges:gold_set_detail", gold.id)
+    try:
+        controls.calibration_start(gold_set=gold, judge=judge, created_by=request.user)
+    except InvalidState as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, f"Calibrating {judge.name} on {gold.name}.")
+    return redirect("judges:gold_set_detail", gold.id)
+
+
+CALIBRATION_ACTIONS = {"cancel", "retry"}
+
+
+@require_POST
+@lead_required
+def calibration_control(request: TeamRequest, run_id: int, action: str) -> HttpResponse:
+    run = _calibration(request, run_id)
+    if action not in CALIBRATION_ACTIONS:
+        raise Http404("No such action.")
+    try:
+        if action == "cancel":
+            calibration.calibration_cancel(run=run)
+            messages.success(request, f"Cancelled the calibration of {run.judge.name}.")
+        else:
+            retried = controls.calibration_retry(run=run)
+            messages.success(request, f"Asking {run.judge.name} again about {retried} results.")
+    except InvalidState as error:
+        messages.error(request, error.message)
+    return redirect("judges:gold_set_detail", run.gold_set_id)
+
+
+@lead_required
+def calibration_call_log(request: TeamRequest, run_id: int) -> StreamingHttpResponse:
+    run = _calibration(request, run_id)
+    response = StreamingHttpResponse(
+        calibration_log_lines(run), content_type="application/x-ndjson"
+    )
+    response["Content-Disposition"] = f'attachment; filename="calibration-{run.id}-calls.jsonl"'
+    return response

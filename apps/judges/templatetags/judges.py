@@ -1,0 +1,35 @@
+"""How the calibration pages write a figure: its value with its interval."""
+
+from django import template
+
+from apps.judges.calibration_figures import Figure
+
+register = template.Library()
+
+
+@register.filter
+def figure(value: Figure | None, digits: int = 2) -> str:
+    """0.82 [0.71, 0.90]; a dash when undefined (the reason is shown beside it)."""
+    if value is None or value.value is None:
+        return "–"
+    shown = f"{value.value:.{int(digits)}f}"
+    if value.low is None or value.high is None:
+        return shown
+    return f"{shown} [{value.low:.{int(digits)}f}, {value.high:.{int(digits)}f}]"
+
+
+@register.filter
+def share_figure(value: Figure | None) -> str:
+    """A share as a percentage with its interval: 75% [62%, 86%]."""
+    if value is None or value.value is None:
+        return "–"
+    shown = f"{value.value * 100:.0f}%"
+    if value.low is None or value.high is None:
+        return shown
+    return f"{shown} [{value.low * 100:.0f}%, {value.high * 100:.0f}%]"
+
+
+@register.filter
+def by_grade(rows: list[list[int]], grades: tuple[int, ...]) -> list[tuple[int, list[int]]]:
+    """A confusion matrix's rows with the grade each stands for."""
+    return list(zip(grades, rows, strict=True))
