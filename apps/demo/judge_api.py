@@ -59,7 +59,11 @@ def chat_completions(request: HttpRequest) -> JsonResponse:
     judgements = []
     for result in results:
         grade, reason = overlap_grade(keyword, result, grades)
-        judgements.append({"id": result["id"], "grade": grade, "reason": reason})
+        # Sure only at the ends: all of the keyword's words, or none of them.
+        confidence = 1.0 if grade in (grades[0], grades[-1]) else 0.5
+        judgements.append(
+            {"id": result["id"], "grade": grade, "confidence": confidence, "reason": reason}
+        )
     content = json.dumps({"judgements": judgements})
     return JsonResponse(
         {

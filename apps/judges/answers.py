@@ -11,6 +11,9 @@ result by result, so nothing the judge was asked vanishes:
 - a result the answer leaves out, or judges twice with different grades;
 - a grade that is not one of the scale's;
 - an id the call did not send is ignored (and counted in `unknown_ids`).
+
+A confidence (0 to 1) beside a grade is kept when it is one; anything else there is
+dropped without failing the grade.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ _EXCERPT = 120
 class Judged:
     grade: int
     reason: str
+    # How sure the model says it is, 0 to 1; None when it did not say (or said
+    # something else: a confidence is advice, never a reason to fail a grade).
+    confidence: float | None = None
 
 
 @dataclass
@@ -74,7 +80,7 @@ def read_answer(text: str, ids: list[str], scale: engine.Scale) -> ReadAnswer:
             answer.failed[result_id] = "the answer judged this result twice, differently"
             continue
         if result_id not in answer.failed:
-            answer.judged[result_id] = Judged(grade, reason)
+            answer.judged[result_id] = Judged(grade, reason, _confidence(entry.get("confidence")))
     for result_id in ids:
         if result_id not in answer.judged and result_id not in answer.failed:
             answer.failed[result_id] = "the answer did not judge this result"
@@ -110,6 +116,17 @@ def _candidates(text: str) -> list[str]:
         if 0 <= start < end:
             found.append(text[start : end + 1])
     return found
+
+
+def _confidence(value: Any) -> float | None:
+    """A confidence of 0 to 1, written 0.8 or "0.8"; None for anything else."""
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if 0.0 <= number <= 1.0 else None
 
 
 def _whole(value: Any) -> int | None:

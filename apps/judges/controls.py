@@ -4,6 +4,8 @@ run's lanes (tasks.py) once the caller's transaction commits."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
 
 from apps.accounts.models import User
@@ -11,11 +13,21 @@ from apps.core.errors import InvalidState, NotFound
 from apps.evaluations.models import Evaluation
 
 from .calibration import calibration_create, calibration_reopen_failures, gate_check
-from .models import CalibrationRun, GoldSet, Judge, JudgeFailure, JudgeRun, RunStatus
+from .chains import chain_create
+from .models import (
+    CalibrationRun,
+    GoldSet,
+    Judge,
+    JudgeChain,
+    JudgeFailure,
+    JudgeRun,
+    RunRole,
+    RunStatus,
+)
 from .prompting import default_prompt
 from .prompts import version_for_new_run
 from .runs import give_back_held
-from .tasks import calibration_queue, lanes_start
+from .tasks import calibration_queue, chain_queue, lanes_start
 
 
 def run_start(*, judge: Judge, evaluation: Evaluation, created_by: User | None = None) -> JudgeRun:
@@ -40,6 +52,23 @@ def run_start(*, judge: Judge, evaluation: Evaluation, created_by: User | None =
     else:
         run_resume(run=run)
     return run
+
+
+@transaction.atomic
+def chain_start(
+    *, evaluation: Evaluation, created_by: User | None = None, **given: Any
+) -> JudgeChain:
+    """Set up the evaluation's chain (chains.py), start its first judge and its task.
+    Every link must pass the team's gate, as any judge grading the evaluation."""
+    chain = chain_create(evaluation=evaluation, created_by=created_by, **given)
+    for judge in (chain.second_opinion, chain.escalate_to):
+        if judge is not None:
+            gate_check(
+                judge, JudgeRun.objects.get(judge=judge, evaluation=evaluation).prompt_version
+            )
+    run_start(judge=chain.first, evaluation=evaluation, created_by=created_by)
+    chain_queue(chain)
+    return chain
 
 
 @transaction.atomic
@@ -72,6 +101,8 @@ def run_resume(*, run: JudgeRun) -> None:
         RunStatus.BUDGET_REACHED,
         RunStatus.FINISHED,
     }
+    if run.role == RunRole.CHAIN:
+        raise InvalidState(f"{run.judge.name} is asked by the chain; it does not grade on its own")
     gate_check(run.judge, run.prompt_version)
     _move(run, resumable, RunStatus.RUNNING)
     lanes_start(run)

@@ -116,10 +116,18 @@ class RunStatus(models.TextChoices):
     BUDGET_REACHED = "budget_reached", "Budget reached"
 
 
+class RunRole(models.TextChoices):
+    GRADES = "grades", "Grades the results"
+    # A chain's second opinion or next judge: asked only about what the chain sends it
+    # (chains.py), it never claims results itself, so it is never resumed as a run.
+    CHAIN = "chain", "Asked by a chain"
+
+
 class JudgeRun(models.Model):
     """A judge assigned to an evaluation: its progress, spending and state."""
 
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="runs")
+    role = models.CharField(max_length=16, choices=RunRole.choices, default=RunRole.GRADES)
     evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="judge_runs")
     status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.RUNNING)
     prompt_version = models.CharField(max_length=64)
@@ -367,6 +375,7 @@ class JudgeGrade(models.Model):
     model_name = models.CharField(max_length=200)
     prompt_version = models.CharField(max_length=64)
     cached = models.BooleanField(default=False)  # reused from an earlier call
+    confidence = models.FloatField(null=True, blank=True)  # 0 to 1, as the model said
     graded_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
@@ -382,6 +391,7 @@ class CachedJudgement(models.Model):
     key = models.CharField(max_length=64)
     grade = models.SmallIntegerField()
     reason = models.TextField(blank=True)
+    confidence = models.FloatField(null=True, blank=True)
     call = models.ForeignKey(JudgeCall, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -392,3 +402,81 @@ class CachedJudgement(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key[:12]}: {self.grade}"
+
+
+class JudgeChain(models.Model):
+    """People and stronger judges where they matter (chains.py): the first judge grades
+    every result of the evaluation; a result it is unsure of, that a second opinion
+    disagrees with, or that falls in the audit sample goes to the next link, a stronger
+    judge or people, whose grade becomes the result's value, the first kept beside it."""
+
+    evaluation = models.OneToOneField(
+        Evaluation, on_delete=models.CASCADE, related_name="judge_chain"
+    )
+    first = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="+")
+    second_opinion = models.ForeignKey(
+        Judge, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    # None: people (the result goes back to the graders' queue).
+    escalate_to = models.ForeignKey(
+        Judge, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    # Escalate a grade the first judge gives with a confidence below this (None: never).
+    confidence_below = models.FloatField(null=True, blank=True)
+    audit_percent = models.PositiveSmallIntegerField(default=10)
+    # The most results escalated, for every reason together (None: no limit).
+    escalation_budget = models.PositiveIntegerField(null=True, blank=True)
+    seed = models.BigIntegerField()  # which results the audit sample holds
+    # One worker advances the chain at a time: it holds the chain until then.
+    busy_until = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"chain on evaluation {self.evaluation_id}"
+
+
+class StepStatus(models.TextChoices):
+    KEPT = "kept", "Kept the first grade"
+    ESCALATED = "escalated", "Graded by the next judge"
+    AWAITING_PEOPLE = "awaiting_people", "Waiting for people"
+    OVER_BUDGET = "over_budget", "Not escalated: the budget is spent"
+    FAILED = "failed", "The next judge could not grade it"
+
+
+class EscalationReason(models.TextChoices):
+    NONE = "", "Not escalated"
+    LOW_CONFIDENCE = "low_confidence", "Low confidence"
+    DISAGREEMENT = "disagreement", "Judges disagree"
+    AUDIT = "audit", "Random audit"
+
+
+class ChainStep(models.Model):
+    """What the chain did with one result: the first judge's grade (and the second
+    opinion's), whether and why it went on, and the grade of the link that ended it."""
+
+    chain = models.ForeignKey(JudgeChain, on_delete=models.CASCADE, related_name="steps")
+    slot = models.OneToOneField(FeedbackSlot, on_delete=models.CASCADE, related_name="+")
+    first_grade = models.SmallIntegerField()
+    first_reason = models.TextField(blank=True)
+    first_confidence = models.FloatField(null=True, blank=True)
+    second_grade = models.SmallIntegerField(null=True, blank=True)
+    second_reason = models.TextField(blank=True)
+    why = models.CharField(
+        max_length=16, choices=EscalationReason.choices, blank=True, default=EscalationReason.NONE
+    )
+    status = models.CharField(max_length=16, choices=StepStatus.choices)
+    # The next link's grade (a judge's here; people's is the slot's once they grade).
+    next_grade = models.SmallIntegerField(null=True, blank=True)
+    next_reason = models.TextField(blank=True)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"slot {self.slot_id}: {self.status}"

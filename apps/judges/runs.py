@@ -37,7 +37,16 @@ from apps.judging.selectors import lock_cutoff
 
 from .asking import Asked, ask, budget_reached, judgement_key
 from .call_log import log_call
-from .models import CachedJudgement, JudgeCall, JudgeFailure, JudgeGrade, JudgeRun, RunStatus
+from .models import (
+    CachedJudgement,
+    ChainStep,
+    JudgeCall,
+    JudgeFailure,
+    JudgeGrade,
+    JudgeRun,
+    RunStatus,
+    StepStatus,
+)
 from .prompting import JudgeTask, Prompt, Result
 from .prompts import pinned_prompt
 from .providers import CallOutcome, Failure
@@ -127,10 +136,11 @@ def _judge_batch(run: JudgeRun, slots: list[FeedbackSlot]) -> Step:
                 key=keys[slot.id],
                 grade=judged.grade,
                 reason=judged.reason,
+                confidence=judged.confidence,
                 call=call,
             )
         )
-        answered.append(_Grade(slot, judged.grade, judged.reason, call))
+        answered.append(_Grade(slot, judged.grade, judged.reason, call, judged.confidence))
     graded = _write_grades(run, answered)
     CachedJudgement.objects.bulk_create(paid_for, ignore_conflicts=True)
     for result_id, why in failed.items():
@@ -168,7 +178,7 @@ def _reuse_cached(
         if hit is None:
             to_ask.append(slot)
         else:
-            hits.append(_Grade(slot, hit.grade, hit.reason, hit.call, cached=True))
+            hits.append(_Grade(slot, hit.grade, hit.reason, hit.call, hit.confidence, cached=True))
     reused = _write_grades(run, hits)
     if reused:
         JudgeRun.objects.filter(id=run.id).update(
@@ -230,12 +240,17 @@ def _claim_once(run: JudgeRun, size: int) -> list[FeedbackSlot]:
     mine.filter(grade__isnull=True, assigned_at__lt=cutoff).update(grader=None, assigned_at=None)
     taken = mine.values("snapshot_id")
     failed = JudgeFailure.objects.filter(run=run, open=True).values("slot__snapshot_id")
+    # A result a chain sent to people is theirs (chains.py), whoever else may grade.
+    for_people = ChainStep.objects.filter(
+        chain__evaluation_id=run.evaluation_id, status=StepStatus.AWAITING_PEOPLE
+    ).values("slot__snapshot_id")
     candidates = list(
         FeedbackSlot.objects.select_for_update(skip_locked=True)
         .filter(evaluation_id=run.evaluation_id, grade__isnull=True)
         .filter(Q(grader__isnull=True) | Q(assigned_at__lt=cutoff))
         .exclude(snapshot_id__in=taken)
         .exclude(snapshot_id__in=failed)
+        .exclude(snapshot_id__in=for_people)
         .order_by("-snapshot_started", "keyword_position", "snapshot_position", "index")
         .values_list("id", "snapshot_id", "keyword_id")[: size * 3]
     )
@@ -291,6 +306,7 @@ class _Grade:
     grade: int
     reason: str
     call: JudgeCall | None
+    confidence: float | None = None
     cached: bool = False
 
 
@@ -329,13 +345,22 @@ def _write_held(run: JudgeRun, grades: list[_Grade]) -> set[int]:
                     model_name=judge.model_name,
                     prompt_version=run.prompt_version,
                     cached=g.cached,
+                    confidence=g.confidence,
                 )
                 for g in grades
                 if g.slot.id in written
             ],
             update_conflicts=True,
             unique_fields=["slot"],
-            update_fields=["run", "call", "model_name", "prompt_version", "cached", "graded_at"],
+            update_fields=[
+                "run",
+                "call",
+                "model_name",
+                "prompt_version",
+                "cached",
+                "confidence",
+                "graded_at",
+            ],
         )
     return written
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db.models import Count, Max, Q, QuerySet
 
 from apps import engine
 from apps.evaluations.models import Evaluation
 
-from .models import Judge, JudgePrompt, JudgeRun, RunStatus
+from .chains import ChainSummary, chain_summary
+from .models import Judge, JudgeChain, JudgePrompt, JudgeRun, RunStatus
 from .prompting import default_prompt, describe_scale
 
 
@@ -29,10 +30,13 @@ def runs_with_open_failures(runs: QuerySet[JudgeRun]) -> QuerySet[JudgeRun]:
 
 @dataclass(frozen=True)
 class EvaluationJudges:
-    """The evaluation page's AI judges panel: its runs, and the judges not yet on it."""
+    """The evaluation page's AI judges panel: its runs, the judges not yet on it, and
+    its chain (with what the chain did) or the judges one could be made of."""
 
     runs: list[JudgeRun]
     assignable: list[Judge]
+    chain: ChainSummary | None = None
+    team_judges: list[Judge] = field(default_factory=list)
 
     @property
     def running(self) -> bool:
@@ -42,10 +46,12 @@ class EvaluationJudges:
 def evaluation_judges(evaluation: Evaluation) -> EvaluationJudges:
     runs = list(runs_with_open_failures(JudgeRun.objects.filter(evaluation=evaluation)))
     on_it = {run.judge_id for run in runs}
-    assignable = [
-        judge for judge in Judge.objects.filter(team_id=evaluation.team_id) if judge.id not in on_it
-    ]
-    return EvaluationJudges(runs, assignable)
+    judges = list(Judge.objects.filter(team_id=evaluation.team_id))
+    assignable = [judge for judge in judges if judge.id not in on_it]
+    chain = JudgeChain.objects.filter(evaluation=evaluation).first()
+    return EvaluationJudges(
+        runs, assignable, chain_summary(chain) if chain else None, team_judges=judges
+    )
 
 
 def team_prompts(team_id: int) -> QuerySet[JudgePrompt]:

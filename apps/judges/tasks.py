@@ -27,12 +27,15 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from apps.core.queueing import queue_after_commit, queue_in, queue_now
+from apps.evaluations.models import Status
 
 from .calibration import calibration_execute, stalled_calibrations
-from .models import CalibrationRun, JudgeRun, RunStatus
+from .chains import chain_advance
+from .models import CalibrationRun, JudgeChain, JudgeRun, RunStatus
 from .runs import run_step
 
 LANE_SECONDS = 20.0
+CHAIN_WAIT_SECONDS = 2.0
 STALLED_AFTER = timedelta(minutes=2)
 
 
@@ -75,6 +78,24 @@ def calibrate(run_id: int) -> str:
     return "done"
 
 
+def chain_queue(chain: JudgeChain) -> None:
+    queue_after_commit(advance_chain, chain.id)
+
+
+@shared_task(name="apps.judges.tasks.advance_chain", bind=True)
+def advance_chain(self: Task, chain_id: int) -> str:
+    """Advance the chain until nothing is left, handing over after LANE_SECONDS; while
+    its first judge still grades, look again in a few seconds."""
+    started = time.monotonic()
+    while (outcome := chain_advance(chain_id=chain_id)) == "more":
+        if not self.request.is_eager and time.monotonic() - started > LANE_SECONDS:
+            queue_now(advance_chain, chain_id)
+            return "handed over"
+    if outcome == "wait" and not self.request.is_eager:
+        queue_in(CHAIN_WAIT_SECONDS, advance_chain, chain_id)
+    return outcome
+
+
 @shared_task(name="apps.judges.tasks.resume_stalled_runs")
 def resume_stalled_runs() -> int:
     """Start again the lanes of running runs not seen for STALLED_AFTER and not waiting,
@@ -82,6 +103,12 @@ def resume_stalled_runs() -> int:
     calibrations = stalled_calibrations()
     for calibration_id in calibrations:
         queue_now(calibrate, calibration_id)
+    # A chain whose task was lost (a worker died, the broker was down) is advanced
+    # again; one already being advanced answers "busy" and stops at once.
+    for chain_id in JudgeChain.objects.filter(evaluation__status=Status.ACTIVE).values_list(
+        "id", flat=True
+    ):
+        queue_now(advance_chain, chain_id)
     now = timezone.now()
     stalled = JudgeRun.objects.filter(
         Q(lanes_seen_at__lt=now - STALLED_AFTER) | Q(lanes_seen_at__isnull=True),

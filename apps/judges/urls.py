@@ -46,6 +46,11 @@ urlpatterns = [
         name="judge_assign",
     ),
     path(
+        "evaluations/<int:evaluation_id>/judges/chain/",
+        views.chain_start,
+        name="chain_start",
+    ),
+    path(
         "evaluations/<int:evaluation_id>/judges/panel/",
         views.evaluation_panel,
         name="evaluation_panel",

@@ -125,6 +125,30 @@ def judge_assign(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     return redirect("insights:evaluation_detail", evaluation.id)
 
 
+CHAIN_FIELDS = (
+    "first",
+    "second_opinion",
+    "escalate_to",
+    "confidence_below",
+    "audit_percent",
+    "escalation_budget",
+)
+
+
+@require_POST
+@lead_required
+def chain_start(request: TeamRequest, evaluation_id: int) -> HttpResponse:
+    evaluation = get_object_or_404(Evaluation, id=evaluation_id, team_id=request.membership.team_id)
+    given = {name: request.POST.get(name, "")[:40] for name in CHAIN_FIELDS}
+    try:
+        controls.chain_start(evaluation=evaluation, created_by=request.user, **given)
+    except (InvalidInput, InvalidState) as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, "The chain is grading this evaluation.")
+    return redirect("insights:evaluation_detail", evaluation.id)
+
+
 @lead_required
 def evaluation_panel(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     """The evaluation page's AI judges panel (htmx swaps it in, and polls it while a judge

@@ -77,3 +77,19 @@ def test_a_long_reason_is_cut():
         '[{"id": "r1", "grade": 1, "reason": "' + "w" * 900 + '"}]', ["r1"], GRADED
     )
     assert len(answer.judged["r1"].reason) == 300
+
+
+def test_a_confidence_beside_a_grade_is_kept_when_it_is_one_and_dropped_otherwise():
+    answer = read_answer(
+        '{"judgements": ['
+        '{"id": "r1", "grade": 1, "confidence": 0.25, "reason": "a"},'
+        '{"id": "r2", "grade": 1, "confidence": "0.9", "reason": "b"},'
+        '{"id": "r3", "grade": 0, "confidence": 7, "reason": "c"},'
+        '{"id": "r4", "grade": 0, "confidence": true, "reason": "d"},'
+        '{"id": "r5", "grade": 0, "reason": "e"}]}',
+        ["r1", "r2", "r3", "r4", "r5"],
+        engine.get_scale("binary"),
+    )
+    confidences = {rid: judged.confidence for rid, judged in answer.judged.items()}
+    assert confidences == {"r1": 0.25, "r2": 0.9, "r3": None, "r4": None, "r5": None}
+    assert not answer.failed

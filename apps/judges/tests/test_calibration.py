@@ -22,9 +22,9 @@ from apps.judges.services import judge_create
 from apps.judging.judgements import Giver, slot_judge
 from tests.factories import make_evaluation, make_team, slots_of
 
-from .fake_provider import FakeProvider, Reply
+from .fake_provider import Reply
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("local_model_servers_allowed")]
 
 KEYWORDS = {f"keyword {n}": 4 for n in range(8)}
 
@@ -32,17 +32,6 @@ KEYWORDS = {f"keyword {n}": 4 for n in range(8)}
 def PEOPLE(keyword: int, number: int) -> int:  # noqa: N802 (a rule, named as a constant)
     """People's grade of result `number` of keyword `keyword`: 0-3, shifted by keyword."""
     return (number - 1 + keyword) % 4
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FakeProvider() as fake:
-        yield fake
-
-
-@pytest.fixture(autouse=True)
-def local_model_servers_allowed(settings):
-    settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = True
 
 
 def people_grade(evaluation, grade_of) -> None:

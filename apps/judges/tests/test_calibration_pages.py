@@ -10,18 +10,11 @@ from apps.judges.models import CalibrationRun, CalibrationStatus, GoldSet, Judge
 from apps.judges.services import judge_create
 from tests.factories import client_for, make_evaluation, make_team
 
-from .fake_provider import FakeProvider
 from .test_calibration import KEYWORDS, PEOPLE, grades_by_title, people_grade
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("local_model_servers_allowed")]
 
 API_KEY = "not-a-real-key-calibration-pages"
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FakeProvider() as fake:
-        yield fake
 
 
 @pytest.fixture
@@ -81,7 +74,7 @@ def test_a_lead_draws_a_gold_set_calibrates_a_judge_and_reads_the_figures(
     assert run.status == CalibrationStatus.FINISHED  # in-process: the work ran after commit
 
     page = lead.get(f"/judges/calibration/{gold.id}/").content.decode()
-    assert "Local" in page and "default-graded-v1" in page
+    assert "Local" in page and "default-graded-v2" in page
     assert "6 keywords and 24 results people graded" in page
     assert 'data-testid="calibration-alpha">1.00 [1.00, 1.00]' in page
     assert "Would it change a decision?" in page

@@ -75,9 +75,9 @@ def test_the_schema_allows_only_the_calls_ids_and_the_scales_grades():
 
 
 def test_each_scale_has_its_own_default_prompt_version():
-    assert default_prompt(GRADED).version == "default-graded-v1"
-    assert default_prompt(engine.SCALES["binary"]).version == "default-binary-v1"
+    assert default_prompt(GRADED).version == "default-graded-v2"
+    assert default_prompt(engine.SCALES["binary"]).version == "default-binary-v2"
     custom = engine.Scale("custom", (0, 1, 2), ("No", "Maybe", "Yes"), ("1", "2", "3"))
-    assert default_prompt(custom).version == "default-custom-v1"
+    assert default_prompt(custom).version == "default-custom-v2"
     system, _ = messages_for(JudgeTask("q", [Result("r1", "a")], custom), default_prompt(custom))
     assert "- 1: Maybe" in system

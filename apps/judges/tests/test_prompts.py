@@ -13,23 +13,12 @@ from apps.judges.prompting import DEFAULT_INSTRUCTIONS
 from apps.judges.services import judge_create, judge_update
 from tests.factories import client_for, make_evaluation, make_team
 
-from .fake_provider import FakeProvider, Reply
+from .fake_provider import Reply
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def local_model_servers_allowed(settings):
-    settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = True
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("local_model_servers_allowed")]
 
 
 EDITED = "Grade like a strict shop assistant.\n\nScale:\n{scale}\n\nAnswer with JSON only."
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FakeProvider() as fake:
-        yield fake
 
 
 def judges_answer(*grades) -> Reply:

@@ -76,7 +76,7 @@ def test_a_step_grades_one_keywords_results_through_the_grade_writer(server, set
     assert [s.reason for s in slots] == ["reason r1", "reason r2", "reason r3"]
     assert {s.keyword.text for s in slots} == {"red shoes"}
     grade = JudgeGrade.objects.get(slot=slots[0])
-    assert (grade.model_name, grade.prompt_version) == ("gpt-test", "default-graded-v1")
+    assert (grade.model_name, grade.prompt_version) == ("gpt-test", "default-graded-v2")
     run.refresh_from_db()
     assert (run.calls, run.graded, run.failed) == (1, 3, 0)
     assert (run.input_tokens, run.output_tokens) == (1000, 100)
