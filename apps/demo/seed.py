@@ -155,6 +155,7 @@ def seed_demo() -> tuple[Team, bool]:
     ]
     products = catalogue(rng)
     people = [*graders, lead]
+    created = []
     for name, scale, strategy, metrics, share in EVALUATIONS:
         evaluation = evaluation_create(
             team=team,
@@ -168,8 +169,10 @@ def seed_demo() -> tuple[Team, bool]:
         _add_results(evaluation, products, rng)
         evaluation_start(evaluation=evaluation)
         _grade_some(evaluation, products, people, share, rng)
+        created.append(evaluation)
     _add_live_search(team, owner)
     _add_demo_judge(team, owner)
+    _add_demo_gold_set(team, owner, next(e for e in created if e.strategy > 1))
     return team, True
 
 
@@ -193,6 +196,21 @@ def _add_demo_judge(team: Team, owner: User) -> None:
         results_per_call=8,
         calls_at_once=2,
         timeout_seconds=10,
+    )
+
+
+def _add_demo_gold_set(team: Team, owner: User, graded: Evaluation) -> None:
+    """A gold set drawn from the evaluation three people graded, for the demo judge to be
+    calibrated on (AI judges -> Calibration): the figures with people's ceiling."""
+    from apps.judges.gold_sets import gold_set_create
+
+    gold_set_create(
+        team=team,
+        name="Demo gold set",
+        baseline=graded.id,
+        keywords=len(QUERIES),
+        seed=DEMO_SEED,
+        created_by=owner,
     )
 
 

@@ -11,7 +11,7 @@ from apps.demo import seed as demo
 from apps.demo.judge_api import overlap_grade
 from apps.evaluations.models import Evaluation, FeedbackSlot, Status
 from apps.judges import controls
-from apps.judges.models import Judge, RunStatus
+from apps.judges.models import CalibrationStatus, GoldSet, Judge, RunStatus
 from apps.judges.prompting import JudgeTask, Result, answer_schema, default_prompt, messages_for
 
 GRADED = engine.SCALES["graded"]
@@ -77,3 +77,12 @@ def test_the_seeded_demo_judge_grades_a_demo_evaluation_through_the_app(
     assert all(
         "Word overlap stand-in" in reason for reason in graded.values_list("reason", flat=True)
     )
+
+    # The demo's gold set calibrates it too, against the three people's grades.
+    gold = GoldSet.objects.get(team__name=demo.TEAM_NAME)
+    assert gold.items.exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        calibration = controls.calibration_start(gold_set=gold, judge=judge)
+    calibration.refresh_from_db()
+    assert calibration.status == CalibrationStatus.FINISHED, calibration.note
+    assert calibration.graded == gold.items.count() and calibration.alpha is not None
