@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar, cast
 
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -52,6 +53,7 @@ from .prompting import JudgeTask, Prompt, Result, default_prompt
 from .prompts import pinned_prompt, version_for_new_run
 from .providers import Failure
 
+REPORT_CACHE_SECONDS = 24 * 3600
 RETRIES = 3
 BACKOFF_BASE_S = 1.0  # doubles with each try
 MAX_WAIT_S = 30.0
@@ -349,7 +351,12 @@ class GoldReport:
 
 
 def gold_report(gold_set: GoldSet, *, samples: int = 1_000) -> GoldReport:
-    """People's ceiling and every calibration on the gold set, side by side."""
+    """People's ceiling and every calibration on the gold set, side by side.
+
+    The bootstrap intervals take most of a second per calibration, and the page polls
+    while one runs: the ceiling (the gold set is frozen) and a finished calibration's
+    figures are computed once and kept in the cache; a running one's are shown without
+    intervals until it finishes."""
     scale = gold_scale(gold_set)
     metrics = (
         [(str(name), int(k)) for name, k in gold_set.metrics] if gold_set.candidate_name else []
@@ -357,22 +364,45 @@ def gold_report(gold_set: GoldSet, *, samples: int = 1_000) -> GoldReport:
     people = gold_pairs(gold_set, None)
     reports = []
     for run in gold_set.runs.select_related("judge", "judge__prompt").order_by("created_at", "id"):
-        figures = judge_figures(
-            gold_pairs(gold_set, run),
-            scale,
-            profile=gold_set.profile,
-            metrics=metrics,
-            samples=samples,
-        )
-        reports.append(RunReport(run, figures, _stale(run, gold_set)))
+
+        def figures(run: CalibrationRun = run, samples: int = samples) -> JudgeFigures:
+            pairs = gold_pairs(gold_set, run)
+            return judge_figures(
+                pairs, scale, profile=gold_set.profile, metrics=metrics, samples=samples
+            )
+
+        if run.status == CalibrationStatus.RUNNING:
+            measured = figures(samples=0)
+        else:
+            finished = run.finished_at.isoformat() if run.finished_at else ""
+            key = f"judges:calibration:{run.id}:{finished}:{run.graded}:{run.failed}:{samples}"
+            measured = _cached(key, figures)
+        reports.append(RunReport(run, measured, _stale(run, gold_set)))
+    ceiling = _cached(
+        f"judges:ceiling:{gold_set.id}:{gold_set.created_at.isoformat()}:{samples}",
+        lambda: people_ceiling(people, scale, samples=samples),
+    )
     return GoldReport(
         gold_set,
         scale,
         len({pair.keyword for pair in people}),
         len(people),
-        people_ceiling(people, scale, samples=samples),
+        ceiling,
         reports,
     )
+
+
+Computed = TypeVar("Computed")
+
+
+def _cached(key: str, compute: Callable[[], Computed]) -> Computed:
+    """What `compute` gives, kept under `key` (keys name everything the value rests on,
+    with the moment it was made: ids alone come back after a database is reset)."""
+    found = cache.get(key)
+    if found is None:
+        found = compute()
+        cache.set(key, found, REPORT_CACHE_SECONDS)
+    return cast(Computed, found)
 
 
 def _stale(run: CalibrationRun, gold_set: GoldSet) -> str:
