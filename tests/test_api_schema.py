@@ -20,6 +20,10 @@ from apps.accounts.api_tokens import api_token_create
 from apps.api.urls import v1
 from apps.endpoints.tests.factories import make_model
 from apps.evaluations.lifecycle import evaluation_finish_now
+from apps.judges.calibration import calibration_create, calibration_execute
+from apps.judges.gold_sets import gold_set_create
+from apps.judges.models import CalibrationRun, GoldSet
+from apps.judges.services import judge_create
 from apps.judging.judgements import Giver, slot_judge
 from apps.scoring.services import keywords_recompute_marked
 from config.wsgi import application
@@ -92,6 +96,17 @@ def test_the_schema_lists_every_v1_operation_and_nothing_else():
         "/api/v1/judge-runs/{run_id}/retry-failures/": ["post"],
         "/api/v1/judge-runs/{run_id}/failures/": ["get"],
         "/api/v1/judge-runs/{run_id}/calls/": ["get"],
+        "/api/v1/gold-sets/": ["get", "post"],
+        "/api/v1/gold-sets/{gold_set_id}/": ["delete", "get"],
+        "/api/v1/gold-sets/{gold_set_id}/items/": ["get"],
+        "/api/v1/gold-sets/{gold_set_id}/calibrations/": ["post"],
+        "/api/v1/calibrations/": ["get"],
+        "/api/v1/calibrations/{calibration_id}/": ["get"],
+        "/api/v1/calibrations/{calibration_id}/cancel/": ["post"],
+        "/api/v1/calibrations/{calibration_id}/retry-failures/": ["post"],
+        "/api/v1/calibrations/{calibration_id}/failures/": ["get"],
+        "/api/v1/calibrations/{calibration_id}/calls/": ["get"],
+        "/api/v1/judge-gate/": ["get", "patch", "put"],
     }
 
 
@@ -209,8 +224,9 @@ schema = schemathesis.openapi.from_wsgi("/api/schema/", application, headers=OPE
 
 
 @pytest.fixture
-def team_data() -> dict:
-    """A team with a token and evaluations pending, active (partly graded) and finished."""
+def team_data(settings) -> dict:
+    """A team with a token and evaluations pending, active (partly graded) and finished,
+    a gold set drawn from the active one and a judge's calibration on it."""
     team = make_team("Schema team", owner="owner@schema.test")
     _token, text = api_token_create(team=team, name="schemathesis")
     grader = make_grader(team, "grader@schema.test")
@@ -225,10 +241,40 @@ def team_data() -> dict:
     other_team = make_team("Other team")
     theirs = make_evaluation(team=other_team, start=False)
     our_model, their_model = make_model(team), make_model(other_team)
+    gold = gold_set_create(team=team, name="Schema gold", baseline=active.id, keywords=2, seed=1)
+    settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = True
+    judge = judge_create(
+        team=team, name="Judge", protocol="openai", base_url="http://127.0.0.1:9/v1", model_name="m"
+    )
+    # Its address refused from now on: a calibration (re)started by a request stops at
+    # its first call, at once and without a network.
+    settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = False
+    ours = calibration_create(gold_set=gold, judge=judge)
+    calibration_execute(run_id=ours.id)
+    their_gold = GoldSet.objects.create(
+        team=other_team,
+        name="Theirs",
+        baseline_name="x",
+        scale="graded",
+        profile="searchtweak",
+        seed=1,
+    )
+    their_judge = judge_create(
+        team=other_team,
+        name="J",
+        protocol="openai",
+        base_url="https://x.example/v1",
+        model_name="m",
+    )
+    theirs_calibrated = CalibrationRun.objects.create(
+        gold_set=their_gold, judge=their_judge, model_name="m", prompt_version="v"
+    )
     return {
         "headers": {"Authorization": f"Bearer {text}"},
         "evaluation_ids": [pending.id, active.id, finished.id, theirs.id],
         "model_ids": [our_model.id, their_model.id],
+        "gold_set_ids": [gold.id, their_gold.id],
+        "calibration_ids": [ours.id, theirs_calibrated.id],
     }
 
 
@@ -239,12 +285,12 @@ def test_no_generated_request_gets_a_server_error(case, team_data):
     if case.operation.path.endswith(("/import/", "/export/")):
         pytest.importorskip("apps.interchange", reason="the importer is not there")
     parameters = case.path_parameters or {}
-    for name in ("evaluation_id", "model_id"):
+    for name in ("evaluation_id", "model_id", "gold_set_id", "calibration_id"):
         generated = parameters.get(name)
         if isinstance(generated, int) and not isinstance(generated, bool) and generated % 5:
-            # Mostly an object that exists (evaluations of ours in each state, a model of
-            # ours, or another team's); the rest keep the generated id, so odd ids are
-            # tried too.
+            # Mostly an object that exists (evaluations of ours in each state, a model, a
+            # gold set or a calibration of ours, or another team's); the rest keep the
+            # generated id, so odd ids are tried too.
             ids = team_data[name + "s"]
             parameters[name] = ids[generated % len(ids)]
     listed = (case.query or {}).get("evaluations")

@@ -7,6 +7,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from . import (
     agreement,
+    calibrations,
     comparisons,
     evaluations,
     judge_prompts,
@@ -118,6 +119,47 @@ v1 = [
         judge_runs.JudgeRunCallLog.as_view(),
         name="judge_run_call_log",
     ),
+    path("gold-sets/", calibrations.GoldSetListCreate.as_view(), name="gold_set_list"),
+    path(
+        "gold-sets/<int:gold_set_id>/",
+        calibrations.GoldSetDetail.as_view(),
+        name="gold_set_detail",
+    ),
+    path(
+        "gold-sets/<int:gold_set_id>/items/",
+        calibrations.GoldSetItems.as_view(),
+        name="gold_set_items",
+    ),
+    path(
+        "gold-sets/<int:gold_set_id>/calibrations/",
+        calibrations.CalibrationStart.as_view(),
+        name="calibration_start",
+    ),
+    path("calibrations/", calibrations.CalibrationList.as_view(), name="calibration_list"),
+    path(
+        "calibrations/<int:calibration_id>/",
+        calibrations.CalibrationDetail.as_view(),
+        name="calibration_detail",
+    ),
+    *[
+        path(
+            f"calibrations/<int:calibration_id>/{action}/",
+            calibrations.CalibrationControl.as_view(action=action),
+            name=f"calibration_{action.replace('-', '_')}",
+        )
+        for action in calibrations.CalibrationControl.ACTIONS
+    ],
+    path(
+        "calibrations/<int:calibration_id>/failures/",
+        calibrations.CalibrationFailures.as_view(),
+        name="calibration_failures",
+    ),
+    path(
+        "calibrations/<int:calibration_id>/calls/",
+        calibrations.CalibrationCallLog.as_view(),
+        name="calibration_call_log",
+    ),
+    path("judge-gate/", calibrations.JudgeGateDetail.as_view(), name="judge_gate"),
     path(
         "models/<int:model_id>/",
         search_models.SearchModelDetail.as_view(),
