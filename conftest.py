@@ -11,6 +11,7 @@ import uuid
 from urllib.parse import urlparse
 
 import pytest
+from django.conf import settings as django_settings
 
 from apps.core import queueing
 from config.celery import app as celery_app
@@ -64,14 +65,17 @@ def redis_url() -> str:
     return url
 
 
-def switch_broker(url: str, *, eager: bool, queue: str = "celery") -> None:
-    """Point this process's task publishing at another broker (or back in-process)."""
+def switch_broker(url: str, *, eager: bool, queue: str = "", pipeline_queue: str = "") -> None:
+    """Point this process's task publishing at another broker (or back in-process): the
+    pipeline's tasks to `pipeline_queue`, the others to `queue` (unnamed: the settings')."""
     celery_app.conf.task_always_eager = eager
     celery_app.conf.broker_url = url
     # Celery prefers the CELERY_BROKER_URL environment variable (CI sets it) to its
     # configuration, so the variable has to follow too.
     os.environ["CELERY_BROKER_URL"] = url
-    celery_app.conf.task_default_queue = queue
+    celery_app.conf.task_default_queue = queue or django_settings.CELERY_TASK_DEFAULT_QUEUE
+    # config.celery.route_task reads it as each task is published.
+    celery_app.conf.pipeline_queue = pipeline_queue or django_settings.CELERY_PIPELINE_QUEUE
     # Connections and producers are pooled per app; drop them so the next publish
     # connects to the new URL.
     celery_app._pool = None
@@ -92,17 +96,19 @@ def restore_broker(saved_url: str) -> None:
 def real_broker(redis_url):
     """Queued tasks go to Redis for a real worker, instead of running in-process.
 
-    Yields (url, queue). The queue name is unique to this run, so test runs sharing one
-    Redis never take each other's tasks.
+    Yields (url, queue). The queue's name is unique to this run, and so is the pipeline's
+    (`queue`-pipeline, which tests.worker.start_worker reads too), so test runs sharing
+    one Redis never take each other's tasks.
     """
     saved = celery_app.conf.broker_url
     queue = f"relevo-test-{uuid.uuid4().hex[:12]}"
-    switch_broker(redis_url, eager=False, queue=queue)
+    pipeline_queue = f"{queue}-pipeline"
+    switch_broker(redis_url, eager=False, queue=queue, pipeline_queue=pipeline_queue)
     yield redis_url, queue
     restore_broker(saved)
     import redis
 
-    redis.Redis.from_url(redis_url).delete(queue)  # whatever the worker left unread
+    redis.Redis.from_url(redis_url).delete(queue, pipeline_queue)  # what no worker read
 
 
 @pytest.fixture

@@ -313,6 +313,16 @@ CELERY_TASK_EAGER_PROPAGATES = True
 # The queue tasks go to (and a worker started with --queues=... reads): tasks that queue
 # tasks (a judge's lanes) publish here too. Tests give each run a queue of its own.
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE") or "celery"
+# The metrics pipeline's tasks (apps.scoring.tasks: a keyword's recompute, an
+# evaluation's, the minute sweep) go to a queue of their own (config/celery.py routes
+# them). In the default queue they waited behind an AI judge's lanes, each of which holds
+# a worker process while its calls wait on the model, and metrics fell 13 s behind the
+# grades (bench/README.md, issue 17). A worker started without --queues reads both
+# queues; docker-compose.yml also runs a worker reading only this one, which no lane
+# can hold.
+CELERY_PIPELINE_QUEUE = env_str("CELERY_PIPELINE_QUEUE") or "pipeline"
+CELERY_TASK_QUEUES = {CELERY_TASK_DEFAULT_QUEUE: {}, CELERY_PIPELINE_QUEUE: {}}
+CELERY_TASK_ROUTES = ("config.celery.route_task",)
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True

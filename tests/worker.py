@@ -9,6 +9,8 @@ from pathlib import Path
 
 from django.db import connection
 
+from config.celery import app as celery_app
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -34,7 +36,9 @@ def start_worker(
     output: Path | None = None,
     extra_env: dict[str, str] | None = None,
 ) -> subprocess.Popen[bytes]:
-    """A worker reading and writing the test database, taking tasks from `queue` only.
+    """A worker reading and writing the test database, taking tasks from `queue` and the
+    pipeline's from the queue this process sends them to (conftest.switch_broker's), as
+    every deployed worker reads both.
 
     Search endpoints and AI judges on loopback are allowed, as in the tests that start
     evaluations and runs; `extra_env` adds settings (a shorter SLOT_LOCK_SECONDS).
@@ -44,16 +48,20 @@ def start_worker(
     part on. `output`: a file for what it prints, instead of a pipe that a long test
     would fill (a worker whose pipe is full stops).
     """
+    pipeline_queue = celery_app.conf.pipeline_queue
     env = {
         **os.environ,
         "DATABASE_URL": database_url_of_test_database(),
         "CELERY_BROKER_URL": broker_url,
-        "CELERY_TASK_DEFAULT_QUEUE": queue,  # what the worker queues comes back to it
+        # What the worker queues comes back to it.
+        "CELERY_TASK_DEFAULT_QUEUE": queue,
+        "CELERY_PIPELINE_QUEUE": pipeline_queue,
         "SEARCH_ALLOW_PRIVATE_ADDRESSES": "1",
         "AI_JUDGES_ALLOW_PRIVATE_ADDRESSES": "1",  # the tests' model server is on loopback
         **(extra_env or {}),
     }
-    command = [sys.executable, "-m", "celery", "-A", "config", "worker", f"--queues={queue}"]
+    queues = f"--queues={queue},{pipeline_queue}"
+    command = [sys.executable, "-m", "celery", "-A", "config", "worker", queues]
     if prefork:
         command += ["--concurrency=2", "--loglevel=INFO"]
     else:
