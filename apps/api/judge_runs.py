@@ -2,6 +2,7 @@
 its progress and spending, pause, resume, cancel, its failed results (retried on
 request) and its call log as JSON Lines."""
 
+import re
 from typing import Any
 
 from django.db.models import QuerySet
@@ -85,7 +86,9 @@ class JudgeRunList(generics.ListAPIView):
         runs = team_runs(self.request)
         evaluation = self.request.query_params.get("evaluation")
         if evaluation is not None:
-            if not evaluation.isdigit():
+            # ASCII digits only ("²" is a digit to str.isdigit, not to int), and no more
+            # than an id can have.
+            if not re.fullmatch(r"[0-9]{1,10}", evaluation):
                 raise InvalidInput(["evaluation: must be an evaluation's id"])
             runs = runs.filter(evaluation_id=int(evaluation))
         return runs

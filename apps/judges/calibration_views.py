@@ -112,7 +112,11 @@ def gold_set_detail(request: TeamRequest, gold_set_id: int) -> HttpResponse:
 @lead_required
 def gold_set_remove(request: TeamRequest, gold_set_id: int) -> HttpResponse:
     gold = _gold_set(request, gold_set_id)
-    gold_set_delete(gold_set=gold)
+    try:
+        gold_set_delete(gold_set=gold)
+    except InvalidState as error:
+        messages.error(request, error.message)
+        return redirect("judges:gold_set_detail", gold.id)
     messages.success(request, f"Removed the gold set {gold.name} and its calibrations.")
     return redirect("judges:gold_set_list")
 

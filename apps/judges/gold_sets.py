@@ -23,11 +23,11 @@ from typing import Any
 from django.db import transaction
 
 from apps.accounts.models import Team, User
-from apps.core.errors import InvalidInput
+from apps.core.errors import InvalidInput, InvalidState
 from apps.evaluations.models import Evaluation, EvaluationMetric, FeedbackSlot, Keyword, Snapshot
 from apps.judging.models import SnapshotDecision
 
-from .models import GoldItem, GoldSet
+from .models import CalibrationStatus, GoldItem, GoldSet
 from .naming import save_with_unique_name
 
 NAME_MAX = 100
@@ -101,7 +101,12 @@ def gold_set_create(
 
 
 def gold_set_delete(*, gold_set: GoldSet) -> None:
-    """A gold set and its calibrations go together (the judges' live grades stay)."""
+    """A gold set and its calibrations go together (the judges' live grades stay);
+    refused while a calibration on it runs (its worker writes beside the items)."""
+    if gold_set.runs.filter(status=CalibrationStatus.RUNNING).exists():
+        raise InvalidState(
+            "a calibration on this gold set is running; cancel it first", field="gold_set"
+        )
     gold_set.delete()
 
 
@@ -221,6 +226,9 @@ def _whole(name: str, value: Any, low: int, high: int, problems: list[str]) -> i
 
 
 def _evaluation(team: Team, name: str, value: Any, problems: list[str]) -> Evaluation | None:
+    if value in (None, ""):
+        problems.append(f"{name}: required")
+        return None
     number = _whole(name, value, 1, SEED_MAX, [])
     evaluation = (
         Evaluation.objects.filter(team=team, id=number).first() if number is not None else None

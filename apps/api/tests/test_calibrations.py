@@ -366,6 +366,9 @@ def test_a_gold_set_is_removed_with_its_calibrations(client, graded, server):
     run_id = client.post(
         f"/api/v1/gold-sets/{gold.id}/calibrations/", {"judge": judge_for(gold.team, server).id}
     ).json()["id"]
+    # Not while it runs (its worker writes beside the items): cancelled first.
+    assert client.send("delete", f"/api/v1/gold-sets/{gold.id}/").status_code == 409
+    client.post(f"/api/v1/calibrations/{run_id}/cancel/", {})
     assert client.send("delete", f"/api/v1/gold-sets/{gold.id}/").status_code == 204
     assert client.get(f"/api/v1/gold-sets/{gold.id}/").status_code == 404
     assert client.get(f"/api/v1/calibrations/{run_id}/").status_code == 404

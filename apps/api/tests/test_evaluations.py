@@ -460,8 +460,10 @@ def test_create_writes_nothing_when_the_service_refuses_after_tags_were_named(ap
 # cascade (the ids of metrics, keywords and snapshots, then one DELETE per table,
 # unretrieved judgements included). The same for 1 and 12 keywords. 22 before AI judges;
 # their tables joined the cascade (the evaluation's judge runs, and the judge grades and
-# failures of its slots): 4 more, none of them per keyword.
-DELETE_QUERIES = 26
+# failures of its slots): 4 more, none of them per keyword. Calibration and chains added
+# 4 more (gold sets drawn from it are kept, their link to it cleared; its chain and the
+# chain's steps go with it).
+DELETE_QUERIES = 30
 
 
 def test_delete_removes_a_pending_evaluation_and_everything_in_it(api, team_a):

@@ -104,3 +104,9 @@ def test_bad_input_and_other_teams_runs(api, team_b, judge_and_evaluation):
         assert api.get(f"/api/v1/judge-runs/{their_run.id}/{path}").status_code == 404
     assert post(api, f"/api/v1/judge-runs/{their_run.id}/pause/").status_code == 404
     assert api.get("/api/v1/judge-runs/?evaluation=abc").status_code == 400
+
+
+def test_an_evaluation_filter_that_is_not_an_id_is_refused_not_a_server_error(api):
+    for odd in ("²", "12a", "9" * 40):
+        answer = api.get("/api/v1/judge-runs/", {"evaluation": odd})
+        assert answer.status_code == 400

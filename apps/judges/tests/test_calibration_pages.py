@@ -134,3 +134,16 @@ def test_another_team_s_gold_set_and_calibration_answer_404(owner, server, setti
     assert lead.post(f"/judges/calibration/{gold.id}/delete/").status_code == 404
     assert lead.post(f"/judges/calibrations/{run.id}/cancel/").status_code == 404
     assert lead.get(f"/judges/calibrations/{run.id}/calls/").status_code == 404
+
+
+def test_a_gold_set_is_not_removed_while_a_calibration_on_it_runs(owner, team_a, graded, server):
+    baseline, _ = graded
+    judge = judge_create(
+        team=team_a, name="Local", protocol="openai", base_url=server.openai_url, model_name="m"
+    )
+    gold = gold_set_create(team=team_a, name="Gold", baseline=baseline.id, seed=2)
+    calibration.calibration_create(gold_set=gold, judge=judge)
+    lead = client_for(owner)
+    refused = lead.post(f"/judges/calibration/{gold.id}/delete/", follow=True)
+    assert "a calibration on this gold set is running; cancel it first" in refused.content.decode()
+    assert GoldSet.objects.filter(id=gold.id).exists()
