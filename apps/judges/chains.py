@@ -32,7 +32,7 @@ import hashlib
 import random
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -154,7 +154,8 @@ def chain_advance(*, chain_id: int) -> str:
     """Look at what the first judge graded since last time; "more" (call again at
     once), "wait" (the first judge is still grading), "busy" (another worker has it)
     or "done"."""
-    if not _take(chain_id):
+    lease = _take(chain_id)
+    if lease is None:
         return "busy"
     try:
         chain = JudgeChain.objects.select_related("evaluation", "first").get(id=chain_id)
@@ -171,13 +172,16 @@ def chain_advance(*, chain_id: int) -> str:
                 _settle(chain, keyword_slots[start : start + CALL_RESULTS])
         return "more"
     finally:
-        JudgeChain.objects.filter(id=chain_id).update(busy_until=None)
+        # Only its own lease: one that ran out may have been taken by another worker.
+        JudgeChain.objects.filter(id=chain_id, busy_until=lease).update(busy_until=None)
 
 
-def _take(chain_id: int) -> bool:
+def _take(chain_id: int) -> datetime | None:
+    """The chain held until the returned moment, or None: another worker holds it."""
     now = timezone.now()
+    lease = now + LEASE
     free = JudgeChain.objects.filter(id=chain_id).exclude(busy_until__gt=now)
-    return bool(free.update(busy_until=now + LEASE))
+    return lease if free.update(busy_until=lease) else None
 
 
 def _unseen(chain: JudgeChain) -> list[FeedbackSlot]:
