@@ -321,7 +321,10 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE") or "celery"
 # queues; docker-compose.yml also runs a worker reading only this one, which no lane
 # can hold.
 CELERY_PIPELINE_QUEUE = env_str("CELERY_PIPELINE_QUEUE") or "pipeline"
-CELERY_TASK_QUEUES = {CELERY_TASK_DEFAULT_QUEUE: {}, CELERY_PIPELINE_QUEUE: {}}
+CELERY_TASK_QUEUES: dict[str, dict[str, str]] = {
+    CELERY_TASK_DEFAULT_QUEUE: {},
+    CELERY_PIPELINE_QUEUE: {},
+}
 CELERY_TASK_ROUTES = ("config.celery.route_task",)
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True

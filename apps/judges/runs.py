@@ -76,7 +76,8 @@ GO = Step("go")
 
 def run_step(*, run_id: int) -> Step:
     """One call's worth of judging for the run (see the module's docstring)."""
-    run = JudgeRun.objects.select_related("judge", "evaluation", "prompt").get(id=run_id)
+    # The judge's user comes along: every call's grades are written as it (Giver.grader).
+    run = JudgeRun.objects.select_related("judge__user", "evaluation", "prompt").get(id=run_id)
     if run.status != RunStatus.RUNNING:
         return Step("stop", why=f"the run is {run.get_status_display().lower()}")
     evaluation, judge = run.evaluation, run.judge
@@ -122,9 +123,9 @@ def _judge_batch(run: JudgeRun, slots: list[FeedbackSlot]) -> Step:
         ],
     )
     asked = ask(judge, prompt, task)
-    call = _log(run, asked)
+    call, spent = _log(run, asked)
     if asked.outcome.failure is not None:
-        return _call_failed(run, call, asked.outcome, slots)
+        return _call_failed(run, call, asked.outcome, slots, spent)
     failed = asked.failed
     paid_for: list[CachedJudgement] = []
     answered: list[_Grade] = []
@@ -146,6 +147,7 @@ def _judge_batch(run: JudgeRun, slots: list[FeedbackSlot]) -> Step:
     for result_id, why in failed.items():
         _fail(run, call, ids[result_id], why)
     JudgeRun.objects.filter(id=run.id).update(
+        **spent,
         graded=F("graded") + graded,
         failed=F("failed") + len(failed),
         failures_in_a_row=0,
@@ -188,7 +190,11 @@ def _reuse_cached(
 
 
 def _call_failed(
-    run: JudgeRun, call: JudgeCall, outcome: CallOutcome, slots: list[FeedbackSlot]
+    run: JudgeRun,
+    call: JudgeCall,
+    outcome: CallOutcome,
+    slots: list[FeedbackSlot],
+    spent: dict[str, Any],
 ) -> Step:
     failure = outcome.failure
     assert failure is not None
@@ -199,6 +205,7 @@ def _call_failed(
         wait = outcome.retry_after_s if outcome.retry_after_s is not None else backoff
         note = f"{failure.value}: {outcome.error}"
         JudgeRun.objects.filter(id=run.id).update(
+            **spent,
             failures_in_a_row=tries,
             wait_until=timezone.now() + timedelta(seconds=wait),
             note=note[:500],
@@ -206,12 +213,13 @@ def _call_failed(
         return Step("wait", wait, note)
     if failure in PAUSING_FAILURES:
         _give_back(run, slots)
+        JudgeRun.objects.filter(id=run.id).update(**spent)
         why = f"paused: {failure.value}: {outcome.error}"
         _settle(run, RunStatus.PAUSED, why)
         return Step("stop", why=why)
     for slot in slots:
         _fail(run, call, slot, f"{failure.value}: {outcome.error}")
-    JudgeRun.objects.filter(id=run.id).update(failed=F("failed") + len(slots))
+    JudgeRun.objects.filter(id=run.id).update(**spent, failed=F("failed") + len(slots))
     return GO
 
 
@@ -244,33 +252,35 @@ def _claim_once(run: JudgeRun, size: int) -> list[FeedbackSlot]:
     for_people = ChainStep.objects.filter(
         chain__evaluation_id=run.evaluation_id, status=StepStatus.AWAITING_PEOPLE
     ).values("slot__snapshot_id")
+    # Read whole, with what the prompt shows, so the picked need no second SELECT; only
+    # the slots' rows are locked (of=self), not their results' and keywords'.
     candidates = list(
-        FeedbackSlot.objects.select_for_update(skip_locked=True)
+        FeedbackSlot.objects.select_for_update(skip_locked=True, of=("self",))
+        .select_related("snapshot", "keyword")
         .filter(evaluation_id=run.evaluation_id, grade__isnull=True)
         .filter(Q(grader__isnull=True) | Q(assigned_at__lt=cutoff))
         .exclude(snapshot_id__in=taken)
         .exclude(snapshot_id__in=failed)
         .exclude(snapshot_id__in=for_people)
-        .order_by("-snapshot_started", "keyword_position", "snapshot_position", "index")
-        .values_list("id", "snapshot_id", "keyword_id")[: size * 3]
+        .order_by("-snapshot_started", "keyword_position", "snapshot_position", "index")[: size * 3]
     )
-    picked: list[int] = []
+    picked: list[FeedbackSlot] = []
     seen: set[int] = set()
-    keyword = candidates[0][2] if candidates else None
-    for slot_id, snapshot_id, keyword_id in candidates:
+    keyword = candidates[0].keyword_id if candidates else None
+    for slot in candidates:
         # One keyword per call: the prompt shows one keyword and its results.
-        if snapshot_id in seen or keyword_id != keyword:
+        if slot.snapshot_id in seen or slot.keyword_id != keyword:
             continue
-        seen.add(snapshot_id)
-        picked.append(slot_id)
+        seen.add(slot.snapshot_id)
+        picked.append(slot)
         if len(picked) == size:
             break
-    FeedbackSlot.objects.filter(id__in=picked).update(grader_id=judge_user, assigned_at=now)
-    return list(
-        FeedbackSlot.objects.filter(id__in=picked)
-        .select_related("snapshot", "keyword")
-        .order_by("snapshot_position", "index")
+    FeedbackSlot.objects.filter(id__in=[slot.id for slot in picked]).update(
+        grader_id=judge_user, assigned_at=now
     )
+    for slot in picked:
+        slot.grader_id, slot.assigned_at = judge_user, now
+    return sorted(picked, key=lambda slot: (slot.snapshot_position, slot.index))
 
 
 def _wait_for_held_work(run: JudgeRun) -> float | None:
@@ -389,16 +399,19 @@ def give_back_held(run: JudgeRun) -> None:
 # --- Spending and the log ------------------------------------------------------------
 
 
-def _log(run: JudgeRun, asked: Asked) -> JudgeCall:
+def _log(run: JudgeRun, asked: Asked) -> tuple[JudgeCall, dict[str, Any]]:
+    """Log the call; with it, what the call adds to the run's counters, for the step's
+    last UPDATE of the run to add: every lane of the run writes that one row, so a call
+    writes it once, not twice."""
     call = log_call(asked, run.judge, run.prompt_version, run=run)
     outcome = asked.outcome
-    JudgeRun.objects.filter(id=run.id).update(
-        calls=F("calls") + 1,
-        input_tokens=F("input_tokens") + outcome.input_tokens,
-        output_tokens=F("output_tokens") + outcome.output_tokens,
-        cost=F("cost") + asked.cost,
-    )
-    return call
+    spent = {
+        "calls": F("calls") + 1,
+        "input_tokens": F("input_tokens") + outcome.input_tokens,
+        "output_tokens": F("output_tokens") + outcome.output_tokens,
+        "cost": F("cost") + asked.cost,
+    }
+    return call, spent
 
 
 def _budget_spent(run: JudgeRun) -> str:
