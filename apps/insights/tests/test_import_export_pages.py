@@ -114,7 +114,10 @@ def test_a_lead_downloads_every_export_format(owner, team_a):
     body = b"".join(
         client.get(f"/evaluations/{evaluation.id}/export/?format=csv").streaming_content
     )
-    assert body.decode().splitlines()[0] == "keyword,position,doc_id,name,value,grades,graders"
+    assert body.decode().splitlines()[0] == (
+        "keyword,position,doc_id,name,value,grades,graders,"
+        "ai_judge_models,ai_judge_prompt_versions,ai_judge_reasons"
+    )
 
 
 def test_exports_are_for_the_teams_leads_only(owner, evaluator, outsider, team_a):
