@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: setup run test lint format worker beat bench clean
+.PHONY: setup run test lint format worker pipeline-worker beat bench clean
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,9 +37,14 @@ format: setup
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-## A Celery worker and beat (need CELERY_BROKER_URL and usually DATABASE_URL).
+## A Celery worker and beat (need CELERY_BROKER_URL and usually DATABASE_URL). The worker
+## reads every queue; pipeline-worker only the metrics' recomputes (CELERY_PIPELINE_QUEUE),
+## so AI judges' calls, which hold the worker's processes while they wait, never delay them.
 worker: setup
 	$(VENV)/bin/celery -A config worker --loglevel=INFO
+
+pipeline-worker: setup
+	$(VENV)/bin/celery -A config worker --queues=$${CELERY_PIPELINE_QUEUE:-pipeline} --concurrency=1 --loglevel=INFO
 
 beat: setup
 	$(VENV)/bin/celery -A config beat --loglevel=INFO

@@ -2,23 +2,25 @@
 run a judge's lanes against a local server speaking the OpenAI protocol.
 
 Run: .venv/bin/python bench/judge_bench.py [--results 10000] [--latency 0.05]
-     [--per-call 10] [--at-once 8] [--worker-processes 8]
+     [--per-call 10] [--at-once 8] [--worker-processes 8] [--pipeline-processes 1]
 
 It drops and recreates its own database (relevo_bench_judges) and uses Redis database 12
-(its queue is emptied before and after; nothing else there is touched). It loads an
-active graded evaluation of `results` results (strategy 1, 10 results a keyword), starts
-a model server on 127.0.0.1 that answers every call after `latency` seconds with a grade
-for each result it was sent, and a Celery worker (prefork, `worker-processes`: a lane
-holds a worker process while its call waits, so `at-once` lanes need as many), then
-assigns a judge (`per-call` results per call, `at-once` calls at once) and times:
+(its two queues are emptied before and after; nothing else there is touched). It loads
+an active graded evaluation of `results` results (strategy 1, 10 results a keyword),
+starts a model server on 127.0.0.1 that answers every call after `latency` seconds with
+a grade for each result it was sent, and the Celery workers as docker-compose.yml runs
+them: one reading both queues (prefork, `worker-processes`: a lane holds a worker
+process while its call waits, so `at-once` lanes need as many; at nice 10, as main()
+explains) and one reading only the pipeline's queue (prefork, `pipeline-processes`; 0:
+none, the first does everything, at nice 0), then assigns a judge (`per-call` results per call, `at-once` calls at once) and times:
 
 1. results stored per second, from the assignment to the last grade stored;
    the limit of the setup is at-once / latency x per-call (issue 17: 8 / 0.05 x 10 =
    1,600 results/s; target: at least half of it);
 2. how long after the last grade every keyword's metrics are scored, and whether the
    evaluation's means then equal the exact means of the stored values (target: 5 s);
-3. the worker processes' resident memory at a quarter, half and the end of the run
-   (target: flat).
+3. the workers' resident memory (every process) at a quarter, half and the end of the
+   run (target: flat).
 """
 
 from __future__ import annotations
@@ -36,11 +38,14 @@ from benchkit import ROOT, progress_note, setup_django, verdict
 
 REDIS_URL = "redis://127.0.0.1:6379/12"
 QUEUE = "relevo-bench-judges"
+PIPELINE_QUEUE = "relevo-bench-judges-pipeline"
+LANES_NICE = 10  # see main(): the lanes' worker beside the pipeline's, as in containers
 benchkit.use_database("relevo_bench_judges")
 import os  # noqa: E402  (the settings read the environment once)
 
 os.environ["CELERY_BROKER_URL"] = REDIS_URL
 os.environ["CELERY_TASK_DEFAULT_QUEUE"] = QUEUE
+os.environ["CELERY_PIPELINE_QUEUE"] = PIPELINE_QUEUE
 os.environ["AI_JUDGES_ALLOW_PRIVATE_ADDRESSES"] = "1"
 
 
@@ -87,14 +92,17 @@ class Answer(BaseHTTPRequestHandler):
         pass
 
 
-def start_worker(processes: int, log: Path) -> subprocess.Popen:
+def start_worker(
+    queues: list[str], processes: int, log: Path, *, nice: int = 0
+) -> subprocess.Popen:
     env = dict(os.environ, LOG_LEVEL="WARNING")
     command = [
+        *(["nice", "-n", str(nice)] if nice else []),
         str(ROOT / ".venv" / "bin" / "celery"),
         "-A",
         "config",
         "worker",
-        f"--queues={QUEUE}",
+        f"--queues={','.join(queues)}",
         f"--concurrency={processes}",
         "--loglevel=WARNING",
         "--without-gossip",
@@ -106,12 +114,14 @@ def start_worker(processes: int, log: Path) -> subprocess.Popen:
     )
 
 
-def worker_rss_mb(worker: subprocess.Popen) -> float:
-    """The resident memory of the worker and its pool processes, in MB."""
-    pids = [worker.pid]
-    children = Path(f"/proc/{worker.pid}/task/{worker.pid}/children")
-    if children.exists():
-        pids += [int(pid) for pid in children.read_text().split()]
+def workers_rss_mb(workers: list[subprocess.Popen]) -> float:
+    """The resident memory of the workers and their pool processes, in MB."""
+    pids = []
+    for worker in workers:
+        pids.append(worker.pid)
+        children = Path(f"/proc/{worker.pid}/task/{worker.pid}/children")
+        if children.exists():
+            pids += [int(pid) for pid in children.read_text().split()]
     total = 0
     for pid in pids:
         try:
@@ -130,12 +140,13 @@ def main() -> None:
     parser.add_argument("--per-call", type=int, default=10)
     parser.add_argument("--at-once", type=int, default=8)
     parser.add_argument("--worker-processes", type=int, default=8)
+    parser.add_argument("--pipeline-processes", type=int, default=1)
     args = parser.parse_args()
 
     import redis
 
     broker = redis.Redis.from_url(REDIS_URL)
-    broker.delete(QUEUE)
+    broker.delete(QUEUE, PIPELINE_QUEUE)
     setup_django()
     from apps.accounts.services import team_create
     from apps.evaluations.models import Keyword
@@ -164,9 +175,25 @@ def main() -> None:
     )
     logs = Path("/tmp") / f"relevo-judge-bench-{int(time.time())}"
     logs.mkdir()
-    progress_note(f"starting a worker ({args.worker_processes} processes); logs in {logs}")
-    worker = start_worker(args.worker_processes, logs / "worker.log")
-    time.sleep(4)  # the worker's processes start
+    # docker-compose.yml runs the two workers in containers of their own, which share the
+    # CPU by container, each alike however many processes it has. Here they share one
+    # machine by process, and eight lanes would outweigh the pipeline's one process eight
+    # to one (the metrics then fell 23-54 s behind the last grade, bench/README.md): the
+    # lanes' worker runs under nice 10, which gives the two about equal weight again.
+    lanes_nice = LANES_NICE if args.pipeline_processes else 0
+    progress_note(
+        f"starting the workers ({args.worker_processes} processes on both queues at nice "
+        f"{lanes_nice}, {args.pipeline_processes} on the pipeline's); logs in {logs}"
+    )
+    workers = [
+        start_worker(
+            [QUEUE, PIPELINE_QUEUE], args.worker_processes, logs / "worker.log", nice=lanes_nice
+        )
+    ]
+    if args.pipeline_processes:
+        pipeline_log = logs / "pipeline-worker.log"
+        workers.append(start_worker([PIPELINE_QUEUE], args.pipeline_processes, pipeline_log))
+    time.sleep(4)  # the workers' processes start
     memory: list[tuple[str, float]] = []
     try:
         started = time.monotonic()
@@ -178,7 +205,7 @@ def main() -> None:
             done = run.graded + run.failed
             for at, name in list(marks.items()):
                 if done >= at:
-                    memory.append((name, worker_rss_mb(worker)))
+                    memory.append((name, workers_rss_mb(workers)))
                     del marks[at]
             if done != last_graded:
                 last_graded, last_change = done, time.monotonic()
@@ -188,7 +215,7 @@ def main() -> None:
                 raise SystemExit(f"no progress for 60 s at {done} results; see {logs}")
             time.sleep(0.05)
         stored = time.monotonic() - started
-        memory.append(("the end", worker_rss_mb(worker)))
+        memory.append(("the end", workers_rss_mb(workers)))
         scored_after = None
         while time.monotonic() - started - stored < 60:
             if not Keyword.objects.filter(evaluation=evaluation, needs_scoring=True).exists():
@@ -196,9 +223,11 @@ def main() -> None:
                 break
             time.sleep(0.05)
     finally:
-        worker.terminate()
-        worker.wait(timeout=30)
-        broker.delete(QUEUE)
+        for worker in workers:
+            worker.terminate()
+        for worker in workers:
+            worker.wait(timeout=30)
+        broker.delete(QUEUE, PIPELINE_QUEUE)
     run = JudgeRun.objects.get(id=run.id)
     limit = args.at_once / args.latency * args.per_call
     rate = run.graded / stored
@@ -218,7 +247,7 @@ def main() -> None:
     print(f"means == exact fsum means: {'OK' if not problems else problems[:3]}")
     shown = ", ".join(f"{name} {mb:.0f} MB" for name, mb in memory)
     growth = memory[-1][1] / memory[0][1] if memory and memory[0][1] else float("nan")
-    print(f"worker RSS: {shown} (end / first {growth:.2f}; target flat)")
+    print(f"workers' RSS: {shown} (end / first {growth:.2f}; target flat)")
     print(benchkit.machine_speed())
 
 

@@ -19,7 +19,16 @@ SERVICES = sorted(compose_services())
 
 
 def test_the_compose_file_has_the_expected_services():
-    assert set(SERVICES) == {"web", "worker", "beat", "postgres", "redis"}
+    assert set(SERVICES) == {"web", "worker", "pipeline-worker", "beat", "postgres", "redis"}
+
+
+def test_the_worker_reads_every_queue_and_the_pipeline_worker_only_the_pipelines():
+    # Without --queues a worker reads the default queue and the pipeline's (settings'
+    # CELERY_TASK_QUEUES); the pipeline's own worker is never held by a judge's lanes.
+    services = compose_services()
+
+    assert "--queues" not in services["worker"]["command"]
+    assert "--queues=pipeline" in services["pipeline-worker"]["command"].split()
 
 
 @pytest.mark.parametrize("name", SERVICES)
