@@ -20,6 +20,7 @@ from apps.accounts.api_tokens import api_token_create
 from apps.api.urls import v1
 from apps.endpoints.tests.factories import make_model
 from apps.evaluations.lifecycle import evaluation_finish_now
+from apps.judges import chains, controls
 from apps.judges.calibration import calibration_create, calibration_execute
 from apps.judges.gold_sets import gold_set_create
 from apps.judges.models import CalibrationRun, GoldSet
@@ -80,6 +81,8 @@ def test_the_schema_lists_every_v1_operation_and_nothing_else():
         "/api/v1/evaluations/{evaluation_id}/keywords/": ["get"],
         "/api/v1/evaluations/{evaluation_id}/judgements/": ["get"],
         "/api/v1/evaluations/{evaluation_id}/agreement/": ["get"],
+        "/api/v1/evaluations/{evaluation_id}/judge-chain/": ["get", "post"],
+        "/api/v1/evaluations/{evaluation_id}/judge-chain/steps/": ["get"],
         "/api/v1/models/": ["get"],
         "/api/v1/models/{model_id}/": ["get"],
         "/api/v1/comparisons/": ["get"],
@@ -226,7 +229,8 @@ schema = schemathesis.openapi.from_wsgi("/api/schema/", application, headers=OPE
 @pytest.fixture
 def team_data(settings) -> dict:
     """A team with a token and evaluations pending, active (partly graded) and finished,
-    a gold set drawn from the active one and a judge's calibration on it."""
+    a gold set drawn from the active one and a judge's calibration on it, and an
+    evaluation with a chain of judges that sent some of its results to people."""
     team = make_team("Schema team", owner="owner@schema.test")
     _token, text = api_token_create(team=team, name="schemathesis")
     grader = make_grader(team, "grader@schema.test")
@@ -269,9 +273,17 @@ def team_data(settings) -> dict:
     theirs_calibrated = CalibrationRun.objects.create(
         gold_set=their_gold, judge=their_judge, model_name="m", prompt_version="v"
     )
+    # The judge's run stops at its first call (its address refused); its grades are
+    # written as it would have, and the chain sends half of them (the audit) to people.
+    chained = make_evaluation(team=team, keywords={"cap": 3, "scarf": 3})
+    chain = controls.chain_start(evaluation=chained, first=judge.id, audit_percent=50, seed=3)
+    for slot in slots_of(chained):
+        slot_judge(slot_id=slot.id, giver=Giver.recorded(judge.user), grade=1, reason="fits")
+    while chains.chain_advance(chain_id=chain.id) == "more":
+        pass
     return {
         "headers": {"Authorization": f"Bearer {text}"},
-        "evaluation_ids": [pending.id, active.id, finished.id, theirs.id],
+        "evaluation_ids": [pending.id, active.id, finished.id, theirs.id, chained.id],
         "model_ids": [our_model.id, their_model.id],
         "gold_set_ids": [gold.id, their_gold.id],
         "calibration_ids": [ours.id, theirs_calibrated.id],
@@ -288,9 +300,9 @@ def test_no_generated_request_gets_a_server_error(case, team_data):
     for name in ("evaluation_id", "model_id", "gold_set_id", "calibration_id"):
         generated = parameters.get(name)
         if isinstance(generated, int) and not isinstance(generated, bool) and generated % 5:
-            # Mostly an object that exists (evaluations of ours in each state, a model, a
-            # gold set or a calibration of ours, or another team's); the rest keep the
-            # generated id, so odd ids are tried too.
+            # Mostly an object that exists (evaluations of ours in each state, one with a
+            # chain, a model, a gold set or a calibration of ours, or another team's); the
+            # rest keep the generated id, so odd ids are tried too.
             ids = team_data[name + "s"]
             parameters[name] = ids[generated % len(ids)]
     listed = (case.query or {}).get("evaluations")

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 
 from apps.evaluations.metric_list import cutoff_out
 from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot
+from apps.judges.models import Judge
 from apps.scoring.models import KeywordMetric
 
 from .evaluations import evaluation_of
@@ -69,6 +70,18 @@ class KeywordList(generics.ListAPIView):
         )
 
 
+class AiJudgeOut(serializers.Serializer):
+    judge = serializers.IntegerField(help_text="the judge's id (/api/v1/judges/{id}/)")
+    name = serializers.CharField()
+    model = serializers.CharField(
+        allow_null=True,
+        help_text="the model that made the grade; null while the judge holds the slot "
+        "ungraded, or for a grade an evaluation's reuse copied",
+    )
+    prompt_version = serializers.CharField(allow_null=True, help_text="likewise")
+    confidence = serializers.FloatField(allow_null=True, help_text="0 to 1, as the model said")
+
+
 class JudgementOut(serializers.Serializer):
     id = serializers.IntegerField()
     keyword = serializers.CharField(source="keyword.text")
@@ -77,19 +90,54 @@ class JudgementOut(serializers.Serializer):
     slot = serializers.IntegerField(source="index")
     grade = serializers.IntegerField(allow_null=True)
     grader = serializers.SerializerMethodField()
-    reason = serializers.CharField()
+    reason = serializers.CharField(help_text="the grader's; an AI judge's one sentence")
+    ai_judge = serializers.SerializerMethodField()
     assigned_at = serializers.DateTimeField(allow_null=True)
     graded_at = serializers.DateTimeField(allow_null=True)
 
-    @extend_schema_field(serializers.CharField(allow_null=True))
+    @extend_schema_field(
+        serializers.CharField(
+            allow_null=True,
+            help_text="a member's email, an AI judge's name, or an imported grader's name",
+        )
+    )
     def get_grader(self, slot: FeedbackSlot) -> str | None:
+        judge = _ai_judge(slot)
+        if judge is not None:
+            return judge.name
         if slot.grader is not None:
             return slot.grader.email
         return slot.external_grader or None
 
+    @extend_schema_field(AiJudgeOut(allow_null=True))
+    def get_ai_judge(self, slot: FeedbackSlot) -> dict[str, Any] | None:
+        """What made an AI judge's grade; null for anyone else's."""
+        judge = _ai_judge(slot)
+        if judge is None:
+            return None
+        # The grader decides whether the grade is the judge's (a JudgeGrade row can
+        # outlive a judge's grade a lead cleared and a person gave again), and the row
+        # what made it.
+        made = getattr(slot, "judge_grade", None)
+        return {
+            "judge": judge.id,
+            "name": judge.name,
+            "model": made.model_name if made else None,
+            "prompt_version": made.prompt_version if made else None,
+            "confidence": made.confidence if made else None,
+        }
+
+
+def _ai_judge(slot: FeedbackSlot) -> Judge | None:
+    """The AI judge whose grader identity the slot names, read from the join."""
+    if slot.grader is None:
+        return None
+    return getattr(slot.grader, "ai_judge", None)
+
 
 class JudgementList(generics.ListAPIView):
-    """Every feedback slot of an evaluation, with grader, grade and reason."""
+    """Every feedback slot of an evaluation, with grader, grade and reason; an AI judge's
+    grade names the judge (not its grader address) and its model and prompt version."""
 
     serializer_class = JudgementOut
     pagination_class = Pages
@@ -98,7 +146,9 @@ class JudgementList(generics.ListAPIView):
         evaluation = evaluation_of(self.request, self.kwargs["evaluation_id"])
         slots = (
             FeedbackSlot.objects.filter(evaluation=evaluation)
-            .select_related("keyword", "snapshot", "grader")
+            # An AI judge's grade names the judge and what made it: its grader's judge
+            # (Judge.user) and the slot's JudgeGrade, left joins on unique keys.
+            .select_related("keyword", "snapshot", "grader__ai_judge", "judge_grade")
             .order_by("keyword_position", "snapshot_position", "index")
         )
         if self.request.query_params.get("graded") in ("true", "1"):

@@ -4,7 +4,11 @@ and the metric values of each keyword, called with a real team token."""
 import pytest
 
 from apps.evaluations.models import Evaluation, Keyword, Snapshot
-from apps.judging.judgements import Giver, slot_judge
+from apps.judges.models import JudgeRun
+from apps.judges.services import judge_update
+from apps.judges.tests.fake_provider import FakeProvider
+from apps.judges.tests.test_chains import by_model, judges, run_the_first_judge
+from apps.judging.judgements import Action, Giver, slot_judge
 from apps.scoring.models import KeywordMetric
 from apps.scoring.services import keywords_recompute_marked
 from tests.factories import assign, make_evaluation, make_grader, slots_of
@@ -23,6 +27,32 @@ def judgements_url(evaluation) -> str:
 @pytest.fixture
 def grader(team_a):
     return make_grader(team_a, "grader@a.test")
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FakeProvider() as fake:
+        yield fake
+
+
+@pytest.fixture
+def judge_grades(server, settings):
+    """grade(evaluation, team): an AI judge ("cheap", the judges' tests' first) grades one
+    slot of every result through a real local model server (result N: grade N - 1,
+    confidence 0.8), with prompt version "v-x"; the judge."""
+    settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = True
+    server.respond_with(by_model({"cheap": lambda n: (n - 1, 0.8)}))
+
+    def grade(evaluation, team):
+        judge = judge_update(judge=judges(team, server)[0], api_key=API_KEY)
+        JudgeRun.objects.create(judge=judge, evaluation=evaluation, prompt_version="v-x")
+        run_the_first_judge(evaluation, judge)
+        return judge
+
+    return grade
+
+
+API_KEY = "not-a-real-key-judgements"
 
 
 def grade_all(evaluation: Evaluation, grades: dict[str, list[int | None]], grader) -> None:
@@ -234,3 +264,59 @@ def test_judgements_read_a_fixed_number_of_queries(
         response = api.get(f"{judgements_url(evaluation)}?page_size=500")
 
     assert len(response.json()["results"]) == size * 6
+
+
+def test_an_ai_judge_s_grade_names_the_judge_its_model_and_prompt_beside_its_reason(
+    api, team_a, grader, judge_grades
+):
+    evaluation = make_evaluation(team=team_a, strategy=3, keywords={"hat": 2})
+    judge = judge_grades(evaluation, team_a)
+    judged, cleared = [s for s in slots_of(evaluation) if s.grader_id == judge.user_id]
+    person = next(s for s in slots_of(evaluation) if s.grader_id is None)
+    slot_judge(slot_id=person.id, giver=Giver.recorded(grader), grade=1, reason="looks right")
+    # A lead clears the judge's grade of result 2 and an outside grader grades it again:
+    # the grade is theirs, whatever the judge's record of its own says.
+    slot_judge(slot_id=cleared.id, giver=Giver.lead(), action=Action.CLEAR, team_id=team_a.id)
+    slot_judge(slot_id=cleared.id, giver=Giver.recorded(None, "vendor-7"), grade=0)
+
+    response = api.get(judgements_url(evaluation))
+
+    assert response.status_code == 200
+    rows = {row["id"]: row for row in response.json()["results"]}
+    shown = rows[judged.id]
+    assert (shown["grader"], shown["grade"], shown["reason"]) == ("cheap", 0, "r")
+    assert shown["ai_judge"] == {
+        "judge": judge.id,
+        "name": "cheap",
+        "model": "cheap",
+        "prompt_version": "v-x",
+        "confidence": 0.8,
+    }
+    assert (rows[person.id]["grader"], rows[person.id]["ai_judge"]) == ("grader@a.test", None)
+    assert rows[person.id]["reason"] == "looks right"
+    assert (rows[cleared.id]["grader"], rows[cleared.id]["ai_judge"]) == ("vendor-7", None)
+    assert judge.user.email not in response.content.decode()
+    assert API_KEY not in response.content.decode()
+
+
+@pytest.mark.parametrize("size", [1, 12])
+def test_judgements_with_ai_judges_read_the_same_number_of_queries(
+    size, api, team_a, grader, judge_grades, django_assert_max_num_queries
+):
+    evaluation = make_evaluation(
+        team=team_a, strategy=3, keywords={f"q{i}": 2 for i in range(size)}
+    )
+    judge_grades(evaluation, team_a)
+    people = [grader, make_grader(team_a, "second@a.test")]
+    left = [slot for slot in slots_of(evaluation) if slot.grader_id is None]
+    for index, slot in enumerate(left):  # two of each result's three slots, in order
+        slot_judge(slot_id=slot.id, giver=Giver.recorded(people[index % 2]), grade=1)
+
+    with django_assert_max_num_queries(JUDGEMENTS_QUERIES):
+        response = api.get(f"{judgements_url(evaluation)}?page_size=500")
+
+    rows = response.json()["results"]
+    assert len(rows) == size * 6
+    assert sorted(row["grader"] for row in rows) == (
+        ["cheap"] * size * 2 + ["grader@a.test"] * size * 2 + ["second@a.test"] * size * 2
+    )
