@@ -59,7 +59,7 @@ ID = re.compile(r"[0-9]{1,18}")
 # --- Reading what was given -----------------------------------------------------------
 
 
-def _body(request: Request, allowed: tuple[str, ...], what: str) -> dict[str, Any]:
+def json_object_body(request: Request, allowed: tuple[str, ...], what: str) -> dict[str, Any]:
     if not isinstance(request.data, dict):
         raise InvalidInput(["body: must be a JSON object"])
     unknown = sorted(str(name)[:100] for name in set(request.data) - set(allowed))
@@ -401,7 +401,7 @@ class GoldSetListCreate(generics.ListAPIView):
         responses={201: GoldSetOut},
     )
     def post(self, request: Request) -> Response:
-        checked = GoldSetIn(data=_body(request, GOLD_SET_FIELDS, "a gold set"))
+        checked = GoldSetIn(data=json_object_body(request, GOLD_SET_FIELDS, "a gold set"))
         checked.is_valid(raise_exception=True)
         gold = gold_sets.gold_set_create(team=request.user.team, **checked.validated_data)
         return Response(
@@ -487,7 +487,7 @@ class CalibrationStart(APIView):
     )
     def post(self, request: Request, gold_set_id: int) -> Response:
         gold = _team_gold_set(request, gold_set_id)
-        given = _body(request, ("judge",), "a calibration").get("judge")
+        given = json_object_body(request, ("judge",), "a calibration").get("judge")
         if type(given) is not int:
             raise InvalidInput(["judge: the id of a judge of the team"])
         judge = get_object_or_404(Judge, id=given, team_id=request.user.team_id)
@@ -601,7 +601,7 @@ class JudgeGateDetail(APIView):
         summary="Set or clear (null) the team's gate", request=JudgeGateOut, responses=JudgeGateOut
     )
     def put(self, request: Request) -> Response:
-        given = _body(request, ("min_alpha",), "the judge gate")
+        given = json_object_body(request, ("min_alpha",), "the judge gate")
         if "min_alpha" not in given:
             raise InvalidInput(["min_alpha: required: a number from 0 to 1, or null for none"])
         value = given["min_alpha"]

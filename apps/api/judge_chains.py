@@ -27,7 +27,7 @@ from apps.judges.calibration_figures import JudgeFigures
 from apps.judges.chains import ChainSummary, chain_summary
 from apps.judges.models import ChainStep, EscalationReason, JudgeChain, StepStatus
 
-from .calibrations import FigureOut, FiniteFloatField, _body
+from .calibrations import FigureOut, FiniteFloatField, json_object_body
 from .evaluations import evaluation_of
 from .pagination import Pages
 
@@ -238,7 +238,7 @@ class ChainDetail(APIView):
     )
     def post(self, request: Request, evaluation_id: int) -> Response:
         evaluation = evaluation_of(request, evaluation_id)
-        checked = ChainIn(data=_body(request, CHAIN_FIELDS, "a chain"))
+        checked = ChainIn(data=json_object_body(request, CHAIN_FIELDS, "a chain"))
         checked.is_valid(raise_exception=True)
         controls.chain_start(evaluation=evaluation, **checked.validated_data)
         chain = _chain_of(request, evaluation_id)

@@ -101,6 +101,7 @@ def chain_create(
     threshold = _number("confidence_below", confidence_below, 0, 1, problems, whole=False)
     audit = _number("audit_percent", audit_percent, 0, 100, problems)
     budget = _number("escalation_budget", escalation_budget, 1, 10_000_000, problems)
+    chosen_seed = _number("seed", seed, 0, 2**31 - 1, problems)
     if JudgeChain.objects.filter(evaluation=evaluation).exists():
         problems.append("evaluation: it already has a chain")
     for judge in (second, nxt):
@@ -119,7 +120,7 @@ def chain_create(
         confidence_below=threshold,
         audit_percent=int(audit if audit is not None else 10),
         escalation_budget=int(budget) if budget is not None else None,
-        seed=random.SystemRandom().randrange(2**31) if seed in (None, "") else int(seed),
+        seed=random.SystemRandom().randrange(2**31) if chosen_seed is None else int(chosen_seed),
         created_by=created_by,
     )
     for judge in (second, nxt):

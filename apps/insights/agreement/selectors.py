@@ -112,14 +112,18 @@ def evaluation_agreement(evaluation: Evaluation) -> Agreement:
         read.ratings, scale=evaluation.grading_scale, ratings_per_item=evaluation.strategy
     )
     user_ids = [user for user, _name in read.graders if user is not None]
-    emails = (
-        dict(User.objects.filter(id__in=user_ids).values_list("id", "email")) if user_ids else {}
-    )
+    # An AI judge grades as a user of its own: it is named as the lead named it.
+    names = {
+        user: f"{judge} (AI judge)" if judge else email
+        for user, email, judge in User.objects.filter(id__in=user_ids).values_list(
+            "id", "email", "ai_judge__name"
+        )
+    }
 
     def name_of(code: int) -> str:
         user, external = read.graders[code]
         if user is not None:
-            return emails.get(user, "a removed member")
+            return names.get(user, "a removed member")
         return external if external is not None else "a grader imported just now"
 
     rows = [

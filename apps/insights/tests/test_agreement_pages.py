@@ -331,3 +331,26 @@ def test_the_links_partial_points_the_evaluation_page_to_both_pages(evaluation):
 
     assert f'href="{agreement_url(evaluation)}"' in html
     assert f'href="{queue_url(evaluation)}"' in html
+
+
+def test_an_ai_judge_among_the_graders_is_named_as_the_lead_named_it(team_a, owner):
+    from apps.judges.services import judge_create
+
+    judge = judge_create(
+        team=team_a,
+        name="Overlap",
+        protocol="openai",
+        base_url="https://api.openai.com/v1",
+        model_name="m",
+    )
+    person = make_grader(team_a)
+    evaluation = make_evaluation(team=team_a, scale="graded", strategy=3, keywords={"a": 2})
+    for slot in slots_of(evaluation):
+        if slot.index < 2:
+            who = judge.user if slot.index == 0 else person
+            slot_judge(slot_id=slot.id, giver=Giver.recorded(who), grade=2)
+
+    page = client_for(owner).get(agreement_url(evaluation)).content.decode()
+
+    assert "Overlap (AI judge)" in page
+    assert "ai-judges.relevo.invalid" not in page

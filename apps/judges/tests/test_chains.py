@@ -270,3 +270,11 @@ def test_a_lead_sets_up_a_chain_from_the_evaluation_page_and_reads_what_it_saved
     assert "8 of 8" in panel and "2: low confidence" in panel
     assert "strong alone on every result: about" in panel
     assert "asked by the chain" in panel  # the strong judge's run has no controls
+
+
+def test_a_seed_that_is_not_a_whole_number_in_range_is_refused(server):
+    evaluation = make_evaluation(scale="graded", strategy=1, keywords={"x": 1})
+    cheap, _, _ = judges(evaluation.team, server)
+    for seed in ("abc", "-1", str(2**40)):
+        with pytest.raises(InvalidInput, match=r"seed: a whole number from 0 to"):
+            controls.chain_start(evaluation=evaluation, first=cheap.id, seed=seed)
