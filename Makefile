@@ -44,7 +44,7 @@ worker: setup
 	$(VENV)/bin/celery -A config worker --loglevel=INFO
 
 pipeline-worker: setup
-	$(VENV)/bin/celery -A config worker --queues=$${CELERY_PIPELINE_QUEUE:-pipeline} --concurrency=1 --loglevel=INFO
+	$(VENV)/bin/celery -A config worker --queues=$${CELERY_PIPELINE_QUEUE:-pipeline} --concurrency=2 --loglevel=INFO
 
 beat: setup
 	$(VENV)/bin/celery -A config beat --loglevel=INFO

@@ -2,7 +2,7 @@
 run a judge's lanes against a local server speaking the OpenAI protocol.
 
 Run: .venv/bin/python bench/judge_bench.py [--results 10000] [--latency 0.05]
-     [--per-call 10] [--at-once 8] [--worker-processes 8] [--pipeline-processes 1]
+     [--per-call 10] [--at-once 8] [--worker-processes 8] [--pipeline-processes 2]
 
 It drops and recreates its own database (relevo_bench_judges) and uses Redis database 12
 (its two queues are emptied before and after; nothing else there is touched). It loads
@@ -10,9 +10,10 @@ an active graded evaluation of `results` results (strategy 1, 10 results a keywo
 starts a model server on 127.0.0.1 that answers every call after `latency` seconds with
 a grade for each result it was sent, and the Celery workers as docker-compose.yml runs
 them: one reading both queues (prefork, `worker-processes`: a lane holds a worker
-process while its call waits, so `at-once` lanes need as many; at nice 10, as main()
+process while its call waits, so `at-once` lanes need as many; at nice 6, as main()
 explains) and one reading only the pipeline's queue (prefork, `pipeline-processes`; 0:
-none, the first does everything, at nice 0), then assigns a judge (`per-call` results per call, `at-once` calls at once) and times:
+none, the first does everything, at nice 0), then assigns a judge (`per-call` results
+per call, `at-once` calls at once) and times:
 
 1. results stored per second, from the assignment to the last grade stored;
    the limit of the setup is at-once / latency x per-call (issue 17: 8 / 0.05 x 10 =
@@ -39,7 +40,7 @@ from benchkit import ROOT, progress_note, setup_django, verdict
 REDIS_URL = "redis://127.0.0.1:6379/12"
 QUEUE = "relevo-bench-judges"
 PIPELINE_QUEUE = "relevo-bench-judges-pipeline"
-LANES_NICE = 10  # see main(): the lanes' worker beside the pipeline's, as in containers
+LANES_NICE = 6  # see main(): the lanes' worker beside the pipeline's, as in containers
 benchkit.use_database("relevo_bench_judges")
 import os  # noqa: E402  (the settings read the environment once)
 
@@ -140,7 +141,7 @@ def main() -> None:
     parser.add_argument("--per-call", type=int, default=10)
     parser.add_argument("--at-once", type=int, default=8)
     parser.add_argument("--worker-processes", type=int, default=8)
-    parser.add_argument("--pipeline-processes", type=int, default=1)
+    parser.add_argument("--pipeline-processes", type=int, default=2)
     args = parser.parse_args()
 
     import redis
@@ -177,9 +178,10 @@ def main() -> None:
     logs.mkdir()
     # docker-compose.yml runs the two workers in containers of their own, which share the
     # CPU by container, each alike however many processes it has. Here they share one
-    # machine by process, and eight lanes would outweigh the pipeline's one process eight
-    # to one (the metrics then fell 23-54 s behind the last grade, bench/README.md): the
-    # lanes' worker runs under nice 10, which gives the two about equal weight again.
+    # machine by process, and eight lanes would outweigh the pipeline's processes (the
+    # metrics then fell 23-54 s behind the last grade, bench/README.md): the lanes' worker
+    # runs under nice 6, where eight processes weigh about what two at nice 0 do (Linux
+    # weighs a process at nice 6 272, at nice 0 1024), as the two containers would.
     lanes_nice = LANES_NICE if args.pipeline_processes else 0
     progress_note(
         f"starting the workers ({args.worker_processes} processes on both queues at nice "
