@@ -13,20 +13,15 @@ from apps.judges.models import JudgeCall, RunStatus
 from apps.judges.services import judge_create
 from tests.factories import make_evaluation
 
-from .fake_provider import FakeProvider, Reply
+from .fake_provider import Reply
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FakeProvider() as fake:
-        yield fake
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("local_model_servers_allowed")]
 
 
 @pytest.fixture
-def run(server, settings):
-    settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = True
+def run(server):
+    """A run of a judge talking to the tests' local server (conftest.py) on one keyword
+    of three results."""
     evaluation = make_evaluation(scale="graded", strategy=1, keywords={"red shoes": 3})
     judge = judge_create(
         team=evaluation.team,
