@@ -20,7 +20,10 @@ message kept.
 
 from __future__ import annotations
 
+import os
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
@@ -96,17 +99,12 @@ def call_model(
 ) -> CallOutcome:
     """Ask the model once; what came back, or why nothing did."""
     started = time.monotonic()
-    http_client = safe_http_client(
-        timeout_s=settings.timeout_s,
-        allow_private=settings.allow_private,
-        max_bytes=MAX_ANSWER_BYTES,
-    )
     try:
-        with http_client:
-            if settings.protocol == Protocol.ANTHROPIC:
-                outcome = _call_anthropic(settings, http_client, system, user, schema)
-            else:
-                outcome = _call_openai(settings, http_client, system, user, schema)
+        client = _client(settings)
+        if isinstance(client, anthropic.Anthropic):
+            outcome = _call_anthropic(settings, client, system, user, schema)
+        else:
+            outcome = _call_openai(settings, client, system, user, schema)
     except (openai.APIError, anthropic.APIError, httpx.HTTPError, AddressRefused) as error:
         outcome = _failed(error, settings.api_key)
     except ValueError as error:  # a 200 whose body is not the protocol's JSON
@@ -115,32 +113,74 @@ def call_model(
     return _with_latency(outcome, latency)
 
 
-def _client_options(settings: ModelSettings, http_client: httpx.Client) -> dict[str, Any]:
-    """What both clients are built with: our safe HTTP client, no retries of their own."""
-    return {
-        "api_key": settings.api_key or "none",  # local servers take any key
-        "base_url": settings.base_url,
-        "http_client": http_client,
-        "max_retries": 0,
-        "timeout": settings.timeout_s,
-    }
+# A client is built once per process for each model a judge calls and kept for the
+# calls after (building one costs more CPU than a call to a local model server, and its
+# connections are kept alive between calls); the safe transport still checks the
+# address of every request. The clients are thread-safe: a run's calls share one.
+MAX_CLIENTS = 32
+_clients: OrderedDict[tuple[Any, ...], openai.OpenAI | anthropic.Anthropic] = OrderedDict()
+_clients_lock = threading.Lock()
+
+
+def _client(settings: ModelSettings) -> openai.OpenAI | anthropic.Anthropic:
+    """This process's client for the settings' provider, address, key and limits."""
+    # The process id: a forked worker builds its own (sockets are not shared).
+    key = (
+        os.getpid(),
+        settings.protocol,
+        settings.base_url,
+        settings.api_key,
+        settings.timeout_s,
+        settings.allow_private,
+        MAX_ANSWER_BYTES,
+    )
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is not None:
+            _clients.move_to_end(key)
+            return client
+        http_client = safe_http_client(
+            timeout_s=settings.timeout_s,
+            allow_private=settings.allow_private,
+            max_bytes=MAX_ANSWER_BYTES,
+        )
+        options: dict[str, Any] = {
+            "api_key": settings.api_key or "none",  # local servers take any key
+            "base_url": settings.base_url,
+            "http_client": http_client,
+            "max_retries": 0,  # the run retries, with backoff and Retry-After
+            "timeout": settings.timeout_s,
+        }
+        if settings.protocol == Protocol.ANTHROPIC:
+            client = anthropic.Anthropic(**options)
+        else:
+            client = openai.OpenAI(**options)
+        _clients[key] = client
+        if len(_clients) > MAX_CLIENTS:
+            # Dropped, not closed: a call of another thread may still be using it.
+            _clients.popitem(last=False)
+        return client
 
 
 def _call_openai(
     settings: ModelSettings,
-    http_client: httpx.Client,
+    client: openai.OpenAI,
     system: str,
     user: str,
     schema: dict[str, Any] | None,
 ) -> CallOutcome:
-    client = openai.OpenAI(**_client_options(settings, http_client))
     options: dict[str, Any] = {}
     if settings.temperature is not None:
         options["temperature"] = settings.temperature
     if settings.structured and schema is not None:
-        options["response_format"] = {
-            "type": "json_schema",
-            "json_schema": {"name": "judgements", "schema": schema},
+        # Sent as it is (extra_body), not as the typed response_format: the client walks
+        # a typed parameter against its type hints, which cost a third of a call's CPU
+        # with a schema this size; the server receives the same JSON either way.
+        options["extra_body"] = {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "judgements", "schema": schema},
+            }
         }
     completion = client.chat.completions.create(
         model=settings.model,
@@ -161,12 +201,11 @@ def _call_openai(
 
 def _call_anthropic(
     settings: ModelSettings,
-    http_client: httpx.Client,
+    client: anthropic.Anthropic,
     system: str,
     user: str,
     schema: dict[str, Any] | None,
 ) -> CallOutcome:
-    client = anthropic.Anthropic(**_client_options(settings, http_client))
     options: dict[str, Any] = {}
     if settings.temperature is not None:  # not a parameter of the client any more
         options["extra_body"] = {"temperature": settings.temperature}
