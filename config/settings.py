@@ -444,6 +444,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = REQUEST_MAX_BYTES
 SLOT_LOCK_SECONDS = env_int("SLOT_LOCK_SECONDS", 300, minimum=10)
 # How long a worker owns a keyword's recomputation before the sweep may take it over.
 SCORING_LEASE_SECONDS = env_int("SCORING_LEASE_SECONDS", 60, minimum=5)
+# With a broker, an evaluation's keywords graded within this many seconds of each other
+# are scored together by one task (apps/scoring/gathering.py): a round's cost is mostly
+# the same for one keyword or forty. 0: every first change queues its own task at once.
+PIPELINE_GATHER_SECONDS = env_float("PIPELINE_GATHER_SECONDS", 0.5, minimum=0.0)
 
 # Calling a team's search endpoints. Private, loopback and link-local addresses are
 # refused unless allowed (the guard against server-side request forgery).

@@ -9,7 +9,7 @@ from apps.core.errors import InvalidInput, InvalidState, NotAllowed
 from apps.evaluations.models import Evaluation, EvaluationMetric, Keyword
 from apps.judging.judgements import Action, Giver, slot_judge
 from apps.scoring import services, tasks
-from apps.scoring.loading import load_keyword_inputs
+from apps.scoring.loading import load_keyword_inputs, load_keywords_inputs
 from apps.scoring.models import KeywordMetric
 from apps.scoring.store import store_keyword_score
 from tests.factories import assign, make_evaluation, make_grader, slots_of
@@ -158,7 +158,7 @@ def test_a_grade_saved_during_a_recomputation_leads_to_another_run():
     with mock.patch.object(tasks, "queue_keyword_recompute"):
         slot_judge(slot_id=first.id, giver=Giver.recorded(), grade=3)
 
-    real_load = load_keyword_inputs
+    real_load = load_keywords_inputs
     calls = []
 
     def load_then_a_grader_saves(**kwargs):
@@ -168,7 +168,7 @@ def test_a_grade_saved_during_a_recomputation_leads_to_another_run():
             slot_judge(slot_id=second.id, giver=Giver.recorded(), grade=2)
         return inputs
 
-    with mock.patch("apps.scoring.services.load_keyword_inputs", load_then_a_grader_saves):
+    with mock.patch("apps.scoring.services.load_keywords_inputs", load_then_a_grader_saves):
         rounds = services.keyword_recompute(keyword_id=first.keyword_id)
 
     assert rounds == 2
@@ -287,3 +287,45 @@ def test_each_recompute_records_this_minutes_history_point():
     assert len(points) == 1  # both grades fell in the same minute
     assert points[0].value == 4
     assert points[0].progress == pytest.approx(2 / 3)
+
+
+def test_keywords_scored_together_move_the_means_as_scored_one_by_one():
+    evaluation = make_evaluation(
+        metrics=[("cg", 5), ("ndcg", 5)], keywords={"a": 2, "b": 2, "c": 2, "d": 2}
+    )
+    with mock.patch.object(tasks, "queue_keyword_recompute"):
+        grade_all(slots_of(evaluation), [3, 2, 1, 0, 0, 0, 2, None])
+    keyword_ids = list(Keyword.objects.filter(evaluation=evaluation).values_list("id", flat=True))
+
+    assert services.keywords_recompute(keyword_ids=keyword_ids[:1]) == (1, 4)  # all along
+
+    assert [keyword_value(text, "cg", 5) for text in "abcd"] == [5, 1, 0, 2]
+    assert evaluation_value(evaluation, "cg", 5) == pytest.approx((5 + 1 + 0 + 2) / 4)
+    metric = EvaluationMetric.objects.get(evaluation=evaluation, metric="cg", k=5)
+    assert (metric.value_count, metric.value_sum) == (4, pytest.approx(8.0))
+    evaluation.refresh_from_db()
+    assert evaluation.graded_slots == 7
+    assert not Keyword.objects.filter(needs_scoring=True).exists()
+
+
+def test_of_keywords_scored_together_a_stale_one_is_left_marked_and_the_rest_stored():
+    evaluation = make_evaluation(metrics=[("cg", 5)], keywords={"a": 2, "b": 2})
+    a1, a2, b1, _b2 = slots_of(evaluation)
+    with mock.patch.object(tasks, "queue_keyword_recompute"):
+        grade_all([a1, b1], [3, 2])
+    real_load = load_keywords_inputs
+
+    def load_then_a_grade_lands(**kwargs):
+        inputs = real_load(**kwargs)
+        with mock.patch.object(tasks, "queue_keyword_recompute"):
+            grade_all([a2], [1])  # after a's slots were read
+        return inputs
+
+    with mock.patch("apps.scoring.services.load_keywords_inputs", load_then_a_grade_lands):
+        stale_round = services._recompute_claimed(services._claim([a1.keyword_id, b1.keyword_id]))
+
+    assert stale_round == {a1.keyword_id}  # still marked: graded after it was read
+    assert keyword_value("a", "cg", 5) == 3 and keyword_value("b", "cg", 5) == 2
+    assert services.keyword_recompute(keyword_id=a1.keyword_id) == 1
+    assert keyword_value("a", "cg", 5) == 4
+    assert evaluation_value(evaluation, "cg", 5) == pytest.approx((4 + 2) / 2)

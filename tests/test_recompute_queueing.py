@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from apps.evaluations.models import Keyword
 from apps.judging.judgements import Giver, slot_judge
 from apps.scoring import pipeline, services, tasks
-from apps.scoring.loading import load_keyword_inputs
+from apps.scoring.loading import load_keywords_inputs
 from apps.scoring.models import KeywordMetric
 from tests.factories import make_evaluation, slots_of
 
@@ -89,7 +89,7 @@ def test_a_grade_landing_while_the_worker_computes_queues_nothing_and_is_scored(
     evaluation = make_evaluation(metrics=[("cg", 5)], keywords={"q": 2})
     first, second = slots_of(evaluation)
     grade(first, 3)
-    real_load = load_keyword_inputs
+    real_load = load_keywords_inputs
     landed = []
 
     def load_then_a_grade_lands(**kwargs):
@@ -99,7 +99,7 @@ def test_a_grade_landing_while_the_worker_computes_queues_nothing_and_is_scored(
             grade(second, 2)
         return inputs
 
-    with mock.patch("apps.scoring.services.load_keyword_inputs", load_then_a_grade_lands):
+    with mock.patch("apps.scoring.services.load_keywords_inputs", load_then_a_grade_lands):
         rounds = services.keyword_recompute(keyword_id=first.keyword_id)
 
     assert queued == [first.keyword_id]  # the worker's task was the only one
@@ -112,7 +112,7 @@ def test_a_task_out_of_rounds_hands_a_keyword_still_being_graded_to_a_new_task(q
     evaluation = make_evaluation(metrics=[("cg", 5)], keywords={"q": 4})
     slots = slots_of(evaluation)
     grade(slots[0], 1)
-    real_load = load_keyword_inputs
+    real_load = load_keywords_inputs
     still_to_grade = list(slots[1:])
 
     def load_then_another_grade_lands(**kwargs):
@@ -123,7 +123,7 @@ def test_a_task_out_of_rounds_hands_a_keyword_still_being_graded_to_a_new_task(q
 
     with (
         mock.patch.object(services, "MAX_ROUNDS_PER_TASK", 2),
-        mock.patch("apps.scoring.services.load_keyword_inputs", load_then_another_grade_lands),
+        mock.patch("apps.scoring.services.load_keywords_inputs", load_then_another_grade_lands),
     ):
         rounds = tasks.recompute_keyword(slots[0].keyword_id)
 

@@ -57,6 +57,11 @@ def queue_in(seconds: float, task: Any, *args: Any, **kwargs: Any) -> bool:
     return _publish(task, args, kwargs, countdown=seconds)
 
 
+def broker_recently_down() -> bool:
+    """Whether a publish failed within BROKER_BACKOFF_SECONDS (tasks go to the sweeps)."""
+    return time.monotonic() < _broker_unavailable_until
+
+
 def broker_failure_forget() -> None:
     """Try the broker at the next publish, whatever failed before (tests switch brokers)."""
     global _broker_unavailable_until

@@ -1,13 +1,14 @@
 """Read what the engine needs for a keyword: its slots in order, a lead's decision per
 snapshot, and the settings."""
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
 
 from apps import engine
 from apps.evaluations.models import (
+    Evaluation,
     EvaluationMetric,
     FeedbackSlot,
     Keyword,
@@ -174,36 +175,53 @@ def evaluation_slot_rows(*, evaluation_id: int) -> Iterator[tuple[Any, ...]]:
 
 
 def load_keyword_inputs(*, keyword_id: int) -> KeywordInputs | None:
-    keyword = (
-        Keyword.objects.select_related("evaluation")
-        .only(
-            "grade_version",
-            "evaluation__scale",
-            "evaluation__scale_levels",
-            "evaluation__profile",
-            "evaluation__transformers",
-            "evaluation__zero_without_results",
-        )
-        .filter(id=keyword_id)
-        .first()
+    """One keyword's inputs (None: it was deleted)."""
+    loaded = load_keywords_inputs(keyword_ids=[keyword_id])
+    return loaded[0] if loaded else None
+
+
+def load_keywords_inputs(*, keyword_ids: Collection[int]) -> list[KeywordInputs]:
+    """The inputs of keywords of one evaluation, in id order (a keyword deleted meanwhile
+    is left out): four queries however many keywords."""
+    # Versions are read before the slots, so every slot read is at least that fresh.
+    keywords = list(
+        Keyword.objects.filter(id__in=keyword_ids)
+        .order_by("id")
+        .values_list("id", "grade_version", "evaluation_id")
     )
-    if keyword is None:
-        return None
+    if not keywords:
+        return []
+    evaluations = {evaluation_id for _, _, evaluation_id in keywords}
+    if len(evaluations) != 1:
+        raise ValueError("load_keywords_inputs reads keywords of one evaluation")
+    evaluation = Evaluation.objects.only(
+        "scale", "scale_levels", "profile", "transformers", "zero_without_results"
+    ).get(id=evaluations.pop())
+    settings = load_settings(evaluation)
+    ids = [keyword_id for keyword_id, _, _ in keywords]
     rows = (
-        FeedbackSlot.objects.filter(keyword_id=keyword_id)
-        .order_by("snapshot__position", "index")
-        .values_list(*SLOT_COLUMNS)
+        FeedbackSlot.objects.filter(keyword_id__in=ids)
+        .order_by("keyword_id", "snapshot__position", "index")
+        .values_list("keyword_id", *SLOT_COLUMNS)
     )
-    unretrieved = UnretrievedJudgement.objects.filter(keyword_id=keyword_id).values_list(
-        "grade", flat=True
-    )
-    return KeywordInputs(
-        keyword_id=keyword_id,
-        version=keyword.grade_version,
-        settings=load_settings(keyword.evaluation),
-        snapshots=group_slots(rows),
-        unretrieved=list(unretrieved),
-    )
+    slots: dict[int, list[tuple[Any, ...]]] = {}
+    for row in rows:
+        slots.setdefault(row[0], []).append(row[1:])
+    unretrieved: dict[int, list[int]] = {}
+    for keyword_id, grade in UnretrievedJudgement.objects.filter(keyword_id__in=ids).values_list(
+        "keyword_id", "grade"
+    ):
+        unretrieved.setdefault(keyword_id, []).append(grade)
+    return [
+        KeywordInputs(
+            keyword_id=keyword_id,
+            version=version,
+            settings=settings,
+            snapshots=group_slots(slots.get(keyword_id, [])),
+            unretrieved=unretrieved.get(keyword_id, []),
+        )
+        for keyword_id, version, _ in keywords
+    ]
 
 
 def evaluation_unretrieved(*, evaluation_id: int) -> dict[int, list[int]]:

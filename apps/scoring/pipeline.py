@@ -13,6 +13,7 @@ snapshot's grades.
 """
 
 from collections.abc import Collection
+from functools import partial
 
 from django.db import connection, transaction
 from django.db.models import F
@@ -26,32 +27,44 @@ KEYWORDS = Keyword._meta.db_table
 # has no UPDATE ... RETURNING; a second SELECT would cost every grade a round trip).
 MARK_SQL = (
     f"UPDATE {KEYWORDS} SET needs_scoring = TRUE, grade_version = grade_version + 1 "
-    "WHERE id = %s RETURNING grade_version - scored_version"
+    "WHERE id IN ({ids}) RETURNING id, evaluation_id, grade_version - scored_version"
 )
+# Up to this many keywords changed at once (an AI judge's step, a small import) are
+# marked and queued as one keyword is; more (a large import, reuse) recompute their
+# evaluations whole.
+FEW_KEYWORDS = 100
 
 
 def grades_changed(*, keyword_ids: Collection[int]) -> None:
     """The judgements of these keywords changed (one grade, or many at once).
 
-    One keyword: its recompute is queued when this is its only change not yet scored
+    A keyword's recompute is queued when this is its only change not yet scored
     (grade_version - scored_version = 1 after the mark). With more, an earlier mark
     queued a task that has not stored its result yet: that task, or the worker running
     it, sees this change too, because it stores only what it read and goes round again
     while the grade version is ahead. So a keyword graded many times a second queues
-    one task per recompute, not one per grade.
+    one task per recompute, not one per grade. A few keywords changed together (up to
+    FEW_KEYWORDS: the grade writer's bulk entries) are marked in one statement. With a
+    broker, an evaluation's first changes within PIPELINE_GATHER_SECONDS queue one task
+    for them all (tasks.queue_recompute, gathering.py).
 
-    Many keywords (reuse, a bulk write): each is marked, and each evaluation they belong
-    to is recomputed whole, in one task.
+    Many keywords (reuse, a large import): each is marked, and each evaluation they
+    belong to is recomputed whole, in one task.
     """
     ids = sorted(set(keyword_ids))
-    if len(ids) == 1:
+    if len(ids) <= FEW_KEYWORDS:
         with connection.cursor() as cursor:
-            cursor.execute(MARK_SQL, ids)
-            row = cursor.fetchone()
-        if row is not None and row[0] == 1:
-            keyword_id = ids[0]
-            transaction.on_commit(lambda: tasks.queue_keyword_recompute(keyword_id=keyword_id))
-    elif ids:
+            cursor.execute(MARK_SQL.format(ids=", ".join(["%s"] * len(ids))), ids)
+            rows = cursor.fetchall()
+        first_changes: dict[int, list[int]] = {}  # evaluation id -> its keywords
+        for keyword_id, evaluation_id, waiting in sorted(rows):
+            if waiting == 1:
+                first_changes.setdefault(evaluation_id, []).append(keyword_id)
+        for evaluation_id, changed in first_changes.items():
+            transaction.on_commit(
+                partial(tasks.queue_recompute, evaluation_id=evaluation_id, keyword_ids=changed)
+            )
+    else:
         marked = Keyword.objects.filter(id__in=ids)
         marked.update(needs_scoring=True, grade_version=F("grade_version") + 1)
         for evaluation_id in marked.order_by().values_list("evaluation_id", flat=True).distinct():

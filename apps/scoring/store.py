@@ -63,49 +63,83 @@ MetricKey = tuple[str, int]
 
 def store_keyword_score(*, inputs: KeywordInputs, scored: engine.KeywordScore) -> bool:
     """Store one keyword's result; returns True when the keyword is still marked."""
-    evaluation_id = inputs.settings.evaluation_id
+    return bool(store_keyword_scores(inputs=[inputs], scores=[scored]))
+
+
+def store_keyword_scores(
+    *, inputs: list[KeywordInputs], scores: list[engine.KeywordScore]
+) -> set[int]:
+    """Store the results of keywords of one evaluation together, each only if fresher
+    than what is stored, and move the evaluation's means and progress by their changes
+    in one UPDATE each; release the keywords' leases. Returns the keywords still marked
+    (graded again since they were read)."""
+    if not inputs:
+        return set()
+    evaluation_id = inputs[0].settings.evaluation_id
+    by_keyword = {i.keyword_id: (i, s) for i, s in zip(inputs, scores, strict=True)}
     with transaction.atomic():
         evaluation = lock_evaluation(evaluation_id)
-        locked = (
-            Keyword.objects.select_for_update(no_key=True)
-            .filter(id=inputs.keyword_id)
-            .order_by()  # no join on the evaluation (module docstring, "Lock order")
-            .values("scored_version", "grade_version", "graded_slots")
-            .first()
-        )
-        if locked is None:
-            return False
-        fresh = locked["scored_version"] < inputs.version
-        if fresh:
-            old_values = _keyword_metric_values(inputs.keyword_id)
-            _upsert_keyword_metrics(evaluation_id, {inputs.keyword_id: scored.metrics})
-            _update_snapshot_values([inputs], [scored])
-            _apply_keyword_change(
-                evaluation=evaluation,
-                old_values=old_values,
-                new_values=scored.metrics,
-                graded_delta=inputs.graded_slots - locked["graded_slots"],
-            )
-        scored_version = inputs.version if fresh else locked["scored_version"]
-        still_marked = locked["grade_version"] > scored_version
-        update: dict[str, object] = {
-            "scored_version": scored_version,
-            "needs_scoring": still_marked,
-            "scoring_lease_until": None,
+        locked = {
+            row["id"]: row
+            for row in Keyword.objects.select_for_update(no_key=True)
+            .filter(id__in=by_keyword)
+            .order_by("id")  # no join on the evaluation (module docstring, "Lock order")
+            .values("id", "scored_version", "grade_version", "graded_slots")
         }
+        fresh = [
+            by_keyword[keyword_id]
+            for keyword_id, row in locked.items()
+            if row["scored_version"] < by_keyword[keyword_id][0].version
+        ]
         if fresh:
-            update["graded_slots"] = inputs.graded_slots
-        Keyword.objects.filter(id=inputs.keyword_id).update(**update)
+            old_values = _keywords_metric_values([i.keyword_id for i, _ in fresh])
+            _upsert_keyword_metrics(evaluation_id, {i.keyword_id: s.metrics for i, s in fresh})
+            _update_snapshot_values([i for i, _ in fresh], [s for _, s in fresh])
+            _apply_keyword_changes(
+                evaluation=evaluation,
+                changes=[(old_values.get(i.keyword_id, {}), s.metrics) for i, s in fresh],
+                graded_delta=sum(
+                    i.graded_slots - locked[i.keyword_id]["graded_slots"] for i, _ in fresh
+                ),
+            )
+        fresh_ids = {i.keyword_id for i, _ in fresh}
+        scored_versions = {
+            keyword_id: by_keyword[keyword_id][0].version
+            if keyword_id in fresh_ids
+            else row["scored_version"]
+            for keyword_id, row in locked.items()
+        }
+        still_marked = {
+            keyword_id
+            for keyword_id, row in locked.items()
+            if row["grade_version"] > scored_versions[keyword_id]
+        }
+        ids = list(locked)
+        bulk_set(
+            Keyword,
+            ids,
+            {
+                "scored_version": [scored_versions[keyword_id] for keyword_id in ids],
+                "needs_scoring": [keyword_id in still_marked for keyword_id in ids],
+                "scoring_lease_until": [None] * len(ids),
+                "graded_slots": [
+                    by_keyword[keyword_id][0].graded_slots
+                    if keyword_id in fresh_ids
+                    else locked[keyword_id]["graded_slots"]
+                    for keyword_id in ids
+                ],
+            },
+        )
     return still_marked
 
 
-def _keyword_metric_values(keyword_id: int) -> dict[MetricKey, float | None]:
-    return {
-        (metric, k): value
-        for metric, k, value in KeywordMetric.objects.filter(keyword_id=keyword_id).values_list(
-            "metric", "k", "value"
-        )
-    }
+def _keywords_metric_values(keyword_ids: list[int]) -> dict[int, dict[MetricKey, float | None]]:
+    values: dict[int, dict[MetricKey, float | None]] = {}
+    for keyword_id, metric, k, value in KeywordMetric.objects.filter(
+        keyword_id__in=keyword_ids
+    ).values_list("keyword_id", "metric", "k", "value"):
+        values.setdefault(keyword_id, {})[(metric, k)] = value
+    return values
 
 
 def _upsert_keyword_metrics(
@@ -145,24 +179,27 @@ def _update_snapshot_values(
     bulk_set(Snapshot, ids, {"value": values})
 
 
-def _apply_keyword_change(
+def _apply_keyword_changes(
     *,
     evaluation: Evaluation,
-    old_values: dict[MetricKey, float | None],
-    new_values: dict[MetricKey, float | None],
+    changes: list[tuple[dict[MetricKey, float | None], dict[MetricKey, float | None]]],
     graded_delta: int,
 ) -> None:
-    """Move the evaluation's means and progress by one keyword's change, in O(metrics).
-    The caller holds the evaluation's row lock (`_lock_evaluation`)."""
+    """Move the evaluation's means and progress by keywords' changes (old values, new
+    values), in O(metrics) statements. The caller holds the evaluation's row lock
+    (`_lock_evaluation`)."""
     evaluation_id = evaluation.id
     _move_progress(evaluation, graded_delta)
     deltas: dict[MetricKey, tuple[float, int]] = {}
-    for key, new in new_values.items():
-        old = old_values.get(key)
-        sum_delta = (new or 0.0) - (old or 0.0)
-        count_delta = (new is not None) - (old is not None)
-        if sum_delta != 0.0 or count_delta != 0:
-            deltas[key] = (sum_delta, count_delta)
+    for old_values, new_values in changes:
+        for key, new in new_values.items():
+            old = old_values.get(key)
+            sum_delta, count_delta = deltas.get(key, (0.0, 0))
+            deltas[key] = (
+                sum_delta + ((new or 0.0) - (old or 0.0)),
+                count_delta + (new is not None) - (old is not None),
+            )
+    deltas = {key: delta for key, delta in deltas.items() if delta != (0.0, 0)}
     if deltas:
         _move_means(evaluation_id, deltas)
     record_history_point(evaluation_id=evaluation_id, progress=evaluation.progress)
