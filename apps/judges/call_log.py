@@ -31,8 +31,30 @@ def log_call(
     calibration: CalibrationRun | None = None,
 ) -> JudgeCall:
     """Log one call of a run or a calibration, with what was read from its answer."""
+    call = _logged(asked, judge, prompt_version, run=run, calibration=calibration)
+    call.save()
+    return call
+
+
+def log_calls(
+    asked: list[Asked], judge: Judge, prompt_version: str, *, run: JudgeRun
+) -> list[JudgeCall]:
+    """Log several calls of a run made at once, in one insert, in their order."""
+    return JudgeCall.objects.bulk_create(
+        [_logged(each, judge, prompt_version, run=run, calibration=None) for each in asked]
+    )
+
+
+def _logged(
+    asked: Asked,
+    judge: Judge,
+    prompt_version: str,
+    *,
+    run: JudgeRun | None,
+    calibration: CalibrationRun | None,
+) -> JudgeCall:
     outcome = asked.outcome
-    return JudgeCall.objects.create(
+    return JudgeCall(
         run=run,
         calibration=calibration,
         model_name=judge.model_name,

@@ -1,20 +1,28 @@
 """One step of a judge's run on an evaluation (the lead's controls are controls.py, the
 lanes that make the steps tasks.py).
 
-One step is one call to the model, the whole of it:
+One step is one or more calls to the model made at once (a lane makes `calls` of them,
+tasks.py), the whole of them:
 
-1. claim up to `results_per_call` results for the judge: ungraded slots of the
-   evaluation nobody holds (or whose hold ran out), one per snapshot, never a snapshot
-   the judge already has a slot of, nor one that failed for it and was not retried;
-2. build the prompt (prompting.py) and call the model (providers.py);
-3. write each grade through the grade writer as the judge's user (Giver.grader, so the
-   hold, the team, the open evaluation and the scale are checked like a person's), with
-   the model and prompt version beside it (JudgeGrade); list each result it could not
-   grade with why (JudgeFailure) and give its slot back;
-4. log the call (JudgeCall) and add its tokens and cost to the run.
+1. claim up to `results_per_call` results a call for the judge: ungraded slots of the
+   evaluation nobody holds (or whose hold ran out), one keyword a call, one per
+   snapshot, never a snapshot the judge already has a slot of, nor one that failed for
+   it and was not retried;
+2. build the prompts (prompting.py) and call the model (providers.py), each call from
+   a thread of its own;
+3. write every grade of the step through the grade writer as the judge's user
+   (Giver.grader, so the hold, the team, the open evaluation and the scale are checked
+   like a person's), in one transaction, with the model and prompt version beside each
+   (JudgeGrade); list each result it could not grade with why (JudgeFailure) and give
+   its slot back;
+4. log the calls (JudgeCall) and add their tokens and cost to the run.
+
+The database work of a step is the same few statements for one call or eight: that is
+what lets a judge grade hundreds of results a second (bench/judge_bench.py).
 
 What the caller does next comes back as a Step: go on, wait (a rate limit, an outage:
-the slots are given back and the backoff doubles up to MAX_BACKOFF_S), or stop. A
+those calls' slots are given back and the backoff doubles up to MAX_BACKOFF_S), or stop
+(a wrong key or model pauses the run). A
 worker that dies mid-step leaves its slots held until their lock runs out
 (SLOT_LOCK_SECONDS); the next claim takes them again, and a grade is written only while
 the judge holds its slot, so none is written twice.
@@ -22,8 +30,13 @@ the judge holds its slot, so none is written twice.
 
 from __future__ import annotations
 
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import timedelta
+from decimal import Decimal
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -36,7 +49,7 @@ from apps.judging.judgements import Giver, HeldJudgement, slots_judge_held
 from apps.judging.selectors import lock_cutoff
 
 from .asking import Asked, ask, budget_reached, judgement_key
-from .call_log import log_call
+from .call_log import log_calls
 from .models import (
     CachedJudgement,
     ChainStep,
@@ -74,8 +87,47 @@ GO = Step("go")
 # --- One step ------------------------------------------------------------------------
 
 
-def run_step(*, run_id: int) -> Step:
-    """One call's worth of judging for the run (see the module's docstring)."""
+def run_step(*, run_id: int, calls: int = 1) -> Step:
+    """Up to `calls` calls' worth of judging for the run, the calls made at once (see
+    the module's docstring)."""
+    begun = _begin(run_id, calls, in_threads=calls > 1)
+    return begun if isinstance(begun, Step) else begun.store()
+
+
+def run_steps(*, run_id: int, calls: int, go_on: Callable[[], bool]) -> Step:
+    """Steps one after another while go_on() says so, each step's calls in flight while
+    the step before is stored (a lane's CPU and the database's commits then overlap the
+    model's latency instead of adding to it); the step that ended them (GO when go_on
+    said stop). At most `calls` calls are in flight: a step's calls are answered before
+    it is stored. Steps begun before one said wait or stop are stored, never dropped."""
+    in_flight: _Begun | None = None
+    outcome = GO
+    while True:
+        begun: _Begun | None = None
+        if outcome == GO and go_on():
+            started = _begin(run_id, calls, in_threads=True)
+            if isinstance(started, Step) and started != GO and in_flight is not None:
+                # What held it up may be the step in flight (nothing left to claim but
+                # its own results): store that one first, then look again.
+                outcome, in_flight = in_flight.store(), None
+                continue
+            if isinstance(started, Step):
+                outcome = started  # GO: all came from the cache
+            else:
+                begun = started
+        if in_flight is not None:
+            stored = in_flight.store()
+            if outcome == GO:
+                outcome = stored
+        in_flight = begun
+        if in_flight is None and (outcome != GO or not go_on()):
+            return outcome
+
+
+def _begin(run_id: int, calls: int, *, in_threads: bool) -> Step | _Begun:
+    """A step up to its calls: the run's checks, the claim, the cache; then the calls,
+    made from threads (or one made here, `in_threads` False). What stops or delays it
+    comes back as a Step."""
     # The judge's user comes along: every call's grades are written as it (Giver.grader).
     run = JudgeRun.objects.select_related("judge__user", "evaluation", "prompt").get(id=run_id)
     if run.status != RunStatus.RUNNING:
@@ -92,146 +144,225 @@ def run_step(*, run_id: int) -> Step:
     if spent:
         _settle(run, RunStatus.BUDGET_REACHED, spent)
         return Step("stop", why=spent)
-    slots = _claim(run, judge.results_per_call)
-    if not slots:
+    batches = _claim(run, judge.results_per_call, max(1, calls))
+    if not batches:
         wait = _wait_for_held_work(run)
         if wait is not None:
             return Step("wait", wait, "the results left are held; they may come free")
         _settle(run, RunStatus.FINISHED, "nothing left for the judge")
         return Step("stop", why="nothing left for the judge")
-    return _judge_batch(run, slots)
-
-
-def _judge_batch(run: JudgeRun, slots: list[FeedbackSlot]) -> Step:
-    judge, evaluation = run.judge, run.evaluation
-    scale = evaluation.grading_scale
-    prompt = pinned_prompt(run.prompt, scale)
-    context = JudgeTask(
-        keyword=slots[0].keyword.text,
-        results=[],
-        scale=scale,
-        guidelines=evaluation.scoring_guidelines,
-    )
-    slots, keys = _reuse_cached(run, prompt, context, slots)
-    if not slots:
+    to_make = _from_cache(run, batches)
+    if not to_make.to_ask:
         return GO
-    ids = {f"r{number}": slot for number, slot in enumerate(slots, start=1)}
-    task = replace(
-        context,
-        results=[
-            Result(result_id, slot.snapshot.name, _fields(slot)) for result_id, slot in ids.items()
-        ],
-    )
-    asked = ask(judge, prompt, task)
-    call, spent = _log(run, asked)
-    if asked.outcome.failure is not None:
-        return _call_failed(run, call, asked.outcome, slots, spent)
-    failed = asked.failed
-    paid_for: list[CachedJudgement] = []
-    answered: list[_Grade] = []
-    for result_id, judged in asked.judged.items():
-        slot = ids[result_id]
-        paid_for.append(
-            CachedJudgement(
-                team_id=judge.team_id,
-                key=keys[slot.id],
-                grade=judged.grade,
-                reason=judged.reason,
-                confidence=judged.confidence,
-                call=call,
-            )
-        )
-        answered.append(_Grade(slot, judged.grade, judged.reason, call, judged.confidence))
-    graded = _write_grades(run, answered)
-    CachedJudgement.objects.bulk_create(paid_for, ignore_conflicts=True)
-    for result_id, why in failed.items():
-        _fail(run, call, ids[result_id], why)
-    JudgeRun.objects.filter(id=run.id).update(
-        **spent,
-        graded=F("graded") + graded,
-        failed=F("failed") + len(failed),
-        failures_in_a_row=0,
-        wait_until=None,
-    )
-    return GO
+    if not in_threads and len(to_make.to_ask) == 1:
+        made: Future[Asked] = Future()
+        made.set_result(ask(judge, to_make.prompt, to_make.to_ask[0].task))
+        return _Begun(run, to_make, [made])
+    pool = _threads()
+    answers = [pool.submit(ask, judge, to_make.prompt, call.task) for call in to_make.to_ask]
+    return _Begun(run, to_make, answers)
 
 
-def _reuse_cached(
-    run: JudgeRun, prompt: Prompt, context: JudgeTask, slots: list[FeedbackSlot]
-) -> tuple[list[FeedbackSlot], dict[int, str]]:
-    """Grade the slots whose judgement the team's judges already paid for (the same
-    model, prompt version, keyword and document content) from the cache; the slots left
-    to ask the model about, and every slot's cache key."""
+@dataclass(frozen=True)
+class _Call:
+    """One call's results: the slots by the ids the prompt gives them, and the task."""
+
+    slots: dict[str, FeedbackSlot]
+    task: JudgeTask
+
+
+@dataclass(frozen=True)
+class _Begun:
+    """A step whose calls are in flight."""
+
+    run: JudgeRun
+    calls: _Calls
+    answers: list[Future[Asked]]
+
+    def store(self) -> Step:
+        """Wait for the calls' answers and store them (_store)."""
+        return _store(self.run, self.calls, [answer.result() for answer in self.answers])
+
+
+def _store(run: JudgeRun, calls: _Calls, asked: list[Asked]) -> Step:
+    """Store a step's answers in one transaction (one commit to wait for, however many
+    calls): the calls' log in one insert, the grades through the grade writer, the
+    cache's new entries, the results that failed and why, the run's counters in one
+    UPDATE; give back the slots of calls to be made again."""
     judge = run.judge
+    with transaction.atomic():
+        logged = log_calls(asked, judge, run.prompt_version, run=run)
+        answered: list[_Grade] = []
+        paid_for: list[CachedJudgement] = []
+        failed: list[tuple[JudgeCall, FeedbackSlot, str]] = []
+        retryable: list[CallOutcome] = []
+        pausing: list[CallOutcome] = []
+        given_back: list[FeedbackSlot] = []
+        for call, each, log in zip(calls.to_ask, asked, logged, strict=True):
+            outcome = each.outcome
+            if outcome.failure is not None:
+                if outcome.retryable:
+                    retryable.append(outcome)
+                    given_back += call.slots.values()
+                elif outcome.failure in PAUSING_FAILURES:
+                    pausing.append(outcome)
+                    given_back += call.slots.values()
+                else:
+                    whole_call = f"{outcome.failure.value}: {outcome.error}"
+                    failed += [(log, slot, whole_call) for slot in call.slots.values()]
+                continue
+            for result_id, judged in each.judged.items():
+                slot = call.slots[result_id]
+                paid_for.append(
+                    CachedJudgement(
+                        team_id=judge.team_id,
+                        key=calls.keys[slot.id],
+                        grade=judged.grade,
+                        reason=judged.reason,
+                        confidence=judged.confidence,
+                        call=log,
+                    )
+                )
+                answered.append(_Grade(slot, judged.grade, judged.reason, log, judged.confidence))
+            failed += [(log, call.slots[rid], why) for rid, why in each.failed.items()]
+        graded = _write_grades(run, answered)
+        CachedJudgement.objects.bulk_create(paid_for, ignore_conflicts=True)
+        _give_back(run, given_back)
+        for log, slot, why in failed:
+            _fail(run, log, slot, why)
+        return _count_and_decide(run, asked, graded, len(failed), retryable, pausing)
+
+
+# The threads a process makes its calls from (nothing in ask touches the database), made
+# once (a step's calls would otherwise start threads of their own every step): as many
+# as a judge may make at once.
+CALL_THREADS = 32
+_call_threads: tuple[int, ThreadPoolExecutor] | None = None
+_call_threads_lock = threading.Lock()
+
+
+def _threads() -> ThreadPoolExecutor:
+    """This process's call threads (a forked worker process makes its own)."""
+    global _call_threads
+    with _call_threads_lock:
+        if _call_threads is None or _call_threads[0] != os.getpid():
+            pool = ThreadPoolExecutor(max_workers=CALL_THREADS, thread_name_prefix="judge-call")
+            _call_threads = (os.getpid(), pool)
+        return _call_threads[1]
+
+
+def _count_and_decide(
+    run: JudgeRun,
+    asked: list[Asked],
+    graded: int,
+    failed: int,
+    retryable: list[CallOutcome],
+    pausing: list[CallOutcome],
+) -> Step:
+    """Add the step's calls, tokens, cost and counts to the run in one UPDATE (every
+    lane of the run writes that row), and say what comes next: a call that may succeed
+    later makes the run wait (Retry-After, or a backoff doubling up to MAX_BACKOFF_S);
+    a judge misconfigured pauses it."""
+    counters: dict[str, Any] = {
+        "calls": F("calls") + len(asked),
+        "input_tokens": F("input_tokens") + sum(a.outcome.input_tokens for a in asked),
+        "output_tokens": F("output_tokens") + sum(a.outcome.output_tokens for a in asked),
+        "cost": F("cost") + sum((a.cost for a in asked), Decimal(0)),
+        "graded": F("graded") + graded,
+        "failed": F("failed") + failed,
+    }
+    step = GO
+    if retryable:
+        tries = run.failures_in_a_row + 1
+        backoff = min(2.0 ** (tries - 1), MAX_BACKOFF_S)
+        told = [o.retry_after_s for o in retryable if o.retry_after_s is not None]
+        wait = max(told) if told else backoff
+        first = retryable[0]
+        note = f"{first.failure.value if first.failure else ''}: {first.error}"
+        counters.update(
+            failures_in_a_row=tries,
+            wait_until=timezone.now() + timedelta(seconds=wait),
+            note=note[:500],
+        )
+        step = Step("wait", wait, note)
+    elif not pausing:
+        counters.update(failures_in_a_row=0, wait_until=None)
+    JudgeRun.objects.filter(id=run.id).update(**counters)
+    if pausing:
+        first = pausing[0]
+        why = f"paused: {first.failure.value if first.failure else ''}: {first.error}"
+        _settle(run, RunStatus.PAUSED, why)
+        return Step("stop", why=why)
+    return step
+
+
+@dataclass(frozen=True)
+class _Calls:
+    """A step's calls to make, with what they are made with, and every claimed slot's
+    cache key."""
+
+    prompt: Prompt
+    to_ask: list[_Call]
+    keys: dict[int, str]
+
+
+def _from_cache(run: JudgeRun, batches: list[list[FeedbackSlot]]) -> _Calls:
+    """Grade the slots whose judgement the team's judges already paid for (the same
+    model, prompt version, keyword and document content) from the cache; the calls left
+    to make for the others."""
+    judge, evaluation = run.judge, run.evaluation
+    scale, guidelines = evaluation.grading_scale, evaluation.scoring_guidelines
+    prompt = pinned_prompt(run.prompt, scale)
+    context = JudgeTask(keyword="", results=[], scale=scale, guidelines=guidelines)
     keys = {
         slot.id: judgement_key(
-            judge, prompt, context, Result("", slot.snapshot.name, _fields(slot))
+            judge,
+            prompt,
+            replace(context, keyword=slot.keyword.text),
+            Result("", slot.snapshot.name, _fields(slot)),
         )
-        for slot in slots
+        for batch in batches
+        for slot in batch
     }
     cached = {
         entry.key: entry
         for entry in CachedJudgement.objects.filter(team_id=judge.team_id, key__in=keys.values())
     }
-    to_ask: list[FeedbackSlot] = []
     hits: list[_Grade] = []
-    for slot in slots:
-        hit = cached.get(keys[slot.id])
-        if hit is None:
-            to_ask.append(slot)
-        else:
-            hits.append(_Grade(slot, hit.grade, hit.reason, hit.call, hit.confidence, cached=True))
+    calls: list[_Call] = []
+    for batch in batches:
+        to_ask: list[FeedbackSlot] = []
+        for slot in batch:
+            hit = cached.get(keys[slot.id])
+            if hit is None:
+                to_ask.append(slot)
+            else:
+                hits.append(
+                    _Grade(slot, hit.grade, hit.reason, hit.call, hit.confidence, cached=True)
+                )
+        if to_ask:
+            ids = {f"r{number}": slot for number, slot in enumerate(to_ask, start=1)}
+            results = [Result(rid, slot.snapshot.name, _fields(slot)) for rid, slot in ids.items()]
+            task = replace(context, keyword=to_ask[0].keyword.text, results=results)
+            calls.append(_Call(ids, task))
     reused = _write_grades(run, hits)
     if reused:
         JudgeRun.objects.filter(id=run.id).update(
             graded=F("graded") + reused, from_cache=F("from_cache") + reused
         )
-    return to_ask, keys
-
-
-def _call_failed(
-    run: JudgeRun,
-    call: JudgeCall,
-    outcome: CallOutcome,
-    slots: list[FeedbackSlot],
-    spent: dict[str, Any],
-) -> Step:
-    failure = outcome.failure
-    assert failure is not None
-    if outcome.retryable:
-        _give_back(run, slots)
-        tries = run.failures_in_a_row + 1
-        backoff = min(2.0 ** (tries - 1), MAX_BACKOFF_S)
-        wait = outcome.retry_after_s if outcome.retry_after_s is not None else backoff
-        note = f"{failure.value}: {outcome.error}"
-        JudgeRun.objects.filter(id=run.id).update(
-            **spent,
-            failures_in_a_row=tries,
-            wait_until=timezone.now() + timedelta(seconds=wait),
-            note=note[:500],
-        )
-        return Step("wait", wait, note)
-    if failure in PAUSING_FAILURES:
-        _give_back(run, slots)
-        JudgeRun.objects.filter(id=run.id).update(**spent)
-        why = f"paused: {failure.value}: {outcome.error}"
-        _settle(run, RunStatus.PAUSED, why)
-        return Step("stop", why=why)
-    for slot in slots:
-        _fail(run, call, slot, f"{failure.value}: {outcome.error}")
-    JudgeRun.objects.filter(id=run.id).update(**spent, failed=F("failed") + len(slots))
-    return GO
+    return _Calls(prompt, calls, keys)
 
 
 # --- Claims and writes ---------------------------------------------------------------
 
 
-def _claim(run: JudgeRun, size: int) -> list[FeedbackSlot]:
-    """Up to `size` slots for the judge, one per snapshot, held from now."""
+def _claim(run: JudgeRun, size: int, calls: int = 1) -> list[list[FeedbackSlot]]:
+    """Up to `calls` batches of up to `size` slots for the judge, each of one keyword,
+    one slot per snapshot, held from now."""
     for _ in range(CLAIM_ATTEMPTS):
         try:
             with transaction.atomic():
-                return _claim_once(run, size)
+                return _claim_once(run, size, calls)
         except IntegrityError:
             # Another step of this run took a slot of the same snapshot at the same
             # moment (the one-slot-per-grader constraint): look again.
@@ -239,7 +370,7 @@ def _claim(run: JudgeRun, size: int) -> list[FeedbackSlot]:
     return []
 
 
-def _claim_once(run: JudgeRun, size: int) -> list[FeedbackSlot]:
+def _claim_once(run: JudgeRun, size: int, calls: int) -> list[list[FeedbackSlot]]:
     judge_user = run.judge.user_id
     now = timezone.now()
     cutoff = lock_cutoff(now)
@@ -253,7 +384,10 @@ def _claim_once(run: JudgeRun, size: int) -> list[FeedbackSlot]:
         chain__evaluation_id=run.evaluation_id, status=StepStatus.AWAITING_PEOPLE
     ).values("slot__snapshot_id")
     # Read whole, with what the prompt shows, so the picked need no second SELECT; only
-    # the slots' rows are locked (of=self), not their results' and keywords'.
+    # the slots' rows are locked (of=self), not their results' and keywords'. As many
+    # as wanted times the slots a snapshot has (one for each of its graders): one slot
+    # a snapshot is picked.
+    wanted = size * calls * run.evaluation.strategy
     candidates = list(
         FeedbackSlot.objects.select_for_update(skip_locked=True, of=("self",))
         .select_related("snapshot", "keyword")
@@ -262,25 +396,40 @@ def _claim_once(run: JudgeRun, size: int) -> list[FeedbackSlot]:
         .exclude(snapshot_id__in=taken)
         .exclude(snapshot_id__in=failed)
         .exclude(snapshot_id__in=for_people)
-        .order_by("-snapshot_started", "keyword_position", "snapshot_position", "index")[: size * 3]
+        .order_by("-snapshot_started", "keyword_position", "snapshot_position", "index")[:wanted]
     )
-    picked: list[FeedbackSlot] = []
-    seen: set[int] = set()
-    keyword = candidates[0].keyword_id if candidates else None
-    for slot in candidates:
-        # One keyword per call: the prompt shows one keyword and its results.
-        if slot.snapshot_id in seen or slot.keyword_id != keyword:
-            continue
-        seen.add(slot.snapshot_id)
-        picked.append(slot)
-        if len(picked) == size:
-            break
+    batches = _batched(candidates, size, calls)
+    picked = [slot for batch in batches for slot in batch]
     FeedbackSlot.objects.filter(id__in=[slot.id for slot in picked]).update(
         grader_id=judge_user, assigned_at=now
     )
     for slot in picked:
         slot.grader_id, slot.assigned_at = judge_user, now
-    return sorted(picked, key=lambda slot: (slot.snapshot_position, slot.index))
+    return [sorted(batch, key=_shown_order) for batch in batches]
+
+
+def _shown_order(slot: FeedbackSlot) -> tuple[int, int]:
+    return (slot.snapshot_position, slot.index)
+
+
+def _batched(candidates: list[FeedbackSlot], size: int, calls: int) -> list[list[FeedbackSlot]]:
+    """The candidates in up to `calls` batches of up to `size`, in their order: one
+    keyword a batch (the prompt shows one keyword and its results), one slot a snapshot."""
+    batches: list[list[FeedbackSlot]] = []
+    filling: dict[int, list[FeedbackSlot]] = {}  # keyword id -> its batch being filled
+    seen: set[int] = set()
+    for slot in candidates:
+        if slot.snapshot_id in seen:
+            continue
+        batch = filling.get(slot.keyword_id)
+        if batch is None or len(batch) == size:
+            if len(batches) == calls:
+                continue  # no new batch; one being filled may still take a later slot
+            batch = filling[slot.keyword_id] = []
+            batches.append(batch)
+        batch.append(slot)
+        seen.add(slot.snapshot_id)
+    return batches
 
 
 def _wait_for_held_work(run: JudgeRun) -> float | None:
@@ -397,21 +546,6 @@ def give_back_held(run: JudgeRun) -> None:
 
 
 # --- Spending and the log ------------------------------------------------------------
-
-
-def _log(run: JudgeRun, asked: Asked) -> tuple[JudgeCall, dict[str, Any]]:
-    """Log the call; with it, what the call adds to the run's counters, for the step's
-    last UPDATE of the run to add: every lane of the run writes that one row, so a call
-    writes it once, not twice."""
-    call = log_call(asked, run.judge, run.prompt_version, run=run)
-    outcome = asked.outcome
-    spent = {
-        "calls": F("calls") + 1,
-        "input_tokens": F("input_tokens") + outcome.input_tokens,
-        "output_tokens": F("output_tokens") + outcome.output_tokens,
-        "cost": F("cost") + asked.cost,
-    }
-    return call, spent
 
 
 def _budget_spent(run: JudgeRun) -> str:

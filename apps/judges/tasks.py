@@ -1,7 +1,11 @@
 """The lanes that make a judge's run: Celery tasks, each making one call after another.
 
-A run has `calls_at_once` lanes, so that many calls are in flight at once. A lane makes
-steps (runs.run_step) for up to LANE_SECONDS, then hands over to a fresh task of itself
+A run's `calls_at_once` calls in flight are shared among its lanes, up to
+CALLS_PER_LANE a lane (lane_widths): a lane's step makes its calls at once from threads
+and writes what they brought back together, so a run of 8 calls at once holds 2 worker
+processes, not 8, and its database work is a step's, not a call's. Two lanes rather
+than one keep calls in flight while the other lane writes. A lane makes steps
+(runs.run_step) for up to LANE_SECONDS, then hands over to a fresh task of itself
 (a worker's time is shared fairly between runs, and its memory stays flat); when a step
 says wait (a rate limit, an outage), the lane comes back after that long; when it says
 stop, the lane ends. Every (re)start numbers a new set of lanes (`lane_epoch`): a lane
@@ -32,11 +36,13 @@ from apps.evaluations.models import Status
 from .calibration import calibration_execute, stalled_calibrations
 from .chains import chain_advance
 from .models import CalibrationRun, JudgeChain, JudgeRun, RunStatus
-from .runs import run_step
+from .runs import run_steps
 
 LANE_SECONDS = 20.0
+CALLS_PER_LANE = 4
 CHAIN_WAIT_SECONDS = 2.0
 STALLED_AFTER = timedelta(minutes=2)
+SEEN_EVERY = timedelta(seconds=5)
 
 
 def lanes_start(run: JudgeRun) -> None:
@@ -45,27 +51,51 @@ def lanes_start(run: JudgeRun) -> None:
         lane_epoch=F("lane_epoch") + 1, lanes_seen_at=timezone.now()
     )
     run.refresh_from_db(fields=["lane_epoch", "lanes_seen_at"])
-    for _ in range(run.judge.calls_at_once):
-        queue_after_commit(judge_lane, run.id, run.lane_epoch)
+    for calls in lane_widths(run.judge.calls_at_once):
+        queue_after_commit(judge_lane, run.id, run.lane_epoch, calls)
+
+
+def lane_widths(calls_at_once: int) -> list[int]:
+    """How many calls each lane makes at once: as few lanes as CALLS_PER_LANE allows,
+    sharing the calls evenly (8: 4 and 4; 5: 3 and 2; 3: 3)."""
+    lanes = -(-max(1, calls_at_once) // CALLS_PER_LANE)
+    share, extra = divmod(max(1, calls_at_once), lanes)
+    return [share + (lane < extra) for lane in range(lanes)]
 
 
 @shared_task(name="apps.judges.tasks.judge_lane", bind=True)
-def judge_lane(self: Task, run_id: int, epoch: int) -> str:
+def judge_lane(self: Task, run_id: int, epoch: int, calls: int = 1) -> str:
     started = time.monotonic()
-    while True:
-        seen = JudgeRun.objects.filter(id=run_id, lane_epoch=epoch, status=RunStatus.RUNNING)
-        if not seen.update(lanes_seen_at=timezone.now()):
-            return "ended: the run stopped or has newer lanes"
-        step = run_step(run_id=run_id)
-        if step.action == "stop":
-            return f"stopped: {step.why}"
-        if step.action == "wait":
-            if not self.request.is_eager:
-                queue_in(step.seconds, judge_lane, run_id, epoch)
-            return f"waiting {step.seconds:.1f} s: {step.why}"
+    seen_at = 0.0
+    ended: list[str] = []
+
+    def go_on() -> bool:
+        nonlocal seen_at
         if not self.request.is_eager and time.monotonic() - started > LANE_SECONDS:
-            queue_now(judge_lane, run_id, epoch)
-            return "handed over"
+            return False
+        mine = JudgeRun.objects.filter(id=run_id, lane_epoch=epoch, status=RunStatus.RUNNING)
+        # Seen is written every SEEN_EVERY (a write is a commit to wait for; the sweep
+        # needs one every STALLED_AFTER), and checked by reading before every step.
+        if time.monotonic() - seen_at > SEEN_EVERY.total_seconds():
+            if mine.update(lanes_seen_at=timezone.now()):
+                seen_at = time.monotonic()
+                return True
+        elif mine.exists():
+            return True
+        ended.append("the run stopped or has newer lanes")
+        return False
+
+    step = run_steps(run_id=run_id, calls=calls, go_on=go_on)
+    if step.action == "stop":
+        return f"stopped: {step.why}"
+    if step.action == "wait":
+        if not self.request.is_eager:
+            queue_in(step.seconds, judge_lane, run_id, epoch, calls)
+        return f"waiting {step.seconds:.1f} s: {step.why}"
+    if ended:
+        return f"ended: {ended[0]}"
+    queue_now(judge_lane, run_id, epoch, calls)
+    return "handed over"
 
 
 def calibration_queue(run: CalibrationRun) -> None:

@@ -185,7 +185,7 @@ def test_the_call_budget_stops_the_run(server, setup):
 
 def test_results_held_by_a_step_that_died_come_back_after_their_lock(server, setup, settings):
     evaluation, judge, run = setup
-    held = runs._claim(run, 10)  # a step claimed, then its worker died
+    [held] = runs._claim(run, 10)  # a step claimed, then its worker died
     assert len(held) == 3
     FeedbackSlot.objects.filter(id__in=[s.id for s in held]).update(
         assigned_at=timezone.now() - timedelta(seconds=settings.SLOT_LOCK_SECONDS + 1)
@@ -309,3 +309,147 @@ def test_a_run_cancelled_during_a_call_records_nothing_and_lists_nothing(
     assert not FeedbackSlot.objects.filter(evaluation=evaluation, grader=judge.user).exists()
     assert not JudgeFailure.objects.exists()
     assert not FeedbackSlot.objects.filter(evaluation=evaluation).exclude(grade=None).exists()
+
+
+def by_keyword(replies: dict[str, Reply]):
+    """A responder answering each call by the keyword its prompt shows."""
+
+    def respond(seen):
+        user = seen.body["messages"][-1]["content"]
+        return next(reply for keyword, reply in replies.items() if f"Keyword: {keyword}" in user)
+
+    return respond
+
+
+def test_a_step_of_two_calls_asks_both_at_once_and_writes_what_both_brought(server, setup):
+    evaluation, judge, run = setup
+    server.respond_with(by_keyword({"red shoes": answer(3, 1, 0), "blue hat": answer(2, 0)}))
+    assert runs.run_step(run_id=run.id, calls=2) == runs.GO
+    assert len(server.requests) == 2
+    grades = FeedbackSlot.objects.filter(evaluation=evaluation, grader=judge.user)
+    by_text = {}
+    for slot in grades.order_by("snapshot_position"):
+        by_text.setdefault(slot.keyword.text, []).append(slot.grade)
+    assert by_text == {"red shoes": [3, 1, 0], "blue hat": [2, 0]}
+    run.refresh_from_db()
+    assert (run.calls, run.graded, run.failed) == (2, 5, 0)
+    assert (run.input_tokens, run.output_tokens) == (2000, 200)
+    calls = JudgeCall.objects.filter(run=run)
+    assert calls.count() == 2
+    # Each grade names the call that made it, whose prompt showed the grade's keyword.
+    for grade in JudgeGrade.objects.filter(run=run).select_related("call", "slot__keyword"):
+        assert f"Keyword: {grade.slot.keyword.text}" in grade.call.user_prompt
+    assert runs.run_step(run_id=run.id, calls=2).action == "stop"
+
+
+def test_in_a_step_of_two_calls_a_rate_limited_one_gives_its_results_back_and_waits(server, setup):
+    evaluation, judge, run = setup
+    limited = Reply.error(429, "slow down", **{"retry-after": "5"})
+    server.respond_with(by_keyword({"red shoes": answer(3, 1, 0), "blue hat": limited}))
+    step = runs.run_step(run_id=run.id, calls=2)
+    assert (step.action, step.seconds) == ("wait", 5.0)
+    held = FeedbackSlot.objects.filter(evaluation=evaluation, grader=judge.user)
+    assert sorted(held.values_list("grade", flat=True)) == [0, 1, 3]  # red shoes kept
+    assert not held.filter(keyword__text="blue hat").exists()  # given back
+    run.refresh_from_db()
+    assert (run.calls, run.graded, run.failed, run.failures_in_a_row) == (2, 3, 0, 1)
+    assert not JudgeFailure.objects.exists()
+
+
+def test_in_a_step_of_two_calls_a_rejected_key_pauses_after_keeping_the_other_calls_grades(
+    server, setup
+):
+    evaluation, judge, run = setup
+    rejected = Reply.error(401, "Incorrect API key")
+    server.respond_with(by_keyword({"red shoes": rejected, "blue hat": answer(2, 0)}))
+    step = runs.run_step(run_id=run.id, calls=2)
+    assert step.action == "stop" and "rejected" in step.why
+    run.refresh_from_db()
+    assert run.status == RunStatus.PAUSED and run.graded == 2
+    graded = FeedbackSlot.objects.filter(evaluation=evaluation, grader=judge.user)
+    assert sorted(graded.values_list("grade", flat=True)) == [0, 2]
+
+
+def test_a_claim_for_several_calls_makes_one_batch_a_keyword_up_to_the_call_size(server, setup):
+    evaluation, judge, run = setup
+    batches = runs._claim(run, 2, 3)
+    sizes = [(batch[0].keyword.text, len(batch)) for batch in batches]
+    assert sizes == [("red shoes", 2), ("red shoes", 1), ("blue hat", 2)]
+    assert all(len({slot.keyword_id for slot in batch}) == 1 for batch in batches)
+
+
+@pytest.mark.parametrize(
+    ("calls_at_once", "widths"),
+    [(1, [1]), (3, [3]), (4, [4]), (5, [3, 2]), (8, [4, 4]), (9, [3, 3, 3]), (32, [4] * 8)],
+)
+def test_a_runs_calls_at_once_are_shared_by_as_few_lanes_as_can_make_them(calls_at_once, widths):
+    from apps.judges.tasks import lane_widths
+
+    assert lane_widths(calls_at_once) == widths
+    assert sum(widths) == calls_at_once
+
+
+class InFlight:
+    """A responder that answers every call by its keyword after a pause, counting how
+    many calls were in flight at once."""
+
+    def __init__(self, replies: dict[str, Reply], pause: float = 0.05):
+        import threading
+
+        self.respond = by_keyword(replies)
+        self.pause = pause
+        self.now = self.most = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, seen):
+        import time
+
+        with self.lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+        time.sleep(self.pause)
+        with self.lock:
+            self.now -= 1
+        return self.respond(seen)
+
+
+def test_steps_overlap_yet_never_have_more_calls_in_flight_than_a_step_makes(server, setup):
+    evaluation, judge, run = setup
+    third = make_evaluation(team=evaluation.team, scale="graded", keywords={"a": 2, "b": 2})
+    run = controls.run_start(judge=judge, evaluation=third)
+    replies = InFlight({"a": answer(1, 2), "b": answer(3, 0)})
+    server.respond_with(replies)
+    step = runs.run_steps(run_id=run.id, calls=1, go_on=lambda: True)
+    assert step.action == "stop" and "nothing left" in step.why
+    assert replies.most == 1 and len(server.requests) == 2
+    assert sorted(judged(third, judge).values()) == [0, 1, 2, 3]
+    run.refresh_from_db()
+    assert (run.status, run.calls, run.graded) == (RunStatus.FINISHED, 2, 4)
+
+
+def test_steps_told_to_stop_store_the_step_in_flight_and_hold_nothing(server, setup):
+    evaluation, judge, run = setup
+    server.respond_with(InFlight({"red shoes": answer(3, 1, 0), "blue hat": answer(2, 0)}))
+    asked = []
+    step = runs.run_steps(
+        run_id=run.id, calls=1, go_on=lambda: not asked.append(1) and len(asked) < 2
+    )
+    assert step == runs.GO  # stopped by go_on, not by the run
+    graded = judged(evaluation, judge)
+    assert len(graded) == 3  # the one step begun was stored
+    held = FeedbackSlot.objects.filter(evaluation=evaluation, grader=judge.user, grade=None)
+    assert not held.exists()
+
+
+def test_steps_after_a_rate_limit_store_the_step_in_flight_and_wait(server, setup):
+    evaluation, judge, run = setup
+    limited = Reply.error(429, "slow down", **{"retry-after": "3"})
+    server.respond_with(InFlight({"red shoes": limited, "blue hat": answer(2, 0)}))
+    step = runs.run_steps(run_id=run.id, calls=1, go_on=lambda: True)
+    assert (step.action, step.seconds) == ("wait", 3.0)
+    # Blue hat's call was begun while red shoes' was answered: it is stored, not lost.
+    assert sorted(judged(evaluation, judge).values()) == [0, 2]
+    assert not FeedbackSlot.objects.filter(
+        evaluation=evaluation, grader=judge.user, grade=None
+    ).exists()
+    assert not JudgeFailure.objects.exists()
