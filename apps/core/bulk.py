@@ -83,7 +83,7 @@ def bulk_upsert(
     batch_size: int = 5000,
 ) -> None:
     """Insert row i with field name = columns[name][i]; where a row with the same
-    unique_fields exists, set its update_fields instead.
+    unique_fields exists, set its update_fields instead (none: leave that row as it is).
 
     Values are given as the database stores them (a foreign key's id, an aware datetime);
     no field defaults or auto_now apply, so give every column the table needs.
@@ -115,9 +115,10 @@ def _upsert_on_postgres(
         f'"{column}" = EXCLUDED."{column}"'
         for column in (_concrete_field(model, name).column for name in update_fields)
     )
+    on_conflict = f"DO UPDATE SET {assignments}" if assignments else "DO NOTHING"
     sql = (
         f'INSERT INTO "{model._meta.db_table}" ({names}) SELECT * FROM unnest({casts}) '
-        f"ON CONFLICT ({conflict}) DO UPDATE SET {assignments}"
+        f"ON CONFLICT ({conflict}) {on_conflict}"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, list(columns.values()))
@@ -136,6 +137,9 @@ def _upsert_portably(
         for attname, value in zip(attnames, values, strict=True):
             setattr(obj, attname, value)
         objects.append(obj)
+    if not update_fields:
+        model._default_manager.bulk_create(objects, ignore_conflicts=True, batch_size=500)
+        return
     model._default_manager.bulk_create(
         objects,
         update_conflicts=True,

@@ -43,6 +43,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from apps.core.bulk import bulk_upsert
 from apps.core.errors import InvalidInput
 from apps.evaluations.models import FeedbackSlot, Status
 from apps.judging.judgements import Giver, HeldJudgement, slots_judge_held
@@ -193,7 +194,6 @@ def _store(run: JudgeRun, calls: _Calls, asked: list[Asked]) -> Step:
     with transaction.atomic():
         logged = log_calls(asked, judge, run.prompt_version, run=run)
         answered: list[_Grade] = []
-        paid_for: list[CachedJudgement] = []
         failed: list[tuple[JudgeCall, FeedbackSlot, str]] = []
         retryable: list[CallOutcome] = []
         pausing: list[CallOutcome] = []
@@ -213,23 +213,15 @@ def _store(run: JudgeRun, calls: _Calls, asked: list[Asked]) -> Step:
                 continue
             for result_id, judged in each.judged.items():
                 slot = call.slots[result_id]
-                paid_for.append(
-                    CachedJudgement(
-                        team_id=judge.team_id,
-                        key=calls.keys[slot.id],
-                        grade=judged.grade,
-                        reason=judged.reason,
-                        confidence=judged.confidence,
-                        call=log,
-                    )
+                answered.append(
+                    _Grade(slot, judged.grade, judged.reason, log.id, judged.confidence)
                 )
-                answered.append(_Grade(slot, judged.grade, judged.reason, log, judged.confidence))
             failed += [(log, call.slots[rid], why) for rid, why in each.failed.items()]
         graded = _write_grades(run, answered)
-        CachedJudgement.objects.bulk_create(paid_for, ignore_conflicts=True)
+        _pay_into_cache(judge.team_id, answered, calls.keys)
         _give_back(run, given_back)
         for log, slot, why in failed:
-            _fail(run, log, slot, why)
+            _fail(run, log.id, slot, why)
         return _count_and_decide(run, asked, graded, len(failed), retryable, pausing)
 
 
@@ -338,7 +330,7 @@ def _from_cache(run: JudgeRun, batches: list[list[FeedbackSlot]]) -> _Calls:
                 to_ask.append(slot)
             else:
                 hits.append(
-                    _Grade(slot, hit.grade, hit.reason, hit.call, hit.confidence, cached=True)
+                    _Grade(slot, hit.grade, hit.reason, hit.call_id, hit.confidence, cached=True)
                 )
         if to_ask:
             ids = {f"r{number}": slot for number, slot in enumerate(to_ask, start=1)}
@@ -370,6 +362,21 @@ def _claim(run: JudgeRun, size: int, calls: int = 1) -> list[list[FeedbackSlot]]
     return []
 
 
+# What a step reads of a claimed slot (a model instance is built faster with fewer).
+CLAIM_READS = (
+    "evaluation_id",
+    "keyword_id",
+    "snapshot_id",
+    "snapshot_position",
+    "index",
+    "grader_id",
+    "assigned_at",
+    "snapshot__name",
+    "snapshot__attributes",
+    "keyword__text",
+)
+
+
 def _claim_once(run: JudgeRun, size: int, calls: int) -> list[list[FeedbackSlot]]:
     judge_user = run.judge.user_id
     now = timezone.now()
@@ -391,6 +398,7 @@ def _claim_once(run: JudgeRun, size: int, calls: int) -> list[list[FeedbackSlot]
     candidates = list(
         FeedbackSlot.objects.select_for_update(skip_locked=True, of=("self",))
         .select_related("snapshot", "keyword")
+        .only(*CLAIM_READS)
         .filter(evaluation_id=run.evaluation_id, grade__isnull=True)
         .filter(Q(grader__isnull=True) | Q(assigned_at__lt=cutoff))
         .exclude(snapshot_id__in=taken)
@@ -464,7 +472,7 @@ class _Grade:
     slot: FeedbackSlot
     grade: int
     reason: str
-    call: JudgeCall | None
+    call_id: int | None  # the call that made it (for the cache's, the one that paid)
     confidence: float | None = None
     cached: bool = False
 
@@ -481,7 +489,7 @@ def _write_grades(run: JudgeRun, grades: list[_Grade]) -> int:
         written = _write_held(run, grades)
     except InvalidInput as error:  # a grade off the scale (the reader lets none through)
         for g in grades:
-            _fail(run, g.call, g.slot, f"the grade was not recorded: {error.message}")
+            _fail(run, g.call_id, g.slot, f"the grade was not recorded: {error.message}")
         return 0
     _give_back(run, [g.slot for g in grades if g.slot.id not in written])
     return len(written)
@@ -495,21 +503,20 @@ def _write_held(run: JudgeRun, grades: list[_Grade]) -> set[int]:
             judgements=[HeldJudgement(g.slot.id, g.grade, g.reason) for g in grades],
             team_id=judge.team_id,
         )
-        JudgeGrade.objects.bulk_create(
-            [
-                JudgeGrade(
-                    slot=g.slot,
-                    run=run,
-                    call=g.call,
-                    model_name=judge.model_name,
-                    prompt_version=run.prompt_version,
-                    cached=g.cached,
-                    confidence=g.confidence,
-                )
-                for g in grades
-                if g.slot.id in written
-            ],
-            update_conflicts=True,
+        # Columns, not model instances (apps/core/bulk.py says why): a step writes many.
+        kept = [g for g in grades if g.slot.id in written]
+        bulk_upsert(
+            JudgeGrade,
+            {
+                "slot": [g.slot.id for g in kept],
+                "run": [run.id] * len(kept),
+                "call": [g.call_id for g in kept],
+                "model_name": [judge.model_name] * len(kept),
+                "prompt_version": [run.prompt_version] * len(kept),
+                "cached": [g.cached for g in kept],
+                "confidence": [g.confidence for g in kept],
+                "graded_at": [timezone.now()] * len(kept),
+            },
             unique_fields=["slot"],
             update_fields=[
                 "run",
@@ -524,16 +531,38 @@ def _write_held(run: JudgeRun, grades: list[_Grade]) -> set[int]:
     return written
 
 
-def _fail(run: JudgeRun, call: JudgeCall | None, slot: FeedbackSlot, why: str) -> None:
+def _fail(run: JudgeRun, call_id: int | None, slot: FeedbackSlot, why: str) -> None:
     """List the result as failed for the run (once while open) and give its slot back."""
     with transaction.atomic():
         JudgeFailure.objects.get_or_create(
-            run=run, slot=slot, open=True, defaults={"reason": why[:2000], "call": call}
+            run=run, slot=slot, open=True, defaults={"reason": why[:2000], "call_id": call_id}
         )
         _give_back(run, [slot])
 
 
+def _pay_into_cache(team_id: int, paid_for: list[_Grade], keys: dict[int, str]) -> None:
+    """Keep what the calls paid for, for the team's judges to reuse (the first entry of
+    a key stays: two calls that paid for one key at once gave the same judgement)."""
+    count = len(paid_for)
+    bulk_upsert(
+        CachedJudgement,
+        {
+            "team": [team_id] * count,
+            "key": [keys[g.slot.id] for g in paid_for],
+            "grade": [g.grade for g in paid_for],
+            "reason": [g.reason for g in paid_for],
+            "confidence": [g.confidence for g in paid_for],
+            "call": [g.call_id for g in paid_for],
+            "created_at": [timezone.now()] * count,
+        },
+        unique_fields=["team", "key"],
+        update_fields=[],
+    )
+
+
 def _give_back(run: JudgeRun, slots: list[FeedbackSlot]) -> None:
+    if not slots:
+        return
     FeedbackSlot.objects.filter(
         id__in=[slot.id for slot in slots], grader_id=run.judge.user_id, grade__isnull=True
     ).update(grader=None, assigned_at=None)

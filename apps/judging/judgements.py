@@ -377,7 +377,7 @@ def slots_judge_held(
             evaluation.id: evaluation.grading_scale
             for evaluation in Evaluation.objects.filter(
                 id__in={row[5] for row in held}, team_id=team_id, status=Status.ACTIVE
-            )
+            ).only("scale", "scale_levels")
         }
         writable = [row for row in held if row[5] in open_scales]
         problems: list[str] = []

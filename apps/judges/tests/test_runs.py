@@ -453,3 +453,16 @@ def test_steps_after_a_rate_limit_store_the_step_in_flight_and_wait(server, setu
         evaluation=evaluation, grader=judge.user, grade=None
     ).exists()
     assert not JudgeFailure.objects.exists()
+
+
+def test_a_judgement_paid_for_twice_at_once_keeps_the_first_in_the_cache(setup):
+    from apps.judges.models import CachedJudgement
+
+    evaluation, judge, _run = setup
+    slot = FeedbackSlot.objects.filter(evaluation=evaluation).first()
+    first = runs._Grade(slot, 2, "first", None, 0.9)
+    again = runs._Grade(slot, 0, "again", None, 0.1)
+    runs._pay_into_cache(judge.team_id, [first], {slot.id: "k" * 64})
+    runs._pay_into_cache(judge.team_id, [again], {slot.id: "k" * 64})
+    (entry,) = CachedJudgement.objects.filter(team_id=judge.team_id)
+    assert (entry.grade, entry.reason, entry.confidence) == (2, "first", 0.9)
