@@ -103,10 +103,12 @@ def run_steps(*, run_id: int, calls: int, go_on: Callable[[], bool]) -> Step:
     it is stored. Steps begun before one said wait or stop are stored, never dropped."""
     in_flight: _Begun | None = None
     outcome = GO
+    first = True
     while True:
         begun: _Begun | None = None
         if outcome == GO and go_on():
-            started = _begin(run_id, calls, in_threads=True)
+            started = _begin(run_id, calls, in_threads=True, free_expired=first)
+            first = False
             if isinstance(started, Step) and started != GO and in_flight is not None:
                 # What held it up may be the step in flight (nothing left to claim but
                 # its own results): store that one first, then look again.
@@ -125,10 +127,13 @@ def run_steps(*, run_id: int, calls: int, go_on: Callable[[], bool]) -> Step:
             return outcome
 
 
-def _begin(run_id: int, calls: int, *, in_threads: bool) -> Step | _Begun:
+def _begin(
+    run_id: int, calls: int, *, in_threads: bool, free_expired: bool = True
+) -> Step | _Begun:
     """A step up to its calls: the run's checks, the claim, the cache; then the calls,
     made from threads (or one made here, `in_threads` False). What stops or delays it
-    comes back as a Step."""
+    comes back as a Step. `free_expired`: free the judge's own holds that ran out first
+    (they are freed anyway when nothing else is left to claim)."""
     # The judge's user comes along: every call's grades are written as it (Giver.grader).
     run = JudgeRun.objects.select_related("judge__user", "evaluation", "prompt").get(id=run_id)
     if run.status != RunStatus.RUNNING:
@@ -145,7 +150,9 @@ def _begin(run_id: int, calls: int, *, in_threads: bool) -> Step | _Begun:
     if spent:
         _settle(run, RunStatus.BUDGET_REACHED, spent)
         return Step("stop", why=spent)
-    batches = _claim(run, judge.results_per_call, max(1, calls))
+    batches = _claim(run, judge.results_per_call, max(1, calls), free_expired)
+    if not batches and not free_expired:
+        batches = _claim(run, judge.results_per_call, max(1, calls), True)
     if not batches:
         wait = _wait_for_held_work(run)
         if wait is not None:
@@ -348,13 +355,16 @@ def _from_cache(run: JudgeRun, batches: list[list[FeedbackSlot]]) -> _Calls:
 # --- Claims and writes ---------------------------------------------------------------
 
 
-def _claim(run: JudgeRun, size: int, calls: int = 1) -> list[list[FeedbackSlot]]:
+def _claim(
+    run: JudgeRun, size: int, calls: int = 1, free_expired: bool = True
+) -> list[list[FeedbackSlot]]:
     """Up to `calls` batches of up to `size` slots for the judge, each of one keyword,
-    one slot per snapshot, held from now."""
+    one slot per snapshot, held from now. `free_expired`: first free the judge's own
+    holds that ran out (a step that died), so they can be claimed again."""
     for _ in range(CLAIM_ATTEMPTS):
         try:
             with transaction.atomic():
-                return _claim_once(run, size, calls)
+                return _claim_once(run, size, calls, free_expired)
         except IntegrityError:
             # Another step of this run took a slot of the same snapshot at the same
             # moment (the one-slot-per-grader constraint): look again.
@@ -377,13 +387,17 @@ CLAIM_READS = (
 )
 
 
-def _claim_once(run: JudgeRun, size: int, calls: int) -> list[list[FeedbackSlot]]:
+def _claim_once(
+    run: JudgeRun, size: int, calls: int, free_expired: bool
+) -> list[list[FeedbackSlot]]:
     judge_user = run.judge.user_id
     now = timezone.now()
     cutoff = lock_cutoff(now)
     mine = FeedbackSlot.objects.filter(evaluation_id=run.evaluation_id, grader_id=judge_user)
-    # The judge's own holds that ran out (a step that died): free again, to itself too.
-    mine.filter(grade__isnull=True, assigned_at__lt=cutoff).update(grader=None, assigned_at=None)
+    if free_expired:  # the judge's own holds that ran out: free again, to itself too
+        mine.filter(grade__isnull=True, assigned_at__lt=cutoff).update(
+            grader=None, assigned_at=None
+        )
     taken = mine.values("snapshot_id")
     failed = JudgeFailure.objects.filter(run=run, open=True).values("slot__snapshot_id")
     # A result a chain sent to people is theirs (chains.py), whoever else may grade.

@@ -362,28 +362,38 @@ def slots_judge_held(
         return set()
     wanted = {judgement.slot_id: judgement for judgement in judgements}
     with transaction.atomic():
+        # The slots' rows are locked (of=self); their evaluations' come along unlocked, as
+        # a person's grade reads them.
         siblings = list(
-            FeedbackSlot.objects.select_for_update()
+            FeedbackSlot.objects.select_for_update(of=("self",))
             .filter(
                 snapshot_id__in=FeedbackSlot.objects.filter(id__in=wanted).values("snapshot_id")
             )
             .order_by("id")
             .values_list(
-                "id", "snapshot_id", "keyword_id", "grader_id", "snapshot_started", "evaluation_id"
+                "id",
+                "snapshot_id",
+                "keyword_id",
+                "grader_id",
+                "snapshot_started",
+                "evaluation__team_id",
+                "evaluation__status",
+                "evaluation__scale",
+                "evaluation__scale_levels",
             )
         )
-        held = [row for row in siblings if row[0] in wanted and row[3] == giver.user.id]
-        open_scales = {
-            evaluation.id: evaluation.grading_scale
-            for evaluation in Evaluation.objects.filter(
-                id__in={row[5] for row in held}, team_id=team_id, status=Status.ACTIVE
-            ).only("scale", "scale_levels")
-        }
-        writable = [row for row in held if row[5] in open_scales]
+        writable = [
+            row
+            for row in siblings
+            if row[0] in wanted
+            and row[3] == giver.user.id
+            and row[5] == team_id
+            and row[6] == Status.ACTIVE
+        ]
         problems: list[str] = []
-        for slot_id, *_rest, evaluation_id in writable:
+        for slot_id, *_rest, scale, levels in writable:
             try:
-                check_grade(wanted[slot_id].grade, open_scales[evaluation_id])
+                check_grade(wanted[slot_id].grade, scale_of(scale, levels))
             except InvalidInput as error:
                 problems.extend(f"slot {slot_id}: {problem}" for problem in error.problems)
         if problems:
@@ -399,11 +409,15 @@ def slots_judge_held(
                 "grade": [wanted[slot_id].grade for slot_id in ids],
                 "reason": [wanted[slot_id].reason for slot_id in ids],
                 "graded_at": [now] * len(ids),
+                "snapshot_started": [True] * len(ids),
             },
         )
+        # The other slots of the results this write starts (strategy 3) start with them.
         starting = {row[1] for row in writable if not row[4]}
-        if starting:
-            FeedbackSlot.objects.filter(snapshot_id__in=starting).update(snapshot_started=True)
+        written = set(ids)
+        others = [row[0] for row in siblings if row[1] in starting and row[0] not in written]
+        if others:
+            FeedbackSlot.objects.filter(id__in=others).update(snapshot_started=True)
         pipeline.grades_changed(keyword_ids={row[2] for row in writable})
     return set(ids)
 

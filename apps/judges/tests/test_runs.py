@@ -466,3 +466,23 @@ def test_a_judgement_paid_for_twice_at_once_keeps_the_first_in_the_cache(setup):
     runs._pay_into_cache(judge.team_id, [again], {slot.id: "k" * 64})
     (entry,) = CachedJudgement.objects.filter(team_id=judge.team_id)
     assert (entry.grade, entry.reason, entry.confidence) == (2, "first", 0.9)
+
+
+def test_a_judges_grade_starts_its_results_other_slots_for_people(server, settings):
+    settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = True
+    evaluation = make_evaluation(scale="graded", strategy=3, keywords={"q": 2})
+    judge = judge_create(
+        team=evaluation.team,
+        name="GPT",
+        protocol="openai",
+        base_url=server.openai_url,
+        model_name="gpt-test",
+        api_key=API_KEY,
+    )
+    run = controls.run_start(judge=judge, evaluation=evaluation)
+    server.script(answer(2, 1))
+    assert runs.run_step(run_id=run.id) == runs.GO
+    slots = FeedbackSlot.objects.filter(evaluation=evaluation)
+    assert slots.filter(grader=judge.user).exclude(grade=None).count() == 2  # one a result
+    assert slots.count() == 6 and not slots.filter(snapshot_started=False).exists()
+    assert slots.filter(grade=None).count() == 4  # people's two slots of each result
