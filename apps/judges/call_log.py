@@ -39,9 +39,13 @@ def log_call(
 def log_calls(
     asked: list[Asked], judge: Judge, prompt_version: str, *, run: JudgeRun
 ) -> list[JudgeCall]:
-    """Log several calls of a run made at once, in one insert, in their order."""
+    """Log several calls of a run made at once, in their order."""
+    # A statement a call: as one, the prompts would travel as text arrays, which the
+    # driver escapes character by character in Python (4 calls: 9.8 ms, against 2.6 ms
+    # as four statements whose strings libpq escapes).
     return JudgeCall.objects.bulk_create(
-        [_logged(each, judge, prompt_version, run=run, calibration=None) for each in asked]
+        [_logged(each, judge, prompt_version, run=run, calibration=None) for each in asked],
+        batch_size=1,
     )
 
 

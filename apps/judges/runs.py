@@ -40,7 +40,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
 from apps.core.bulk import bulk_upsert
@@ -53,17 +53,16 @@ from .asking import Asked, ask, budget_reached, judgement_key
 from .call_log import log_calls
 from .models import (
     CachedJudgement,
-    ChainStep,
     JudgeCall,
     JudgeFailure,
     JudgeGrade,
     JudgeRun,
     RunStatus,
-    StepStatus,
 )
 from .prompting import JudgeTask, Prompt, Result
 from .prompts import pinned_prompt
 from .providers import CallOutcome, Failure
+from .sql import Claimed, claim_candidates
 
 MAX_BACKOFF_S = 300.0
 IDLE_WAIT_S = 30.0  # nothing to claim now, but people hold results that may come free
@@ -175,7 +174,7 @@ def _begin(
 class _Call:
     """One call's results: the slots by the ids the prompt gives them, and the task."""
 
-    slots: dict[str, FeedbackSlot]
+    slots: dict[str, Claimed]
     task: JudgeTask
 
 
@@ -201,10 +200,10 @@ def _store(run: JudgeRun, calls: _Calls, asked: list[Asked]) -> Step:
     with transaction.atomic():
         logged = log_calls(asked, judge, run.prompt_version, run=run)
         answered: list[_Grade] = []
-        failed: list[tuple[JudgeCall, FeedbackSlot, str]] = []
+        failed: list[tuple[JudgeCall, Claimed, str]] = []
         retryable: list[CallOutcome] = []
         pausing: list[CallOutcome] = []
-        given_back: list[FeedbackSlot] = []
+        given_back: list[Claimed] = []
         for call, each, log in zip(calls.to_ask, asked, logged, strict=True):
             outcome = each.outcome
             if outcome.failure is not None:
@@ -305,7 +304,7 @@ class _Calls:
     keys: dict[int, str]
 
 
-def _from_cache(run: JudgeRun, batches: list[list[FeedbackSlot]]) -> _Calls:
+def _from_cache(run: JudgeRun, batches: list[list[Claimed]]) -> _Calls:
     """Grade the slots whose judgement the team's judges already paid for (the same
     model, prompt version, keyword and document content) from the cache; the calls left
     to make for the others."""
@@ -317,8 +316,8 @@ def _from_cache(run: JudgeRun, batches: list[list[FeedbackSlot]]) -> _Calls:
         slot.id: judgement_key(
             judge,
             prompt,
-            replace(context, keyword=slot.keyword.text),
-            Result("", slot.snapshot.name, _fields(slot)),
+            replace(context, keyword=slot.keyword),
+            Result("", slot.name, slot.fields),
         )
         for batch in batches
         for slot in batch
@@ -330,7 +329,7 @@ def _from_cache(run: JudgeRun, batches: list[list[FeedbackSlot]]) -> _Calls:
     hits: list[_Grade] = []
     calls: list[_Call] = []
     for batch in batches:
-        to_ask: list[FeedbackSlot] = []
+        to_ask: list[Claimed] = []
         for slot in batch:
             hit = cached.get(keys[slot.id])
             if hit is None:
@@ -341,8 +340,8 @@ def _from_cache(run: JudgeRun, batches: list[list[FeedbackSlot]]) -> _Calls:
                 )
         if to_ask:
             ids = {f"r{number}": slot for number, slot in enumerate(to_ask, start=1)}
-            results = [Result(rid, slot.snapshot.name, _fields(slot)) for rid, slot in ids.items()]
-            task = replace(context, keyword=to_ask[0].keyword.text, results=results)
+            results = [Result(rid, slot.name, slot.fields) for rid, slot in ids.items()]
+            task = replace(context, keyword=to_ask[0].keyword, results=results)
             calls.append(_Call(ids, task))
     reused = _write_grades(run, hits)
     if reused:
@@ -357,7 +356,7 @@ def _from_cache(run: JudgeRun, batches: list[list[FeedbackSlot]]) -> _Calls:
 
 def _claim(
     run: JudgeRun, size: int, calls: int = 1, free_expired: bool = True
-) -> list[list[FeedbackSlot]]:
+) -> list[list[Claimed]]:
     """Up to `calls` batches of up to `size` slots for the judge, each of one keyword,
     one slot per snapshot, held from now. `free_expired`: first free the judge's own
     holds that ran out (a step that died), so they can be claimed again."""
@@ -372,73 +371,41 @@ def _claim(
     return []
 
 
-# What a step reads of a claimed slot (a model instance is built faster with fewer).
-CLAIM_READS = (
-    "evaluation_id",
-    "keyword_id",
-    "snapshot_id",
-    "snapshot_position",
-    "index",
-    "grader_id",
-    "assigned_at",
-    "snapshot__name",
-    "snapshot__attributes",
-    "keyword__text",
-)
-
-
-def _claim_once(
-    run: JudgeRun, size: int, calls: int, free_expired: bool
-) -> list[list[FeedbackSlot]]:
+def _claim_once(run: JudgeRun, size: int, calls: int, free_expired: bool) -> list[list[Claimed]]:
     judge_user = run.judge.user_id
     now = timezone.now()
     cutoff = lock_cutoff(now)
-    mine = FeedbackSlot.objects.filter(evaluation_id=run.evaluation_id, grader_id=judge_user)
     if free_expired:  # the judge's own holds that ran out: free again, to itself too
-        mine.filter(grade__isnull=True, assigned_at__lt=cutoff).update(
-            grader=None, assigned_at=None
-        )
-    taken = mine.values("snapshot_id")
-    failed = JudgeFailure.objects.filter(run=run, open=True).values("slot__snapshot_id")
-    # A result a chain sent to people is theirs (chains.py), whoever else may grade.
-    for_people = ChainStep.objects.filter(
-        chain__evaluation_id=run.evaluation_id, status=StepStatus.AWAITING_PEOPLE
-    ).values("slot__snapshot_id")
-    # Read whole, with what the prompt shows, so the picked need no second SELECT; only
-    # the slots' rows are locked (of=self), not their results' and keywords'. As many
-    # as wanted times the slots a snapshot has (one for each of its graders): one slot
-    # a snapshot is picked.
-    wanted = size * calls * run.evaluation.strategy
-    candidates = list(
-        FeedbackSlot.objects.select_for_update(skip_locked=True, of=("self",))
-        .select_related("snapshot", "keyword")
-        .only(*CLAIM_READS)
-        .filter(evaluation_id=run.evaluation_id, grade__isnull=True)
-        .filter(Q(grader__isnull=True) | Q(assigned_at__lt=cutoff))
-        .exclude(snapshot_id__in=taken)
-        .exclude(snapshot_id__in=failed)
-        .exclude(snapshot_id__in=for_people)
-        .order_by("-snapshot_started", "keyword_position", "snapshot_position", "index")[:wanted]
+        FeedbackSlot.objects.filter(
+            evaluation_id=run.evaluation_id,
+            grader_id=judge_user,
+            grade__isnull=True,
+            assigned_at__lt=cutoff,
+        ).update(grader=None, assigned_at=None)
+    # As many as wanted times the slots a snapshot has (one for each of its graders):
+    # one slot a snapshot is picked.
+    candidates = claim_candidates(
+        evaluation_id=run.evaluation_id,
+        run_id=run.id,
+        judge_user_id=judge_user,
+        cutoff=cutoff,
+        wanted=size * calls * run.evaluation.strategy,
     )
     batches = _batched(candidates, size, calls)
-    picked = [slot for batch in batches for slot in batch]
-    FeedbackSlot.objects.filter(id__in=[slot.id for slot in picked]).update(
-        grader_id=judge_user, assigned_at=now
-    )
-    for slot in picked:
-        slot.grader_id, slot.assigned_at = judge_user, now
+    picked = [slot.id for batch in batches for slot in batch]
+    FeedbackSlot.objects.filter(id__in=picked).update(grader_id=judge_user, assigned_at=now)
     return [sorted(batch, key=_shown_order) for batch in batches]
 
 
-def _shown_order(slot: FeedbackSlot) -> tuple[int, int]:
+def _shown_order(slot: Claimed) -> tuple[int, int]:
     return (slot.snapshot_position, slot.index)
 
 
-def _batched(candidates: list[FeedbackSlot], size: int, calls: int) -> list[list[FeedbackSlot]]:
+def _batched(candidates: list[Claimed], size: int, calls: int) -> list[list[Claimed]]:
     """The candidates in up to `calls` batches of up to `size`, in their order: one
     keyword a batch (the prompt shows one keyword and its results), one slot a snapshot."""
-    batches: list[list[FeedbackSlot]] = []
-    filling: dict[int, list[FeedbackSlot]] = {}  # keyword id -> its batch being filled
+    batches: list[list[Claimed]] = []
+    filling: dict[int, list[Claimed]] = {}  # keyword id -> its batch being filled
     seen: set[int] = set()
     for slot in candidates:
         if slot.snapshot_id in seen:
@@ -483,7 +450,7 @@ def _wait_for_held_work(run: JudgeRun) -> float | None:
 class _Grade:
     """A grade for one claimed slot, from a call (or the cache, `cached`)."""
 
-    slot: FeedbackSlot
+    slot: Claimed
     grade: int
     reason: str
     call_id: int | None  # the call that made it (for the cache's, the one that paid)
@@ -545,11 +512,11 @@ def _write_held(run: JudgeRun, grades: list[_Grade]) -> set[int]:
     return written
 
 
-def _fail(run: JudgeRun, call_id: int | None, slot: FeedbackSlot, why: str) -> None:
+def _fail(run: JudgeRun, call_id: int | None, slot: Claimed, why: str) -> None:
     """List the result as failed for the run (once while open) and give its slot back."""
     with transaction.atomic():
         JudgeFailure.objects.get_or_create(
-            run=run, slot=slot, open=True, defaults={"reason": why[:2000], "call_id": call_id}
+            run=run, slot_id=slot.id, open=True, defaults={"reason": why[:2000], "call_id": call_id}
         )
         _give_back(run, [slot])
 
@@ -574,7 +541,7 @@ def _pay_into_cache(team_id: int, paid_for: list[_Grade], keys: dict[int, str]) 
     )
 
 
-def _give_back(run: JudgeRun, slots: list[FeedbackSlot]) -> None:
+def _give_back(run: JudgeRun, slots: list[Claimed]) -> None:
     if not slots:
         return
     FeedbackSlot.objects.filter(
@@ -599,8 +566,3 @@ def _budget_spent(run: JudgeRun) -> str:
 
 def _settle(run: JudgeRun, status: str, note: str) -> None:
     JudgeRun.objects.filter(id=run.id, status=RunStatus.RUNNING).update(status=status, note=note)
-
-
-def _fields(slot: FeedbackSlot) -> dict[str, Any]:
-    attributes = slot.snapshot.attributes
-    return dict(attributes) if isinstance(attributes, dict) else {}

@@ -70,7 +70,9 @@ def test_a_step_writes_the_runs_row_once_and_reads_its_results_once(server, run)
 
     statements = [query["sql"] for query in queries.captured_queries]
     runs_row = [sql for sql in statements if sql.startswith('UPDATE "judges_judgerun"')]
-    results_read = [sql for sql in statements if 'JOIN "evaluations_snapshot"' in sql]
+    results_read = [
+        sql for sql in statements if "JOIN evaluations_snapshot" in sql.replace('"', "")
+    ]
     users_read = [sql for sql in statements if 'FROM "accounts_user"' in sql]
     assert len(runs_row) == 1, runs_row
     assert len(results_read) == 1, results_read  # the claim's, with what the prompt shows

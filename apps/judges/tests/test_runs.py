@@ -373,7 +373,7 @@ def test_in_a_step_of_two_calls_a_rejected_key_pauses_after_keeping_the_other_ca
 def test_a_claim_for_several_calls_makes_one_batch_a_keyword_up_to_the_call_size(server, setup):
     evaluation, judge, run = setup
     batches = runs._claim(run, 2, 3)
-    sizes = [(batch[0].keyword.text, len(batch)) for batch in batches]
+    sizes = [(batch[0].keyword, len(batch)) for batch in batches]
     assert sizes == [("red shoes", 2), ("red shoes", 1), ("blue hat", 2)]
     assert all(len({slot.keyword_id for slot in batch}) == 1 for batch in batches)
 
