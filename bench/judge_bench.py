@@ -5,15 +5,17 @@ Run: .venv/bin/python bench/judge_bench.py [--results 10000] [--latency 0.05]
      [--per-call 10] [--at-once 8] [--worker-processes 8] [--pipeline-processes 2]
 
 It drops and recreates its own database (relevo_bench_judges) and uses Redis database 12
-(its two queues are emptied before and after; nothing else there is touched). It loads
+(its two queues are emptied before and after; the pipeline's gathering keys it makes
+expire within seconds; nothing else there is touched). It loads
 an active graded evaluation of `results` results (strategy 1, 10 results a keyword),
 starts a model server on 127.0.0.1 that answers every call after `latency` seconds with
 a grade for each result it was sent, and the Celery workers as docker-compose.yml runs
 them: one reading both queues (prefork, `worker-processes`: a lane holds a worker
-process while its call waits, so `at-once` lanes need as many; at nice 6, as main()
-explains) and one reading only the pipeline's queue (prefork, `pipeline-processes`; 0:
-none, the first does everything, at nice 0), then assigns a judge (`per-call` results
-per call, `at-once` calls at once) and times:
+process while its calls wait, and a run has a lane for every 4 calls at once; at nice
+6, as main() explains) and one reading only the pipeline's queue (prefork,
+`pipeline-processes`; 0: none, the first does everything, at nice 0). Once both are up
+and idle, it assigns a judge (`per-call` results per call, `at-once` calls at once)
+and times:
 
 1. results stored per second, from the assignment to the last grade stored;
    the limit of the setup is at-once / latency x per-call (issue 17: 8 / 0.05 x 10 =
@@ -21,7 +23,11 @@ per call, `at-once` calls at once) and times:
 2. how long after the last grade every keyword's metrics are scored, and whether the
    evaluation's means then equal the exact means of the stored values (target: 5 s);
 3. the workers' resident memory (every process) at a quarter, half and the end of the
-   run (target: flat).
+   run (target: flat);
+
+and prints the CPU each part used until the metrics were exact, per call: the workers,
+PostgreSQL (every PostgreSQL process of the machine: run it on a quiet one) and this
+process (the model server).
 """
 
 from __future__ import annotations
@@ -57,7 +63,10 @@ class ModelServer(ThreadingHTTPServer):
 
 
 class Answer(BaseHTTPRequestHandler):
-    """Grades each result it was sent (by the schema's id enum) after the latency."""
+    """Grades each result it was sent (by the schema's id enum) after the latency, over
+    kept-alive connections, as model servers do."""
+
+    protocol_version = "HTTP/1.1"
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
@@ -115,14 +124,72 @@ def start_worker(
     )
 
 
+def _process_tree(worker: subprocess.Popen) -> list[int]:
+    """The worker's process and its pool's (nice wraps it: the worker is nice's exec)."""
+    pids = [worker.pid]
+    children = Path(f"/proc/{worker.pid}/task/{worker.pid}/children")
+    if children.exists():
+        pids += [int(pid) for pid in children.read_text().split()]
+    return pids
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU the processes and their exited children used so far (a
+    PostgreSQL connection's process ends with its client; its parent then counts it)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        total += sum(int(value) for value in fields[11:15])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def postgres_pids() -> list[int]:
+    """Every PostgreSQL process of the machine (other clients' work counts too: run the
+    bench on a quiet machine)."""
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if stat.read_text().split(" (", 1)[1].startswith("postgres"):
+                pids.append(int(stat.parent.name))
+        except (FileNotFoundError, IndexError):
+            continue
+    return pids
+
+
+def cpu_used(workers: list[subprocess.Popen]) -> dict[str, float]:
+    """CPU seconds so far of each worker, of PostgreSQL, and of this process (the model
+    server and the progress polling)."""
+    used = {
+        name: cpu_seconds(_process_tree(worker))
+        for name, worker in zip(["lanes' worker", "pipeline's worker"], workers, strict=False)
+    }
+    used["PostgreSQL"] = cpu_seconds(postgres_pids())
+    used["this bench (model server)"] = time.process_time()
+    return used
+
+
+def wait_until_started(workers: list[subprocess.Popen], most_s: float = 120.0) -> float:
+    """Wait until the workers are up and idle (importing Django and the apps takes a few
+    seconds of CPU each, which must not fall into the measured run): until their
+    processes used under 2 % of a core for a second. Returns the seconds waited."""
+    began = time.monotonic()
+    time.sleep(1.0)
+    used = cpu_seconds([pid for worker in workers for pid in _process_tree(worker)])
+    while time.monotonic() - began < most_s:
+        time.sleep(1.0)
+        now = cpu_seconds([pid for worker in workers for pid in _process_tree(worker)])
+        if now - used < 0.02:
+            break
+        used = now
+    return time.monotonic() - began
+
+
 def workers_rss_mb(workers: list[subprocess.Popen]) -> float:
     """The resident memory of the workers and their pool processes, in MB."""
-    pids = []
-    for worker in workers:
-        pids.append(worker.pid)
-        children = Path(f"/proc/{worker.pid}/task/{worker.pid}/children")
-        if children.exists():
-            pids += [int(pid) for pid in children.read_text().split()]
+    pids = [pid for worker in workers for pid in _process_tree(worker)]
     total = 0
     for pid in pids:
         try:
@@ -195,9 +262,11 @@ def main() -> None:
     if args.pipeline_processes:
         pipeline_log = logs / "pipeline-worker.log"
         workers.append(start_worker([PIPELINE_QUEUE], args.pipeline_processes, pipeline_log))
-    time.sleep(4)  # the workers' processes start
+    started_in = wait_until_started(workers)
+    progress_note(f"the workers started in {started_in:.1f} s")
     memory: list[tuple[str, float]] = []
     try:
+        cpu_before = cpu_used(workers)
         started = time.monotonic()
         run = controls.run_start(judge=judge, evaluation=evaluation)
         marks = {args.results // 4: "a quarter", args.results // 2: "half"}
@@ -224,6 +293,7 @@ def main() -> None:
                 scored_after = time.monotonic() - started - stored
                 break
             time.sleep(0.05)
+        cpu_after = cpu_used(workers)
     finally:
         for worker in workers:
             worker.terminate()
@@ -250,6 +320,14 @@ def main() -> None:
     shown = ", ".join(f"{name} {mb:.0f} MB" for name, mb in memory)
     growth = memory[-1][1] / memory[0][1] if memory and memory[0][1] else float("nan")
     print(f"workers' RSS: {shown} (end / first {growth:.2f}; target flat)")
+    spent = {name: cpu_after[name] - cpu_before[name] for name in cpu_before}
+    print(
+        "CPU until the metrics were exact, per call: "
+        + ", ".join(
+            f"{name} {seconds / run.calls * 1000:.1f} ms" for name, seconds in spent.items()
+        )
+        + f" ({sum(spent.values()):.1f} s in all)"
+    )
     print(benchkit.machine_speed())
 
 
