@@ -14,6 +14,7 @@ from apps.evaluations.models import Evaluation
 
 from .calibration import calibration_create, calibration_reopen_failures, gate_check
 from .chains import chain_create
+from .claims import give_back_held
 from .models import (
     CalibrationRun,
     GoldSet,
@@ -26,7 +27,6 @@ from .models import (
 )
 from .prompting import default_prompt
 from .prompts import version_for_new_run
-from .runs import give_back_held
 from .tasks import calibration_queue, chain_queue, lanes_start
 
 

@@ -1,15 +1,14 @@
 """One step of a judge's run on an evaluation (the lead's controls are controls.py, the
-lanes that make the steps tasks.py).
+lanes that make the steps tasks.py, what a step claims claims.py).
 
 One step is one or more calls to the model made at once (a lane makes `calls` of them,
 tasks.py), the whole of them:
 
-1. claim up to `results_per_call` results a call for the judge: ungraded slots of the
-   evaluation nobody holds (or whose hold ran out), one keyword a call, one per
-   snapshot, never a snapshot the judge already has a slot of, nor one that failed for
-   it and was not retried;
-2. build the prompts (prompting.py) and call the model (providers.py), each call from
-   a thread of its own;
+1. claim up to `results_per_call` results a call for the judge (claims.py): one
+   keyword a call, one slot a result;
+2. grade from the team's cache what was already paid for; build the prompts
+   (prompting.py) and call the model (providers.py) for the rest, each call from a
+   thread of its own;
 3. write every grade of the step through the grade writer as the judge's user
    (Giver.grader, so the hold, the team, the open evaluation and the scale are checked
    like a person's), in one transaction, with the model and prompt version beside each
@@ -17,15 +16,15 @@ tasks.py), the whole of them:
    its slot back;
 4. log the calls (JudgeCall) and add their tokens and cost to the run.
 
-The database work of a step is the same few statements for one call or eight: that is
-what lets a judge grade hundreds of results a second (bench/judge_bench.py).
+A step's database work is nearly the same for one call as for four (a statement a
+call logged, the rest one for the step): that, and the next step's calls made while a
+step is written (run_steps), is what lets a judge grade hundreds of results a second
+(bench/judge_bench.py).
 
 What the caller does next comes back as a Step: go on, wait (a rate limit, an outage:
 those calls' slots are given back and the backoff doubles up to MAX_BACKOFF_S), or stop
-(a wrong key or model pauses the run). A
-worker that dies mid-step leaves its slots held until their lock runs out
-(SLOT_LOCK_SECONDS); the next claim takes them again, and a grade is written only while
-the judge holds its slot, so none is written twice.
+(a wrong key or model pauses the run). A grade is written only while the judge holds
+its slot, so none is written twice.
 """
 
 from __future__ import annotations
@@ -39,18 +38,18 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
 from apps.core.bulk import bulk_upsert
 from apps.core.errors import InvalidInput
-from apps.evaluations.models import FeedbackSlot, Status
+from apps.evaluations.models import Status
 from apps.judging.judgements import Giver, HeldJudgement, slots_judge_held
-from apps.judging.selectors import lock_cutoff
 
 from .asking import Asked, ask, budget_reached, judgement_key
 from .call_log import log_calls
+from .claims import IDLE_WAIT_S, claim, give_back, wait_for_held_work
 from .models import (
     CachedJudgement,
     JudgeCall,
@@ -62,11 +61,9 @@ from .models import (
 from .prompting import JudgeTask, Prompt, Result
 from .prompts import pinned_prompt
 from .providers import CallOutcome, Failure
-from .sql import Claimed, claim_candidates
+from .sql import Claimed
 
 MAX_BACKOFF_S = 300.0
-IDLE_WAIT_S = 30.0  # nothing to claim now, but people hold results that may come free
-CLAIM_ATTEMPTS = 3
 # A judge misconfigured (a wrong key or model, a refused address) would fail every call
 # alike: its run pauses with the reason instead of listing every result as failed.
 PAUSING_FAILURES = frozenset({Failure.REJECTED, Failure.REFUSED})
@@ -149,11 +146,11 @@ def _begin(
     if spent:
         _settle(run, RunStatus.BUDGET_REACHED, spent)
         return Step("stop", why=spent)
-    batches = _claim(run, judge.results_per_call, max(1, calls), free_expired)
+    batches = claim(run, judge.results_per_call, max(1, calls), free_expired)
     if not batches and not free_expired:
-        batches = _claim(run, judge.results_per_call, max(1, calls), True)
+        batches = claim(run, judge.results_per_call, max(1, calls), True)
     if not batches:
-        wait = _wait_for_held_work(run)
+        wait = wait_for_held_work(run)
         if wait is not None:
             return Step("wait", wait, "the results left are held; they may come free")
         _settle(run, RunStatus.FINISHED, "nothing left for the judge")
@@ -193,9 +190,9 @@ class _Begun:
 
 def _store(run: JudgeRun, calls: _Calls, asked: list[Asked]) -> Step:
     """Store a step's answers in one transaction (one commit to wait for, however many
-    calls): the calls' log in one insert, the grades through the grade writer, the
-    cache's new entries, the results that failed and why, the run's counters in one
-    UPDATE; give back the slots of calls to be made again."""
+    calls): the calls' log, the grades through the grade writer, the cache's new
+    entries, the results that failed and why, the run's counters in one UPDATE; give
+    back the slots of calls to be made again."""
     judge = run.judge
     with transaction.atomic():
         logged = log_calls(asked, judge, run.prompt_version, run=run)
@@ -225,7 +222,7 @@ def _store(run: JudgeRun, calls: _Calls, asked: list[Asked]) -> Step:
             failed += [(log, call.slots[rid], why) for rid, why in each.failed.items()]
         graded = _write_grades(run, answered)
         _pay_into_cache(judge.team_id, answered, calls.keys)
-        _give_back(run, given_back)
+        give_back(run, given_back)
         for log, slot, why in failed:
             _fail(run, log.id, slot, why)
         return _count_and_decide(run, asked, graded, len(failed), retryable, pausing)
@@ -351,99 +348,7 @@ def _from_cache(run: JudgeRun, batches: list[list[Claimed]]) -> _Calls:
     return _Calls(prompt, calls, keys)
 
 
-# --- Claims and writes ---------------------------------------------------------------
-
-
-def _claim(
-    run: JudgeRun, size: int, calls: int = 1, free_expired: bool = True
-) -> list[list[Claimed]]:
-    """Up to `calls` batches of up to `size` slots for the judge, each of one keyword,
-    one slot per snapshot, held from now. `free_expired`: first free the judge's own
-    holds that ran out (a step that died), so they can be claimed again."""
-    for _ in range(CLAIM_ATTEMPTS):
-        try:
-            with transaction.atomic():
-                return _claim_once(run, size, calls, free_expired)
-        except IntegrityError:
-            # Another step of this run took a slot of the same snapshot at the same
-            # moment (the one-slot-per-grader constraint): look again.
-            continue
-    return []
-
-
-def _claim_once(run: JudgeRun, size: int, calls: int, free_expired: bool) -> list[list[Claimed]]:
-    judge_user = run.judge.user_id
-    now = timezone.now()
-    cutoff = lock_cutoff(now)
-    if free_expired:  # the judge's own holds that ran out: free again, to itself too
-        FeedbackSlot.objects.filter(
-            evaluation_id=run.evaluation_id,
-            grader_id=judge_user,
-            grade__isnull=True,
-            assigned_at__lt=cutoff,
-        ).update(grader=None, assigned_at=None)
-    # As many as wanted times the slots a snapshot has (one for each of its graders):
-    # one slot a snapshot is picked.
-    candidates = claim_candidates(
-        evaluation_id=run.evaluation_id,
-        run_id=run.id,
-        judge_user_id=judge_user,
-        cutoff=cutoff,
-        wanted=size * calls * run.evaluation.strategy,
-    )
-    batches = _batched(candidates, size, calls)
-    picked = [slot.id for batch in batches for slot in batch]
-    FeedbackSlot.objects.filter(id__in=picked).update(grader_id=judge_user, assigned_at=now)
-    return [sorted(batch, key=_shown_order) for batch in batches]
-
-
-def _shown_order(slot: Claimed) -> tuple[int, int]:
-    return (slot.snapshot_position, slot.index)
-
-
-def _batched(candidates: list[Claimed], size: int, calls: int) -> list[list[Claimed]]:
-    """The candidates in up to `calls` batches of up to `size`, in their order: one
-    keyword a batch (the prompt shows one keyword and its results), one slot a snapshot."""
-    batches: list[list[Claimed]] = []
-    filling: dict[int, list[Claimed]] = {}  # keyword id -> its batch being filled
-    seen: set[int] = set()
-    for slot in candidates:
-        if slot.snapshot_id in seen:
-            continue
-        batch = filling.get(slot.keyword_id)
-        if batch is None or len(batch) == size:
-            if len(batches) == calls:
-                continue  # no new batch; one being filled may still take a later slot
-            batch = filling[slot.keyword_id] = []
-            batches.append(batch)
-        batch.append(slot)
-        seen.add(slot.snapshot_id)
-    return batches
-
-
-def _wait_for_held_work(run: JudgeRun) -> float | None:
-    """Seconds to wait when nothing can be claimed now but some results may come free:
-    the judge's own holds of a step that died (until the first runs out), or others'
-    holds of results the judge has none of. None: nothing is left for the judge."""
-    cutoff = lock_cutoff()
-    mine = FeedbackSlot.objects.filter(evaluation_id=run.evaluation_id, grader_id=run.judge.user_id)
-    oldest_hold = (
-        mine.filter(grade__isnull=True, assigned_at__gte=cutoff)
-        .order_by("assigned_at")
-        .values_list("assigned_at", flat=True)
-        .first()
-    )
-    if oldest_hold is not None:
-        # It runs out when the cutoff passes it: in (oldest_hold - cutoff), and a second.
-        return min((oldest_hold - cutoff).total_seconds() + 1.0, IDLE_WAIT_S)
-    others_hold = (
-        FeedbackSlot.objects.filter(
-            evaluation_id=run.evaluation_id, grade__isnull=True, grader__isnull=False
-        )
-        .exclude(snapshot_id__in=mine.values("snapshot_id"))
-        .exists()
-    )
-    return IDLE_WAIT_S if others_hold else None
+# --- Writes ---------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -472,7 +377,7 @@ def _write_grades(run: JudgeRun, grades: list[_Grade]) -> int:
         for g in grades:
             _fail(run, g.call_id, g.slot, f"the grade was not recorded: {error.message}")
         return 0
-    _give_back(run, [g.slot for g in grades if g.slot.id not in written])
+    give_back(run, [g.slot for g in grades if g.slot.id not in written])
     return len(written)
 
 
@@ -518,7 +423,7 @@ def _fail(run: JudgeRun, call_id: int | None, slot: Claimed, why: str) -> None:
         JudgeFailure.objects.get_or_create(
             run=run, slot_id=slot.id, open=True, defaults={"reason": why[:2000], "call_id": call_id}
         )
-        _give_back(run, [slot])
+        give_back(run, [slot])
 
 
 def _pay_into_cache(team_id: int, paid_for: list[_Grade], keys: dict[int, str]) -> None:
@@ -539,20 +444,6 @@ def _pay_into_cache(team_id: int, paid_for: list[_Grade], keys: dict[int, str]) 
         unique_fields=["team", "key"],
         update_fields=[],
     )
-
-
-def _give_back(run: JudgeRun, slots: list[Claimed]) -> None:
-    if not slots:
-        return
-    FeedbackSlot.objects.filter(
-        id__in=[slot.id for slot in slots], grader_id=run.judge.user_id, grade__isnull=True
-    ).update(grader=None, assigned_at=None)
-
-
-def give_back_held(run: JudgeRun) -> None:
-    FeedbackSlot.objects.filter(
-        evaluation_id=run.evaluation_id, grader_id=run.judge.user_id, grade__isnull=True
-    ).update(grader=None, assigned_at=None)
 
 
 # --- Spending and the log ------------------------------------------------------------

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from apps.core.errors import NotFound
 from apps.evaluations.models import FeedbackSlot, Snapshot
-from apps.judges import asking, controls, runs
+from apps.judges import asking, claims, controls, runs
 from apps.judges.models import JudgeCall, JudgeFailure, JudgeGrade, RunStatus
 from apps.judges.services import judge_create
 from tests.factories import make_evaluation, make_team
@@ -185,7 +185,7 @@ def test_the_call_budget_stops_the_run(server, setup):
 
 def test_results_held_by_a_step_that_died_come_back_after_their_lock(server, setup, settings):
     evaluation, judge, run = setup
-    [held] = runs._claim(run, 10)  # a step claimed, then its worker died
+    [held] = claims.claim(run, 10)  # a step claimed, then its worker died
     assert len(held) == 3
     FeedbackSlot.objects.filter(id__in=[s.id for s in held]).update(
         assigned_at=timezone.now() - timedelta(seconds=settings.SLOT_LOCK_SECONDS + 1)
@@ -201,7 +201,7 @@ def test_pause_resume_and_cancel(server, setup):
     controls.run_pause(run=run)
     assert runs.run_step(run_id=run.id).action == "stop"
     controls.run_resume(run=run)
-    runs._claim(run, 10)
+    claims.claim(run, 10)
     controls.run_cancel(run=run)
     run.refresh_from_db()
     assert run.status == RunStatus.CANCELLED
@@ -372,7 +372,7 @@ def test_in_a_step_of_two_calls_a_rejected_key_pauses_after_keeping_the_other_ca
 
 def test_a_claim_for_several_calls_makes_one_batch_a_keyword_up_to_the_call_size(server, setup):
     evaluation, judge, run = setup
-    batches = runs._claim(run, 2, 3)
+    batches = claims.claim(run, 2, 3)
     sizes = [(batch[0].keyword, len(batch)) for batch in batches]
     assert sizes == [("red shoes", 2), ("red shoes", 1), ("blue hat", 2)]
     assert all(len({slot.keyword_id for slot in batch}) == 1 for batch in batches)
