@@ -122,8 +122,15 @@ class EvaluationOut(serializers.Serializer):
         ]
 
 
+class MetricName(serializers.ChoiceField):
+    """A metric's name in any case, with spaces around it or not ("NDCG" is ndcg)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        return super().to_internal_value(data.strip().lower() if isinstance(data, str) else data)
+
+
 class MetricIn(serializers.Serializer):
-    metric = serializers.ChoiceField(choices=sorted(engine.METRICS))
+    metric = MetricName(choices=sorted(engine.METRICS))
     k = serializers.IntegerField(
         min_value=0,
         max_value=engine.MAX_CUTOFF,

@@ -20,6 +20,7 @@ from apps.accounts.models import Tag
 from apps.core.errors import InvalidInput, InvalidState
 from apps.scoring.pipeline import setup_changed
 
+from .metric_list import metric_names_folded
 from .models import (
     Evaluation,
     EvaluationMetric,
@@ -87,7 +88,9 @@ def evaluation_update(
         problems.append("scale: cannot change while judged, unretrieved documents have grades")
     tag_list = list(tags) if tags is not None else list(current.tags.all())
     metric_list = (
-        list(metrics) if metrics is not None else list(current.metrics.values_list("metric", "k"))
+        metric_names_folded(metrics)
+        if metrics is not None
+        else list(current.metrics.values_list("metric", "k"))
     )
     merged = {
         name: changes.get(name, getattr(current, name))

@@ -8,6 +8,8 @@ plain values in every table and dictionary.
 """
 
 import re
+from collections.abc import Iterable
+from typing import Any
 
 from apps.engine import WHOLE_LIST
 
@@ -64,6 +66,15 @@ def _from_trec_eval(name: str, k: int | None) -> tuple[str, int]:
         # map, recip_rank, set_P name the whole list; with @k they are ap@k, rr@k, P@k.
         return metric, fixed if k is None else k
     return name, WHOLE_LIST if k is None else k
+
+
+def metric_names_folded(metrics: Iterable[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    """The (metric, k) pairs with each name as Relevo spells it (trimmed, lower case:
+    "NDCG" is ndcg), whoever wrote them (a form, the API, a document); anything that is
+    not a name is left for the evaluation's validation to name."""
+    return [
+        (metric.strip().lower() if isinstance(metric, str) else metric, k) for metric, k in metrics
+    ]
 
 
 def metric_text(metric: str, k: int) -> str:

@@ -16,7 +16,7 @@ from apps.core.errors import InvalidInput
 from apps.core.image_sources import RULE as IMAGE_RULE
 from apps.core.image_sources import is_image_source
 
-from .metric_list import metric_text
+from .metric_list import metric_names_folded, metric_text
 from .models import (
     Evaluation,
     EvaluationMetric,
@@ -139,6 +139,7 @@ def evaluation_create(
     """A pending evaluation; `search_model` (a SearchModel) when its results will come
     from the team's search system."""
     tags = list(tags)
+    metrics = metric_names_folded(metrics)
     problems = settings_problems(
         team=team,
         name=name,

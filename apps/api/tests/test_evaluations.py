@@ -368,6 +368,27 @@ def test_create_takes_defaults_for_what_is_left_out(api, team_a):
     assert body["tags"] == []
 
 
+def test_create_reads_metric_names_in_any_case(api, team_a):
+    response = api.post(
+        LIST,
+        {
+            "name": "Shouted",
+            "metrics": [{"metric": "NDCG", "k": 10}, {"metric": " Precision ", "k": 5}],
+        },
+        content_type="application/json",
+    )
+
+    assert response.status_code == 201, response.json()
+    stored = EvaluationMetric.objects.filter(evaluation_id=response.json()["id"])
+    assert sorted(stored.values_list("metric", "k")) == [("ndcg", 10), ("precision", 5)]
+    twice = api.post(
+        LIST,
+        {"name": "Twice", "metrics": [{"metric": "ndcg", "k": 10}, {"metric": "NDCG", "k": 10}]},
+        content_type="application/json",
+    )
+    assert twice.status_code == 400 and "listed twice" in str(twice.json())
+
+
 def test_create_reuses_an_existing_tag_of_the_team(api, team_a):
     existing = Tag.objects.create(team=team_a, name="apparel", colour="#ff0000")
 

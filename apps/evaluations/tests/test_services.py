@@ -57,6 +57,14 @@ def test_a_valid_evaluation_is_created_pending_with_its_metrics_in_order():
     ]
 
 
+def test_metric_names_are_read_in_any_case_whoever_wrote_them():
+    evaluation = evaluation_create(
+        team=make_team(), name="Loud", metrics=[("NDCG", 10), (" AP ", 0)]
+    )
+
+    assert list(evaluation.metrics.values_list("metric", "k")) == [("ndcg", 10), ("ap", 0)]
+
+
 def test_a_blank_name_is_reported_against_the_name():
     assert problems_of(name="   ") == {"name": "required"}
 
