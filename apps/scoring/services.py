@@ -1,12 +1,13 @@
 """The worker's side of the grade-to-metrics pipeline: claim, recompute, store, sweep.
 
 A grade change marks its keyword in the grade's own transaction (pipeline.py, the only
-way in) and, when the keyword had no change waiting to be scored, queues
-`recompute_keyword` once that transaction commits. The worker claims the keyword with a
-lease, reads its slots, lets the pure engine compute, and stores the results guarded by
-the keyword's grade version, so a slow worker can never overwrite a fresher result. A
-grade saved while a task waits or a worker runs leaves the keyword marked, and the
-worker goes round again.
+way in) and, when the keyword had no change waiting to be scored, queues its recompute
+once that transaction commits (tasks.queue_recompute; with a broker, an evaluation's
+changes within half a second join one task: gathering.py). The worker leases the
+evaluation's marked keywords, reads their slots, lets the pure engine score them all
+at once, and stores each result guarded by its keyword's grade version, so a slow
+worker can never overwrite a fresher result. A grade saved while a task waits or a
+worker runs leaves the keyword marked, and the worker goes round again.
 The periodic sweep (`keywords_recompute_marked`) picks up whatever a lost task or a down
 broker left marked.
 """
