@@ -335,15 +335,3 @@ def test_create_api_token_with_a_name_already_in_use_fails_clearly(team_a):
     with pytest.raises(CommandError, match="already has a token named 'ci'"):
         call_command("create_api_token", "Team A", "ci", stdout=StringIO(), stderr=StringIO())
     assert ApiToken.objects.count() == 1
-
-
-def test_a_lead_finds_the_tokens_page_in_the_main_menu_and_a_grader_does_not(
-    owner, evaluator
-):
-    from django.urls import reverse
-
-    link = f'<a href="{reverse("accounts:api_tokens")}">API tokens</a>'
-    dashboard = reverse("insights:dashboard")
-    assert link in client_for(owner).get(dashboard).content.decode()
-    assert link not in client_for(evaluator).get(dashboard).content.decode()
-    assert client_for(owner).get(reverse("accounts:api_tokens")).status_code == 200
