@@ -29,15 +29,9 @@ def server():
         yield fake
 
 
-@pytest.fixture
-def setup(server, settings):
-    """An active graded evaluation (red shoes: 3 results, blue hat: 2; one slot each) and
-    a judge of its team talking to the local server."""
-    settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = True
-    evaluation = make_evaluation(
-        scale="graded", strategy=1, keywords={"red shoes": 3, "blue hat": 2}
-    )
-    judge = judge_create(
+def judge_of(evaluation, server):
+    """A judge of the evaluation's team talking to the local server, with prices."""
+    return judge_create(
         team=evaluation.team,
         name="GPT",
         protocol="openai",
@@ -47,6 +41,17 @@ def setup(server, settings):
         price_input_per_million="1.00",
         price_output_per_million="2.00",
     )
+
+
+@pytest.fixture
+def setup(server, settings):
+    """An active graded evaluation (red shoes: 3 results, blue hat: 2; one slot each) and
+    a judge of its team talking to the local server."""
+    settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = True
+    evaluation = make_evaluation(
+        scale="graded", strategy=1, keywords={"red shoes": 3, "blue hat": 2}
+    )
+    judge = judge_of(evaluation, server)
     run = controls.run_start(judge=judge, evaluation=evaluation)
     return evaluation, judge, run
 
@@ -471,14 +476,7 @@ def test_a_judgement_paid_for_twice_at_once_keeps_the_first_in_the_cache(setup):
 def test_a_judges_grade_starts_its_results_other_slots_for_people(server, settings):
     settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = True
     evaluation = make_evaluation(scale="graded", strategy=3, keywords={"q": 2})
-    judge = judge_create(
-        team=evaluation.team,
-        name="GPT",
-        protocol="openai",
-        base_url=server.openai_url,
-        model_name="gpt-test",
-        api_key=API_KEY,
-    )
+    judge = judge_of(evaluation, server)
     run = controls.run_start(judge=judge, evaluation=evaluation)
     server.script(answer(2, 1))
     assert runs.run_step(run_id=run.id) == runs.GO
