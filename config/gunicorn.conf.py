@@ -23,7 +23,7 @@ bind = env_str("BIND", "0.0.0.0:8000")
 # + 1) only took turns on the cores, each request running on caches the others had just
 # filled: on 2 cores, 5 processes spent 10 to 20 % more CPU per grade than 3 did, and
 # graded about 10 % fewer per second (bench/README.md). A request that waits long (Test
-# model, up to SEARCH_TEST_TIMEOUT_SECONDS, 30 s) holds its process meanwhile: raise
+# model, up to SEARCH_TEST_TIMEOUT_SECONDS, 10 s) holds its process meanwhile: raise
 # WEB_CONCURRENCY where such requests are common. One process per core spent less CPU
 # still, but each sat idle while it waited on PostgreSQL, and at 300 grades/s offered
 # requests queued for the two (p99 0.5 to 1.2 s against 53 to 380 ms with three).

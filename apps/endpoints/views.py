@@ -194,7 +194,8 @@ def model_delete(request: TeamRequest, model_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @lead_required
 def model_test(request: TeamRequest, model_id: int) -> HttpResponse:
-    """Run one keyword now (one call, bounded by the endpoint's timeout) and show it all."""
+    """Run one keyword now (one call, waiting at most services.model_test_wait_seconds)
+    and show it all."""
     model = _model(request, model_id)
     form = ModelTestForm(request.POST or None, initial=_first_keyword(model))
     outcome = None
@@ -249,7 +250,12 @@ def _confirm_delete(
 
 
 def _test_context(model: SearchModel, form: ModelTestForm, outcome: object) -> dict[str, object]:
-    return {"model": model, "test_form": form, "outcome": outcome}
+    return {
+        "model": model,
+        "test_form": form,
+        "outcome": outcome,
+        "wait_seconds": services.model_test_wait_seconds(model),
+    }
 
 
 def _first_keyword(model: SearchModel) -> dict[str, str]:

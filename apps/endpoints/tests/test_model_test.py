@@ -89,8 +89,8 @@ def test_the_test_waits_less_than_a_long_endpoint_timeout_and_says_so(
 
     assert (outcome.status, outcome.error_kind) == (None, "timeout")
     assert outcome.error == (
-        "no complete answer within 0.3 s. Test model waits at most 0.3 s; "
-        "an evaluation's start waits the endpoint's 100 s."
+        "The endpoint did not answer within 0.3 s, the longest Test model waits; "
+        "an evaluation's start waits up to the endpoint's 100 s."
     )
     assert outcome.elapsed_ms < 1500
 

@@ -1,6 +1,8 @@
 """The Test model page against a real search system on 127.0.0.1: with htmx the result is
 a fragment swapped in place, without JavaScript the whole page comes back."""
 
+import time
+
 import pytest
 
 from tests.factories import client_for
@@ -135,3 +137,35 @@ def test_running_a_keyword_takes_a_bounded_number_of_queries(
     with django_assert_max_num_queries(4):
         response = client.post(f"/models/{model.id}/test/", {"keyword": "x"}, **HTMX)
     assert response.status_code == 200
+
+
+def test_a_slow_search_system_answers_within_the_test_bound_and_the_page_says_why(
+    owner, team_a, search_server, settings
+):
+    # Test model holds a web worker while it waits; the endpoint would allow 100 s.
+    settings.SEARCH_TEST_TIMEOUT_SECONDS = 0.5
+    search_server.slow_seconds = 3
+    model = model_on(team_a, search_server, "/slow", timeout_seconds=100)
+
+    started = time.monotonic()
+    response = client_for(owner).post(f"/models/{model.id}/test/", {"keyword": "hat"}, **HTMX)
+    took = time.monotonic() - started
+
+    page = text(response)
+    assert response.status_code == 200
+    assert took < 2, f"the page took {took:.1f} s"
+    assert 'data-kind="timeout"' in page and "No answer in time" in page
+    assert "The endpoint did not answer within 0.5 s, the longest Test model waits" in page
+    assert "an evaluation&#x27;s start waits up to the endpoint&#x27;s 100 s" in page
+    assert "waiting at most 0.5 s" in page  # said while it runs, too
+
+
+def test_the_page_says_how_long_the_test_will_wait_at_most(owner, team_a, search_server):
+    quick = model_on(team_a, search_server, timeout_seconds=2.5)
+    slow_endpoint = make_endpoint(
+        team_a, url=search_server.url("/search"), name="Slow", timeout_seconds=120
+    )
+    patient = make_model(team_a, slow_endpoint, name="Patient")
+
+    assert "waiting at most 2.5 s" in text(client_for(owner).get(f"/models/{quick.id}/test/"))
+    assert "waiting at most 10 s" in text(client_for(owner).get(f"/models/{patient.id}/test/"))
