@@ -5,6 +5,7 @@ polls while graders work. The dashboard's pins are drawn with the same cards."""
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.db.models import Q
@@ -86,9 +87,13 @@ def references_for(
 
 @dataclass(frozen=True)
 class HistoryPoint:
-    label: str  # the minute, in local time
+    at: datetime  # the minute, in local time
     value: float | None
     progress: float
+
+    @property
+    def label(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M}"
 
 
 @dataclass(frozen=True)
@@ -119,6 +124,7 @@ class MetricCard:
             [point.label for point in self.history],
             [(self.label, [point.value for point in self.history])],
             compact=True,
+            times=[point.at for point in self.history],
         )
 
 
@@ -160,10 +166,10 @@ def metric_histories(evaluation: Evaluation) -> dict[int, list[HistoryPoint]]:
         .values_list("evaluation_metric_id", "minute", "value", "progress")
     ):
         rows[metric_id].append((minute, value, progress))
-    # Thinned first: formatting the time of thousands of points is most of the cost.
+    # Thinned first: converting the time of thousands of points is most of the cost.
     return {
         metric_id: [
-            HistoryPoint(f"{localtime(minute):%Y-%m-%d %H:%M}", value, progress)
+            HistoryPoint(localtime(minute), value, progress)
             for minute, value, progress in charts.thin(series)
         ]
         for metric_id, series in rows.items()

@@ -1,9 +1,14 @@
 """A search model's history: each metric across its finished evaluations, oldest to
-newest, as a table and a chart per metric."""
+newest, as a table and a chart per metric along a time axis (each evaluation where it
+finished). Its evaluations still pending or running are listed apart: their numbers
+still move, so they are not points of the history yet."""
 
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
+
+from django.utils.timezone import localtime
 
 from apps import engine
 from apps.evaluations.models import Evaluation, EvaluationMetric, Status
@@ -13,12 +18,20 @@ from .metric_columns import Column, MetricKey, keyword_counts
 
 # The most finished evaluations a model history shows (the latest ones).
 MODEL_HISTORY_LIMIT = 200
+# The most evaluations still pending or running it names (the newest ones).
+UNFINISHED_LIMIT = 20
 
 
 @dataclass(frozen=True)
 class HistoryRow:
     evaluation: Evaluation
+    finished: datetime  # in local time: where the evaluation stands on the time axis
     values: list[float | None]
+
+    @property
+    def label(self) -> str:
+        """What a chart's point is titled: the evaluation and when it finished."""
+        return f"{self.evaluation.name} · {self.finished:%Y-%m-%d %H:%M}"
 
 
 @dataclass(frozen=True)
@@ -26,16 +39,22 @@ class ModelHistory:
     columns: list[Column]
     rows: list[HistoryRow]  # oldest to newest
     more: bool  # older finished evaluations were left out
+    unfinished: list[Evaluation]  # pending or running, newest first
 
     def charts(self) -> list[tuple[Column, str, dict[str, Any]]]:
-        """(column, element id, chart) of each metric: its value per evaluation."""
-        labels = [row.evaluation.name for row in self.rows]
+        """(column, element id, chart) of each metric: its value per evaluation, where
+        the evaluation finished along a time axis."""
+        labels = [row.label for row in self.rows]
+        times = [row.finished for row in self.rows]
         return [
             (
                 column,
                 f"model-history-{index}",
                 charts.chart(
-                    "line", labels, [(column.label, [row.values[index] for row in self.rows])]
+                    "line",
+                    labels,
+                    [(column.label, [row.values[index] for row in self.rows])],
+                    times=times,
                 ),
             )
             for index, column in enumerate(self.columns)
@@ -43,13 +62,15 @@ class ModelHistory:
 
 
 def model_history(*, search_model_id: int) -> ModelHistory:
-    """Every metric across the model's finished evaluations, oldest to newest, in three
-    queries. A metric appears in the order of first use; an evaluation without it has no
-    value there."""
+    """Every metric across the model's finished evaluations, oldest to newest, and its
+    evaluations not finished yet, in four queries. A metric appears in the order of
+    first use; an evaluation without it has no value there."""
+    # Every finished evaluation has its moment (scoring/finishing.py); asking for it
+    # keeps the time axis whole whatever an old row holds.
     latest = list(
-        Evaluation.objects.filter(search_model_id=search_model_id, status=Status.FINISHED).order_by(
-            "-finished_at", "-id"
-        )[: MODEL_HISTORY_LIMIT + 1]
+        Evaluation.objects.filter(
+            search_model_id=search_model_id, status=Status.FINISHED, finished_at__isnull=False
+        ).order_by("-finished_at", "-id")[: MODEL_HISTORY_LIMIT + 1]
     )
     more = len(latest) > MODEL_HISTORY_LIMIT
     evaluations = list(reversed(latest[:MODEL_HISTORY_LIMIT]))
@@ -68,5 +89,13 @@ def model_history(*, search_model_id: int) -> ModelHistory:
     columns = [
         Column(metric, k, engine.metric_label(metric, k, many_keywords=many)) for metric, k in keys
     ]
-    rows = [HistoryRow(e, [values[e.id].get(key) for key in keys]) for e in evaluations]
-    return ModelHistory(columns, rows, more)
+    rows = [
+        HistoryRow(e, localtime(e.finished_at), [values[e.id].get(key) for key in keys])
+        for e in evaluations
+    ]
+    unfinished = list(
+        Evaluation.objects.filter(search_model_id=search_model_id)
+        .exclude(status=Status.FINISHED)
+        .order_by("-created_at", "-id")[:UNFINISHED_LIMIT]
+    )
+    return ModelHistory(columns, rows, more, unfinished)

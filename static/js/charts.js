@@ -1,9 +1,70 @@
 // Draws every <canvas data-chart="ID"> from the JSON in <script id="ID"> (json_script),
 // with Chart.js (static/vendor/chartjs). Values show on hover; each page also prints
 // them in a table. Runs on load and after htmx swaps in new content.
+//
+// A line with "times" stands on a real time axis: a linear axis of milliseconds, ticks
+// at whole minutes, hours or days labelled as dates by this script (Chart.js's own time
+// axis needs a date library, which Relevo does not ship). The times are wall-clock
+// readings counted as if UTC (apps/insights/charts.py, wall_clock_ms), so the date and
+// hour read from them are those the page's tables show.
 (function () {
   "use strict";
   var COLOURS = ["#1d4ed8", "#15803d", "#b45309", "#9333ea", "#be123c", "#0e7490"];
+  var MINUTE = 60 * 1000;
+  var HOUR = 60 * MINUTE;
+  var DAY = 24 * HOUR;
+  // The steps a time axis ticks by, the first that leaves at most TIME_TICKS ticks.
+  var TIME_STEPS = [MINUTE, 5 * MINUTE, 15 * MINUTE, 30 * MINUTE, HOUR, 3 * HOUR, 6 * HOUR,
+    12 * HOUR, DAY, 2 * DAY, 7 * DAY, 14 * DAY, 28 * DAY, 91 * DAY, 182 * DAY, 364 * DAY];
+  var TIME_TICKS = 6;
+
+  function timeStep(span) {
+    for (var i = 0; i < TIME_STEPS.length; i++) {
+      if (span / TIME_STEPS[i] <= TIME_TICKS) return TIME_STEPS[i];
+    }
+    var longest = TIME_STEPS[TIME_STEPS.length - 1];
+    return longest * Math.ceil(span / (TIME_TICKS * longest));
+  }
+
+  // "2026-04-09" when ticks are days apart, else "04-09 16:30".
+  function timeText(value, step) {
+    var iso = new Date(value).toISOString();
+    return step >= DAY ? iso.slice(0, 10) : iso.slice(5, 10) + " " + iso.slice(11, 16);
+  }
+
+  function timeAxis(data) {
+    var first = data.times[0];
+    var last = data.times[data.times.length - 1];
+    if (last - first < MINUTE) {  // one moment: half a day either side of it
+      first -= DAY / 2;
+      last += DAY / 2;
+    }
+    var step = timeStep(last - first);
+    return {
+      type: "linear",
+      min: first,
+      max: last,
+      afterBuildTicks: function (scale) {
+        var ticks = [];
+        for (var value = Math.ceil(scale.min / step) * step; value <= scale.max; value += step) {
+          ticks.push({ value: value });
+        }
+        scale.ticks = ticks;
+      },
+      ticks: {
+        display: !data.compact,
+        maxRotation: 0,
+        callback: function (value) { return timeText(value, step); }
+      },
+      grid: { display: false }
+    };
+  }
+
+  // A time axis takes points as {x, y}; any other chart, values along its labels.
+  function points(data, values) {
+    if (!data.times) return values;
+    return values.map(function (value, index) { return { x: data.times[index], y: value }; });
+  }
 
   function format(value) {
     if (value === null || value === undefined) return "no value";
@@ -20,7 +81,7 @@
           var colour = COLOURS[index % COLOURS.length];
           return {
             label: series.name,
-            data: series.values,
+            data: points(data, series.values),
             borderColor: colour,
             backgroundColor: bar ? colour : colour + "22",
             borderWidth: bar ? 0 : 2,
@@ -41,7 +102,14 @@
           legend: { display: data.series.length > 1 },
           tooltip: {
             callbacks: {
-              label: function (item) { return item.dataset.label + ": " + format(item.raw); }
+              // On a time axis the label of the point (its minute, its evaluation).
+              title: function (items) {
+                return items.length ? data.labels[items[0].dataIndex] : "";
+              },
+              label: function (item) {
+                var value = data.times ? item.raw.y : item.raw;
+                return item.dataset.label + ": " + format(value);
+              }
             }
           }
         },
@@ -49,7 +117,10 @@
           x: { beginAtZero: true, title: { display: !!data.axis, text: data.axis } },
           y: { ticks: { autoSkip: false } }
         } : {
-          x: { ticks: { display: !data.compact, maxTicksLimit: 6, autoSkip: true }, grid: { display: false } },
+          x: data.times ? timeAxis(data) : {
+            ticks: { display: !data.compact, maxTicksLimit: 6, autoSkip: true },
+            grid: { display: false }
+          },
           y: { ticks: { maxTicksLimit: data.compact ? 3 : 6 }, title: { display: !!data.axis, text: data.axis } }
         }
       }

@@ -5,6 +5,7 @@ import re
 from datetime import UTC, datetime
 
 import pytest
+from django.test import override_settings
 
 from apps.evaluations.models import Evaluation
 from apps.insights import model_history
@@ -83,9 +84,47 @@ def test_a_lead_reads_the_history_as_charts_and_a_table(lead, request, history, 
     )
     assert len(charts) == 3
     ndcg = json.loads(charts["model-history-0"])
-    assert ndcg["labels"] == [e.name for e in history]
+    assert ndcg["labels"] == [
+        f"{e.name} · 2026-04-0{d} 16:00" for e, d in zip(history, (1, 5, 9), strict=True)
+    ]
     assert ndcg["series"][0]["values"] == [0.4, 0.55, 0.7]
     assert json.loads(charts["model-history-1"])["series"][0]["values"] == [0.3, None, 0.5]
+
+
+def test_each_evaluation_stands_on_the_time_axis_where_it_finished(history, model):
+    [ndcg, *_] = model_history.model_history(search_model_id=model.id).charts()
+
+    # Milliseconds of the wall clock (UTC here): four days apart, then four again.
+    assert ndcg[2]["times"] == [day(number).timestamp() * 1000 for number in (1, 5, 9)]
+
+
+@override_settings(TIME_ZONE="America/New_York")
+def test_the_time_axis_reads_the_wall_clock_of_the_pages_time_zone(history, model):
+    [ndcg, *_] = model_history.model_history(search_model_id=model.id).charts()
+
+    # 16:00 UTC on 1 April is noon in New York (daylight time): the axis says noon.
+    assert ndcg[2]["times"][0] == datetime(2026, 4, 1, 12, 0, tzinfo=UTC).timestamp() * 1000
+    assert ndcg[2]["labels"][0].endswith("· 2026-04-01 12:00")
+
+
+def test_evaluations_not_finished_are_listed_apart_not_drawn(history, model, owner):
+    running = Evaluation.objects.get(search_model=model, status="active")
+
+    result = model_history.model_history(search_model_id=model.id)
+    page = text(client_for(owner).get(url(model)))
+
+    assert result.unfinished == [running]
+    assert running.id not in [row.evaluation.id for row in result.rows]
+    listed = page.split('data-testid="model-history-unfinished"')[1].split("</ul>")[0]
+    assert f'data-evaluation="{running.id}"' in listed
+    assert "Active" in listed
+
+
+def test_the_models_page_and_the_model_list_link_to_its_history(history, model, owner):
+    client = client_for(owner)
+
+    assert f'href="{url(model)}"' in text(client.get(f"/models/{model.id}/"))
+    assert f'href="{url(model)}"' in text(client.get("/models/"))
 
 
 def test_a_model_with_no_finished_evaluation_says_so(team_a, owner):
