@@ -4,6 +4,7 @@
 //
 //   <select data-submit-on-change>    choosing an option submits the select's form
 //   <button data-confirm="Question?"> the button acts only once the person says OK
+//   <details data-menu>               a header menu: closes on a click elsewhere or Escape
 //
 // base.html loads this in the head, not deferred, and it listens on the document: it
 // hears a click made before the page has finished loading, and buttons htmx swaps in
@@ -23,5 +24,17 @@
   document.addEventListener("click", function (event) {
     var button = event.target.closest && event.target.closest("[data-confirm]");
     if (button && !window.confirm(button.dataset.confirm)) event.preventDefault();
+  });
+
+  function closeMenus(except) {
+    document.querySelectorAll("details[data-menu][open]").forEach(function (menu) {
+      if (menu !== except) menu.open = false;
+    });
+  }
+  document.addEventListener("click", function (event) {
+    closeMenus(event.target.closest && event.target.closest("details[data-menu]"));
+  });
+  document.addEventListener("keydown", function (event) {
+    if (event.key === "Escape") closeMenus(null);
   });
 })();
