@@ -408,18 +408,57 @@ AXES_DISABLE_ACCESS_LOG = True
 # When Redis does not answer, throttles let requests through and log it: a Redis outage
 # never fails a log-in, a grade or an API call.
 THROTTLE_REDIS_URL = env_str("THROTTLE_REDIS_URL")
+
+
+def shared_cache_url(cache_url: str, broker_url: str) -> str:
+    """The Redis of the default cache: CACHE_URL, else the broker's when it is Redis.
+
+    Empty: no Redis is known, and each process keeps its own cache in memory (right for
+    one process, as `make run` serves)."""
+    if cache_url:
+        if not cache_url.startswith(("redis://", "rediss://", "unix://")):
+            raise ImproperlyConfigured(
+                f"CACHE_URL={cache_url!r} is not a Redis URL (redis://host:6379/0)."
+            )
+        return cache_url
+    return broker_url if broker_url.startswith(("redis://", "rediss://")) else ""
+
+
+# The default cache holds derived work a page shows (a comparison's statistics, a
+# calibration's figures). In Redis, every web process, machine and worker reads the same
+# entries; in memory, each gunicorn process computed and kept its own. Its keys carry a
+# prefix of their own: by default it shares the broker's database, and its clear() deletes
+# only them (apps/core/shared_cache.py, which also lets pages work while Redis is away).
+def redis_or_local_cache(
+    url: str, *, backend: str, prefix: str, wait_seconds: float
+) -> dict[str, object]:
+    """A cache in Redis at `url` (keys under `prefix`, a request waiting at most
+    `wait_seconds` on a Redis that does not answer), or in this process's memory when
+    `url` is empty."""
+    if not url:
+        return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": prefix}
+    return {
+        "BACKEND": backend,
+        "LOCATION": url,
+        "KEY_PREFIX": prefix,
+        "OPTIONS": {"socket_connect_timeout": wait_seconds, "socket_timeout": wait_seconds},
+    }
+
+
+CACHE_URL = shared_cache_url(env_str("CACHE_URL"), env_str("CELERY_BROKER_URL"))
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    "throttle": (
-        {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": THROTTLE_REDIS_URL,
-            "KEY_PREFIX": "relevo-throttle",
-            # Fail fast: a request waits at most this long on a Redis that does not answer.
-            "OPTIONS": {"socket_connect_timeout": 0.25, "socket_timeout": 0.25},
-        }
-        if THROTTLE_REDIS_URL
-        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "throttle"}
+    "default": redis_or_local_cache(
+        CACHE_URL,
+        backend="apps.core.shared_cache.SharedRedisCache",
+        prefix="relevo-cache",
+        wait_seconds=0.5,
+    ),
+    # Fail fast: every request counts in the throttles.
+    "throttle": redis_or_local_cache(
+        THROTTLE_REDIS_URL,
+        backend="django.core.cache.backends.redis.RedisCache",
+        prefix="relevo-throttle",
+        wait_seconds=0.25,
     ),
 }
 # How often one may ask for what sends mail or guesses; "count/period" (s, min, hour, day).
