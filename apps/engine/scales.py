@@ -43,6 +43,16 @@ class Scale:
         """The grades as shown in error messages, e.g. ``(0, 1)``."""
         return "(" + ", ".join(str(grade) for grade in self.grades) + ")"
 
+    def label_of(self, grade: int) -> str:
+        """The one way every page and export names a grade: its value and its name,
+        "2 · Good". A level named by its own number ("7" on the detail scale) is just
+        "7"; a value off the scale (a grade stored before its scale changed) is shown
+        as the bare number, never hidden."""
+        if grade not in self.grades:
+            return str(grade)
+        name = self.labels[self.grades.index(grade)]
+        return str(grade) if name == str(grade) else f"{grade} · {name}"
+
     def is_grade(self, value: object) -> bool:
         # bool is an int subclass; True must not pass for the grade 1.
         return type(value) is int and value in self.grades

@@ -1,9 +1,10 @@
-"""A keyword's page: its results with every slot's grade, its value of each metric, and
-the slot a lead resets there."""
+"""A keyword's page: its results with every slot's grade, who skipped each and why, its
+value of each metric, and the slot a lead resets there."""
 
+from collections import defaultdict
 from dataclasses import dataclass
 
-from apps.evaluations.models import FeedbackSlot, Keyword
+from apps.evaluations.models import FeedbackSlot, Keyword, SnapshotSkip
 from apps.scoring.models import KeywordMetric
 
 from .metric_columns import Column, keyword_columns
@@ -17,14 +18,18 @@ class SnapshotRow:
     name: str
     value: float | None
     slots: list[FeedbackSlot]
+    # Graders who said they could not judge it: (email, reason), oldest first.
+    skips: list[tuple[str, str]]
 
 
 def keyword_snapshots(keyword: Keyword, *, snapshot_id: int | None = None) -> list[SnapshotRow]:
     """Every result of a keyword (or one of them) with every slot's grade, grader and
-    reason, in one query (an AI judge's grader identity with its judge: its name shows)."""
+    reason, in one query (an AI judge's grader identity with its judge: its name shows),
+    and who skipped it and why, in a second."""
     slots = FeedbackSlot.objects.filter(keyword=keyword)
     if snapshot_id is not None:
         slots = slots.filter(snapshot_id=snapshot_id)
+    skips = _skips_by_snapshot(keyword, snapshot_id)
     rows: dict[int, SnapshotRow] = {}
     for slot in slots.select_related("snapshot", "grader__ai_judge").order_by(
         "snapshot__position", "index"
@@ -32,10 +37,31 @@ def keyword_snapshots(keyword: Keyword, *, snapshot_id: int | None = None) -> li
         snapshot = slot.snapshot
         if snapshot.id not in rows:
             rows[snapshot.id] = SnapshotRow(
-                snapshot.id, snapshot.position, snapshot.doc_id, snapshot.name, snapshot.value, []
+                snapshot.id,
+                snapshot.position,
+                snapshot.doc_id,
+                snapshot.name,
+                snapshot.value,
+                [],
+                skips.get(snapshot.id, []),
             )
         rows[snapshot.id].slots.append(slot)
     return list(rows.values())
+
+
+def _skips_by_snapshot(
+    keyword: Keyword, snapshot_id: int | None
+) -> dict[int, list[tuple[str, str]]]:
+    """Who skipped each of the keyword's results (or the one given) and why."""
+    skipped = SnapshotSkip.objects.filter(snapshot__keyword=keyword)
+    if snapshot_id is not None:
+        skipped = skipped.filter(snapshot_id=snapshot_id)
+    found: dict[int, list[tuple[str, str]]] = defaultdict(list)
+    for snapshot, email, reason in skipped.order_by("created_at", "id").values_list(
+        "snapshot_id", "user__email", "reason"
+    ):
+        found[snapshot].append((email, reason))
+    return found
 
 
 def keyword_values(keyword: Keyword) -> list[tuple[Column, float | None]]:

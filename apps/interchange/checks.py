@@ -29,7 +29,10 @@ SNAPSHOT_KEYS = {
     "attributes",
     "grades",
     "decision",
+    # what an export adds, read-only: ignored on import (a skip names a grader of the
+    # exporting team, who may be nobody here)
     "value",
+    "skips",
 }
 GRADE_KEYS = {"grader", "grade", "reason", "ai_judge"}
 AI_JUDGE_KEYS = {"model", "prompt_version"}

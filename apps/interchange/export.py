@@ -1,14 +1,15 @@
 """Export an evaluation: the JSON document, CSV, qrels (aggregated or per grader), run,
 and its metrics in trec_eval's format (trec_eval_output.py).
 
-Every format streams: keywords, their metrics, snapshots and slots are read with four
-ordered queries walked side by side, and written one keyword at a time.
+Every format streams: keywords, their metrics, snapshots and slots (and, for JSON and
+CSV, the graders' skips) are read with ordered queries walked side by side, and written
+one keyword at a time.
 """
 
 import csv
 import json
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, TextIO
 
@@ -22,6 +23,7 @@ from apps.evaluations.models import (
     FeedbackSlot,
     Keyword,
     Snapshot,
+    SnapshotSkip,
     UnretrievedJudgement,
 )
 from apps.scoring.models import KeywordMetric
@@ -62,6 +64,14 @@ class DecisionOut:
 
 
 @dataclass
+class SkipOut:
+    """A grader said they could not judge the snapshot, and why (may be empty)."""
+
+    grader: str  # the grader's email
+    reason: str
+
+
+@dataclass
 class SnapshotOut:
     position: int
     doc_id: str
@@ -71,6 +81,7 @@ class SnapshotOut:
     value: float | None
     slots: list[SlotOut]
     decision: DecisionOut | None = None
+    skips: list[SkipOut] = field(default_factory=list)
 
     @property
     def graded(self) -> list[SlotOut]:
@@ -105,8 +116,11 @@ def _stream(rows: QuerySet[Any, Any]) -> Iterator[tuple[Any, ...]]:
     return rows.iterator(chunk_size=CHUNK)
 
 
-def keywords_of(evaluation: Evaluation, *, with_metrics: bool = True) -> Iterator[KeywordOut]:
-    """The evaluation's keywords in order, each with its metrics, snapshots and slots."""
+def keywords_of(
+    evaluation: Evaluation, *, with_metrics: bool = True, with_skips: bool = False
+) -> Iterator[KeywordOut]:
+    """The evaluation's keywords in order, each with its metrics, snapshots and slots
+    (and with `with_skips` the graders' skips of each snapshot, oldest first)."""
     keywords = _stream(
         Keyword.objects.filter(evaluation=evaluation).order_by("position").values_list("id", "text")
     )
@@ -153,6 +167,15 @@ def keywords_of(evaluation: Evaluation, *, with_metrics: bool = True) -> Iterato
             )
         )
     )
+    skips = _Grouped(
+        _stream(
+            SnapshotSkip.objects.filter(snapshot__keyword__evaluation=evaluation)
+            .order_by("snapshot__keyword__position", "snapshot__position", "created_at", "id")
+            .values_list("snapshot_id", "user__email", "reason")
+        )
+        if with_skips
+        else iter(())
+    )
     unretrieved = _Grouped(
         _stream(
             UnretrievedJudgement.objects.filter(keyword__evaluation=evaluation)
@@ -172,6 +195,7 @@ def keywords_of(evaluation: Evaluation, *, with_metrics: bool = True) -> Iterato
                 value=value,
                 slots=[_slot_out(*row[1:]) for row in slots.take(snapshot_id)],
                 decision=None if decided is None else DecisionOut(decided, decided_by, why),
+                skips=[SkipOut(email, reason) for _, email, reason in skips.take(snapshot_id)],
             )
             for (
                 _,
@@ -265,7 +289,7 @@ def export_document(evaluation: Evaluation, out: TextIO) -> None:
         out.write(f"  {_dumps(key)}: {_dumps(value)},\n")
     out.write('  "keywords": [')
     strategy = evaluation.strategy
-    for number, keyword in enumerate(keywords_of(evaluation)):
+    for number, keyword in enumerate(keywords_of(evaluation, with_skips=True)):
         document: dict[str, Any] = {
             "keyword": keyword.text,
             "metrics": [
@@ -296,6 +320,8 @@ def _snapshot_document(snapshot: SnapshotOut, strategy: int) -> dict[str, Any]:
         "grades": grades,
         "value": snapshot.value,
     }
+    if snapshot.skips:  # only skipped snapshots carry the key; an import ignores it
+        document["skips"] = [{"grader": s.grader, "reason": s.reason} for s in snapshot.skips]
     decision = snapshot.decision
     if decision is not None:  # only decided snapshots carry the key
         document["decision"] = {
@@ -329,15 +355,21 @@ CSV_HEADER = [
     "ai_judge_models",
     "ai_judge_prompt_versions",
     "ai_judge_reasons",
+    "grade_labels",
+    "skipped_by",
+    "skip_reasons",
 ]
 
 
 def export_csv(evaluation: Evaluation, out: TextIO) -> None:
     """One row per snapshot; grades and graders of its graded slots joined with "|",
-    then what made the AI judges' grades among them (_ai_judge_cells)."""
+    then what made the AI judges' grades among them (_ai_judge_cells), each grade as
+    the pages label it ("2 · Good", lined up with `grades`), and who skipped the
+    snapshot and why (lined up with each other)."""
+    scale = evaluation.grading_scale
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_HEADER)
-    for keyword in keywords_of(evaluation, with_metrics=False):
+    for keyword in keywords_of(evaluation, with_metrics=False, with_skips=True):
         for snapshot in keyword.snapshots:
             graded = snapshot.graded
             writer.writerow(
@@ -350,6 +382,11 @@ def export_csv(evaluation: Evaluation, out: TextIO) -> None:
                     "|".join(str(slot.grade) for slot in graded),
                     text_cell("|".join(slot.grader or "" for slot in graded)),
                     *_ai_judge_cells(graded),
+                    _listed(
+                        scale.label_of(slot.grade) for slot in graded if slot.grade is not None
+                    ),
+                    _listed(skip.grader for skip in snapshot.skips),
+                    _listed(skip.reason for skip in snapshot.skips),
                 ]
             )
 

@@ -123,7 +123,10 @@ def _card_context(
         scale = slot.evaluation.grading_scale
         context.update(
             evaluation=slot.evaluation,
-            buttons=list(zip(scale.grades, scale.labels, scale.keys, strict=True)),
+            buttons=[
+                (grade, scale.label_of(grade), key)
+                for grade, key in zip(scale.grades, scale.keys, strict=True)
+            ],
             guidelines=_guidelines(slot.evaluation.scoring_guidelines),
             attributes=sorted((slot.snapshot.attributes or {}).items()),
         )

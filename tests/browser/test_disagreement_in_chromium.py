@@ -68,7 +68,7 @@ def test_a_lead_settles_a_tie_and_sees_the_metric_change(live_server, page, eval
     page.get_by_label("Why (optional)").fill("the query asks for red")
     page.get_by_role("button", name="Final grade 0 (Irrelevant)").click()
     page.get_by_test_id("final-grade").wait_for()
-    assert page.get_by_test_id("final-grade").inner_text() == "0"
+    assert page.get_by_test_id("final-grade").inner_text() == "0 · Irrelevant"
     assert "by lead@shop.test" in page.locator("tr[data-snapshot]").inner_text()
     # The means above the queue were swapped in with the answer: P@2 is now 1 of 2.
     means = page.get_by_test_id("disagreement-metrics")

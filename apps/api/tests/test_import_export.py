@@ -436,7 +436,8 @@ def test_export_as_csv_has_one_row_per_snapshot(api, team_a):
     rows = list(csv.reader(io.StringIO(body_of(response).decode())))
     assert ",".join(rows[0]) == (
         "keyword,position,doc_id,name,value,grades,graders,"
-        "ai_judge_models,ai_judge_prompt_versions,ai_judge_reasons"
+        "ai_judge_models,ai_judge_prompt_versions,ai_judge_reasons,"
+        "grade_labels,skipped_by,skip_reasons"
     )
     assert len(rows) == 1 + 5
     first = dict(zip(rows[0], rows[1], strict=True))
@@ -649,9 +650,10 @@ def test_a_json_export_imported_back_keeps_the_leads_decisions(api, team_a):
 
     graders = [make_grader(team_a, f"ann{i}@example.test") for i in range(2)]
     original = graded_evaluation(team_a, graders)
-    exported = body_of(api.get(export_url(original, "json")))
+    exported = json.loads(body_of(api.get(export_url(original, "json"))))
+    exported["name"] += " (copy)"  # the team has the original's name (issue 18, item 4)
 
-    response = api.generic("POST", IMPORT, exported, content_type="application/json")
+    response = api.post(IMPORT, exported, content_type="application/json")
 
     assert response.status_code == 201, response.content[:300]
     copy = response.json()["id"]
@@ -660,5 +662,5 @@ def test_a_json_export_imported_back_keeps_the_leads_decisions(api, team_a):
     again = json.loads(body_of(api.get(f"/api/v1/evaluations/{copy}/export/?format=json")))
     identity = {"id", "created_at", "finished_at", "status"}
     assert {k: v for k, v in again.items() if k not in identity} == {
-        k: v for k, v in json.loads(exported).items() if k not in identity
+        k: v for k, v in exported.items() if k not in identity
     }

@@ -5,6 +5,7 @@ import pytest
 from apps.engine import (
     SCALES,
     EngineError,
+    custom_scale,
     default_rules,
     get_scale,
     resolve_rules,
@@ -33,6 +34,22 @@ def test_the_detail_scale_runs_from_1_to_10_and_10_is_typed_as_0():
     assert detail.grades == tuple(range(1, 11))
     assert detail.labels == ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10")
     assert detail.keys == ("1", "2", "3", "4", "5", "6", "7", "8", "9", "0")
+
+
+def test_a_grade_is_labelled_by_its_value_and_its_name_on_every_scale():
+    assert [get_scale("binary").label_of(g) for g in (0, 1)] == ["0 · Irrelevant", "1 · Relevant"]
+    assert get_scale("graded").label_of(0) == "0 · Poor"
+    assert get_scale("graded").label_of(3) == "3 · Perfect"
+
+
+def test_a_level_named_by_its_own_number_is_labelled_by_the_number_alone():
+    assert get_scale("detail").label_of(10) == "10"
+    assert custom_scale(-2, 1).label_of(-2) == "-2"
+    assert custom_scale(-2, 1, labels=["Spam", "No", "Yes", "Key"]).label_of(-2) == "-2 · Spam"
+
+
+def test_a_value_off_the_scale_is_labelled_by_the_bare_number():
+    assert get_scale("graded").label_of(7) == "7"
 
 
 def test_there_are_exactly_three_scales_and_an_unknown_one_is_refused():

@@ -2,6 +2,8 @@
 
 from django import template
 
+from apps.engine import Scale
+
 register = template.Library()
 
 
@@ -22,3 +24,12 @@ def share(value: float | None) -> str:
     if value is None:
         return "–"
     return f"{value * 100:.1f}%"
+
+
+@register.filter
+def grade_label(grade: int | None, scale: Scale) -> str:
+    """A grade as every page names it, "2 · Good" (Scale.label_of); "–" for none.
+    Used as {{ slot.grade|grade_label:evaluation.grading_scale }}."""
+    if grade is None:
+        return "–"
+    return scale.label_of(grade)

@@ -160,7 +160,7 @@ def test_a_decision_with_htmx_answers_the_row_and_the_new_metric_means(evaluatio
     assert (decision.grade, decision.reason, decision.decided_by) == (0, "wrong colour", admin)
     html = response.content.decode()
     assert f'id="snapshot-{tie.id}"' in html
-    assert 'data-testid="final-grade">0<' in html
+    assert 'data-testid="final-grade">0 · Irrelevant<' in html
     assert "by admin@a.test" in html and "Clear the decision" in html
     after = EvaluationMetric.objects.get(evaluation=evaluation).value
     # red shoes: P@2 from 1 (one judged, relevant) to 0.5; blue shirt stays 0 (tie at 2).

@@ -54,7 +54,7 @@ def test_a_lead_sees_every_slots_grade_grader_and_reason(evaluation, owner):
     page = text(response)
     assert response.status_code == 200
     first = slot_item(page, slots[0])
-    assert '<strong class="grade">3</strong>' in first
+    assert '<strong class="grade">3 · Perfect</strong>' in first
     assert "evaluator@a.test" in first and '<q class="reason">exact match</q>' in first
     assert "Agency 7" in slot_item(page, slots[1]) and "(external)" in slot_item(page, slots[1])
     assert "unassigned" in slot_item(page, slots[2])
@@ -195,3 +195,34 @@ def test_a_refused_reset_without_htmx_says_why(evaluation, owner):
 
     assert "can no longer be reset" in text(response)
     assert FeedbackSlot.objects.filter(evaluation=evaluation, grade__isnull=False).count() == 2
+
+
+def test_a_lead_sees_each_grade_labelled_with_its_value_and_name(evaluation, owner):
+    page = text(client_for(owner).get(url(evaluation)))
+
+    assert '<strong class="grade">2 · Good</strong>' in slot_item(page, slots_of(evaluation)[1])
+
+
+def test_a_lead_sees_who_skipped_a_result_and_why(evaluation, evaluator, owner):
+    held = slots_of(evaluation)[3]  # the second result, held by the evaluator
+    skipped = client_for(evaluator).post(
+        f"/feedback/slots/{held.id}/skip/", {"reason": "cannot read German"}, headers=HTMX
+    )
+    assert skipped.status_code == 200
+
+    page = text(client_for(owner).get(url(evaluation)))
+
+    second = page.split(f'id="snapshot-{held.snapshot_id}"')[1].split("</tr>")[0]
+    assert 'skipped: <q class="reason">cannot read German</q>' in second
+    assert "by evaluator@a.test" in second
+    first = page.split(f'id="snapshot-{slots_of(evaluation)[0].snapshot_id}"')[1]
+    assert "skipped:" not in first.split("</tr>")[0]
+
+
+def test_a_skip_without_a_reason_says_none_was_given(evaluation, evaluator, owner):
+    held = slots_of(evaluation)[3]
+    client_for(evaluator).post(f"/feedback/slots/{held.id}/skip/", headers=HTMX)
+
+    page = text(client_for(owner).get(url(evaluation)))
+
+    assert 'skipped: <span class="muted">no reason given</span>' in page

@@ -105,7 +105,7 @@ def test_the_csv_export_lines_the_judges_model_prompt_and_reason_up_with_the_gra
     rows = list(csv.reader(io.StringIO(page_export(owner, evaluation, "csv"))))
 
     version = prompt_version_of(evaluation)
-    assert rows[0][5:] == [
+    assert rows[0][5:10] == [
         "grades",
         "graders",
         "ai_judge_models",
@@ -113,9 +113,9 @@ def test_the_csv_export_lines_the_judges_model_prompt_and_reason_up_with_the_gra
         "ai_judge_reasons",
     ]
     # ann's grade first: empty entries for her in the judge's columns
-    assert rows[1][5:] == ["3|2", f"ann@a.test|{JUDGE}", "|gpt-test", f"|{version}", f"|{SURE}"]
+    assert rows[1][5:10] == ["3|2", f"ann@a.test|{JUDGE}", "|gpt-test", f"|{version}", f"|{SURE}"]
     # a "|" inside a reason is escaped, so the entries still line up with the grades
-    assert rows[2][5:] == ["0", JUDGE, "gpt-test", version, r"Shoes \| but blue, not red."]
+    assert rows[2][5:10] == ["0", JUDGE, "gpt-test", version, r"Shoes \| but blue, not red."]
 
 
 def test_the_csv_export_of_peoples_grades_only_leaves_the_judge_columns_empty(owner, team_a):
@@ -125,7 +125,7 @@ def test_the_csv_export_of_peoples_grades_only_leaves_the_judge_columns_empty(ow
 
     rows = list(csv.reader(io.StringIO(page_export(owner, evaluation, "csv"))))
 
-    assert rows[1][5:] == ["1", "crowd", "", "", ""]
+    assert rows[1][5:10] == ["1", "crowd", "", "", ""]
 
 
 def test_the_raw_qrels_export_names_the_judge_and_the_other_trec_exports_name_no_grader(

@@ -8,6 +8,7 @@ import pytest
 
 from apps.evaluations.lifecycle import evaluation_start
 from apps.evaluations.services import Document, evaluation_create, keywords_add, snapshots_add
+from apps.interchange.document import import_document
 from apps.interchange.export import (
     EXPORT_FORMATS,
     export_csv,
@@ -16,9 +17,9 @@ from apps.interchange.export import (
     export_run,
     round_half_up,
 )
-from apps.judging.judgements import Giver, slot_judge
+from apps.judging.judgements import Action, Giver, slot_judge
 from apps.scoring.services import evaluation_recompute
-from tests.factories import make_grader, make_team, slots_of
+from tests.factories import assign, make_grader, make_team, slots_of
 
 pytestmark = pytest.mark.django_db
 
@@ -67,17 +68,54 @@ def written(export, evaluation) -> str:
 
 
 def test_csv_has_one_row_per_snapshot_with_its_value_grades_and_graders(evaluation):
-    # People's grades only: the AI judges' three columns stay empty.
+    # People's grades only: the AI judges' three columns stay empty; nobody skipped.
     assert written(export_csv, evaluation) == (
         "keyword,position,doc_id,name,value,grades,graders,"
-        "ai_judge_models,ai_judge_prompt_versions,ai_judge_reasons\n"
-        "red shoes,1,sku 1,Result 1,2.5,3|2,ann@example.test|crowd worker,,,\n"
-        "red shoes,2,sku-2,Result 2,1.5,1|2,ann@example.test|x,,,\n"
-        "red shoes,3,sku-3,,,,,,,\n"
-        "blue shirt,1,b-1,Result 1,0.0,0,bob@example.test,,,\n"
+        "ai_judge_models,ai_judge_prompt_versions,ai_judge_reasons,"
+        "grade_labels,skipped_by,skip_reasons\n"
+        "red shoes,1,sku 1,Result 1,2.5,3|2,ann@example.test|crowd worker,,,,"
+        "3 · Perfect|2 · Good,,\n"
+        "red shoes,2,sku-2,Result 2,1.5,1|2,ann@example.test|x,,,,1 · Fair|2 · Good,,\n"
+        "red shoes,3,sku-3,,,,,,,,,,\n"
+        "blue shirt,1,b-1,Result 1,0.0,0,bob@example.test,,,,0 · Poor,,\n"
         'blue shirt,2,b-2,"Result 2, ""best""",2.6666666666666665,2|3|3,'
-        "ann@example.test|bob@example.test|,,,\n"
+        "ann@example.test|bob@example.test|,,,,2 · Good|3 · Perfect|3 · Perfect,,\n"
     )
+
+
+def skipped(evaluation, keyword: str, position: int, grader, reason: str) -> None:
+    """The grader skips the result through the grade writer, as the grading page does."""
+    slot = next(
+        slot
+        for slot in slots_of(evaluation, keyword)
+        if slot.snapshot.position == position and slot.grade is None
+    )
+    assign(slot, grader)
+    slot_judge(slot_id=slot.id, giver=Giver.grader(grader), action=Action.SKIP, reason=reason)
+
+
+def test_csv_lists_who_skipped_a_result_and_why_lined_up(evaluation):
+    team = evaluation.team
+    skipped(evaluation, "red shoes", 3, make_grader(team, "cy@example.test"), "no | image")
+    skipped(evaluation, "red shoes", 3, make_grader(team, "di@example.test"), "")
+
+    rows = list(csv.reader(io.StringIO(written(export_csv, evaluation))))
+
+    assert rows[3][:3] == ["red shoes", "3", "sku-3"]
+    assert rows[3][-2:] == ["cy@example.test|di@example.test", "no \\| image|"]
+    assert rows[1][-2:] == ["", ""]
+
+
+def test_json_lists_a_skipped_snapshots_skips_and_imports_back_without_them(evaluation):
+    skipped(evaluation, "red shoes", 3, make_grader(evaluation.team, "cy@example.test"), "blurry")
+
+    document = json.loads(written(export_document, evaluation))
+
+    red = document["keywords"][0]["snapshots"]
+    assert red[2]["skips"] == [{"grader": "cy@example.test", "reason": "blurry"}]
+    assert "skips" not in red[0]
+    again = import_document(team=make_team(), source=io.BytesIO(json.dumps(document).encode()))
+    assert again.keywords.count() == 2
 
 
 def test_qrels_have_the_value_of_each_judged_snapshot_rounded_half_up(evaluation):

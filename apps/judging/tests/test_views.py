@@ -51,11 +51,15 @@ def shown_slot(response) -> FeedbackSlot | None:
 
 def grade_buttons(response) -> list[tuple[str, str, str]]:
     """(grade, key, label) of each grade button on the card."""
-    return re.findall(
-        r'<button type="submit" name="grade" value="(\d+)" data-key="(\w)"'
-        r"[^>]*>\s*<kbd>\w</kbd> ([^<]+?)\s*</button>",
-        text(response),
-    )
+    return [
+        (grade, key, label)
+        for grade, key, label, shown_key in re.findall(
+            r'<button type="submit" name="grade" value="(\d+)" data-key="(\w)"'
+            r'[^>]*>\s*([^<]+?) <kbd title="key \w">(\w)</kbd>\s*</button>',
+            text(response),
+        )
+        if shown_key == key
+    ]
 
 
 def held(user: User) -> FeedbackSlot:
@@ -286,10 +290,15 @@ def test_markup_in_a_keyword_a_result_or_an_attribute_is_shown_as_text(headers, 
 @pytest.mark.parametrize(
     ("scale", "buttons"),
     [
-        ("binary", [("0", "1", "Irrelevant"), ("1", "2", "Relevant")]),
+        ("binary", [("0", "1", "0 · Irrelevant"), ("1", "2", "1 · Relevant")]),
         (
             "graded",
-            [("0", "1", "Poor"), ("1", "2", "Fair"), ("2", "3", "Good"), ("3", "4", "Perfect")],
+            [
+                ("0", "1", "0 · Poor"),
+                ("1", "2", "1 · Fair"),
+                ("2", "3", "2 · Good"),
+                ("3", "4", "3 · Perfect"),
+            ],
         ),
         ("detail", [(str(g), str(g % 10), str(g)) for g in range(1, 11)]),
     ],
