@@ -29,7 +29,7 @@ from .models import (
     Status,
     UnretrievedJudgement,
 )
-from .services import add_to_total_slots, settings_problems
+from .services import add_to_total_slots, name_guard, settings_problems, taken_name_problems
 
 LOCKED_ONCE_STARTED = (
     "scale",
@@ -111,6 +111,10 @@ def evaluation_update(
         search_model=changes.get("search_model"),
         **merged,
     )
+    if "name" in changes:
+        problems += taken_name_problems(
+            team_id=current.team_id, name=changes["name"], problems=problems, other_than=current.id
+        )
     if problems:
         raise InvalidInput(problems)
 
@@ -118,7 +122,8 @@ def evaluation_update(
         changes["name"] = changes["name"].strip()
     for field, value in changes.items():
         setattr(current, field, value)
-    current.save(update_fields=list(changes) or None)
+    with name_guard(current.name):
+        current.save(update_fields=list(changes) or None)
     if "strategy" in changes:
         _resize_slots(current)
     if tags is not None:

@@ -19,7 +19,14 @@ from apps.scoring.finishing import evaluation_finish
 from .fetching import keywords_to_run
 from .models import Evaluation, Status
 from .opening import evaluation_open
-from .services import NAME_LIMIT, Document, evaluation_create, keywords_add, snapshots_add
+from .services import (
+    NAME_LIMIT,
+    Document,
+    NameTaken,
+    evaluation_create,
+    keywords_add,
+    snapshots_add,
+)
 from .tasks import fetch_evaluation
 
 _TRAILING_NUMBER = re.compile(r"^(.*?)(\d+)\s*$")
@@ -69,32 +76,35 @@ def next_name(name: str) -> str:
     return f"{base[: NAME_LIMIT - len(suffix)]}{suffix}"
 
 
+def free_name(*, team_id: int, name: str) -> str:
+    """`name`, or the first of next_name's numbers after it that the team has not used
+    (names compared trimmed and in any case, as the team's unique index compares them)."""
+    taken = {
+        used.strip().lower()
+        for used in Evaluation.objects.filter(team_id=team_id).values_list("name", flat=True)
+    }
+    while name.strip().lower() in taken:
+        name = next_name(name)
+    return name
+
+
+# A copy named by next_name can lose its name to another copy made at the same moment;
+# it takes the next free one, this many times at most.
+COPY_NAME_ATTEMPTS = 3
+
+
 @transaction.atomic
 def evaluation_clone(*, evaluation: Evaluation, name: str | None = None) -> Evaluation:
     """A pending copy with the same settings and keywords, and no grades.
 
-    With a search model the copy's keywords will run again when it starts (fresh
-    results); without one, the results are copied.
+    Named `name` (refused when the team has it), or else the name's trailing number + 1,
+    or the next one the team has not used. With a search model the copy's keywords will
+    run again when it starts (fresh results); without one, the results are copied.
     """
-    copy = evaluation_create(
-        team=evaluation.team,
-        name=name or next_name(evaluation.name),
-        metrics=list(evaluation.metrics.values_list("metric", "k")),
-        scale=evaluation.scale,
-        scale_levels=evaluation.scale_levels,
-        strategy=evaluation.strategy,
-        profile=evaluation.profile,
-        transformers=evaluation.transformers,
-        description=evaluation.description,
-        show_position=evaluation.show_position,
-        scoring_guidelines=evaluation.scoring_guidelines,
-        reuse=evaluation.reuse,
-        auto_restart=evaluation.auto_restart,
-        zero_without_results=evaluation.zero_without_results,
-        tags=evaluation.tags.all(),
-        created_by=evaluation.created_by,
-        search_model=evaluation.search_model,
-    )
+    if name:
+        copy = _copy_settings(evaluation, name)
+    else:
+        copy = _copy_settings_under_a_free_name(evaluation)
     if evaluation.search_model_id is not None:
         keywords_add(
             evaluation=copy,
@@ -115,8 +125,45 @@ def evaluation_clone(*, evaluation: Evaluation, name: str | None = None) -> Eval
     return copy
 
 
+def _copy_settings_under_a_free_name(evaluation: Evaluation) -> Evaluation:
+    attempts_left = COPY_NAME_ATTEMPTS
+    while True:
+        free = free_name(team_id=evaluation.team_id, name=next_name(evaluation.name))
+        try:
+            return _copy_settings(evaluation, free)
+        except NameTaken:
+            # Another copy took the name between the read and the write: read again.
+            attempts_left -= 1
+            if not attempts_left:
+                raise
+
+
+def _copy_settings(evaluation: Evaluation, name: str) -> Evaluation:
+    """A new pending evaluation of the team with the evaluation's settings."""
+    return evaluation_create(
+        team=evaluation.team,
+        name=name,
+        metrics=list(evaluation.metrics.values_list("metric", "k")),
+        scale=evaluation.scale,
+        scale_levels=evaluation.scale_levels,
+        strategy=evaluation.strategy,
+        profile=evaluation.profile,
+        transformers=evaluation.transformers,
+        description=evaluation.description,
+        show_position=evaluation.show_position,
+        scoring_guidelines=evaluation.scoring_guidelines,
+        reuse=evaluation.reuse,
+        auto_restart=evaluation.auto_restart,
+        zero_without_results=evaluation.zero_without_results,
+        tags=evaluation.tags.all(),
+        created_by=evaluation.created_by,
+        search_model=evaluation.search_model,
+    )
+
+
 def evaluation_restart(*, evaluation_id: int) -> Evaluation:
-    """Auto-restart: a copy with the name's trailing number incremented, started at once.
+    """Auto-restart: a copy named as a clone is (the next number the team has not used),
+    started at once.
     (Queued by apps.scoring.finishing when an evaluation set to restart finishes.)"""
     evaluation = Evaluation.objects.get(id=evaluation_id)
     return evaluation_start(evaluation=evaluation_clone(evaluation=evaluation))

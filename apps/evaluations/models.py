@@ -8,6 +8,7 @@ pipeline never have to scan a whole evaluation.
 
 from django.conf import settings
 from django.db import models
+from django.db.models.functions import Lower
 
 from apps import engine
 from apps.accounts.models import Tag, Team
@@ -36,6 +37,11 @@ class Status(models.TextChoices):
     PENDING = "pending", "Pending"
     ACTIVE = "active", "Active"
     FINISHED = "finished", "Finished"
+
+
+# The database's guard of the rule that a team has one evaluation of each name
+# (services.name_guard turns its error into the services' own message).
+NAME_ONCE_PER_TEAM = "evaluation_name_once_per_team"
 
 
 class Evaluation(models.Model):
@@ -100,6 +106,14 @@ class Evaluation(models.Model):
                 condition=models.Q(graded_slots__lte=models.F("total_slots")),
                 name="evaluation_graded_within_total",
             ),
+            # A name means one evaluation in its team, whatever its case: leads pick
+            # evaluations by name to compare them. Services store names trimmed.
+            models.UniqueConstraint(
+                models.F("team"),
+                Lower("name"),
+                name=NAME_ONCE_PER_TEAM,
+                violation_error_message="An evaluation with this name already exists in this team.",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -119,6 +133,17 @@ class Evaluation(models.Model):
             return self.get_scale_display()
         levels = self.scale_levels
         return f"Custom levels ({levels.get('lowest')} to {levels.get('highest')})"
+
+    @property
+    def status_shown(self) -> str:
+        """The status as people read it: a pause keeps the status pending (the queue
+        offers nothing), but a lead who paused it reads "Paused", and one whose keywords
+        are still running on the search model reads "Starting"."""
+        if self.fetching:
+            return "Starting"
+        if self.status == Status.PENDING and self.started_at is not None:
+            return "Paused"
+        return self.get_status_display()
 
 
 class EvaluationMetric(models.Model):

@@ -4,11 +4,14 @@ What happens to it afterwards (start, pause, finish, clone...) is lifecycle.py's
 """
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from django.db.models import Value
+from django.db.models.functions import Lower
 
 from apps import engine
 from apps.accounts.models import Tag, Team
@@ -18,6 +21,7 @@ from apps.core.image_sources import is_image_source
 
 from .metric_list import metric_names_folded, metric_text
 from .models import (
+    NAME_ONCE_PER_TEAM,
     Evaluation,
     EvaluationMetric,
     FeedbackSlot,
@@ -44,6 +48,52 @@ class Document:
 
 NAME_LIMIT = Evaluation._meta.get_field("name").max_length or 200
 KEYWORD_LIMIT = Keyword._meta.get_field("text").max_length or 500
+
+
+class NameTaken(InvalidInput):
+    """The team already has an evaluation of this name (whatever its case)."""
+
+    def __init__(self, name: str) -> None:
+        taken = f"An evaluation named '{name.strip()}' already exists in this team"
+        super().__init__([f"name: {taken}"])
+
+
+def name_taken(*, team_id: int, name: str, other_than: int | None = None) -> bool:
+    """Whether another evaluation of the team has this name, trimmed, in any case.
+
+    Compared with the database's own lower() (as the unique index folds it), so this
+    check and the index agree on every database."""
+    same = Evaluation.objects.alias(folded=Lower("name")).filter(
+        team_id=team_id, folded=Lower(Value(name.strip()))
+    )
+    if other_than is not None:
+        same = same.exclude(id=other_than)
+    return same.exists()
+
+
+def taken_name_problems(
+    *, team_id: int, name: str, problems: list[str], other_than: int | None = None
+) -> list[str]:
+    """NameTaken's problem when the team has the name; none when `problems` already says
+    what is wrong with the name (required, too long)."""
+    if any(problem.startswith("name:") for problem in problems):
+        return []
+    if name_taken(team_id=team_id, name=name, other_than=other_than):
+        return NameTaken(name).problems
+    return []
+
+
+@contextmanager
+def name_guard(name: str) -> Iterator[None]:
+    """Write inside a savepoint; a name another request took meanwhile (the unique index
+    refuses it) is reported as NameTaken, not as a database error."""
+    try:
+        with transaction.atomic():
+            yield
+    except IntegrityError as error:
+        if NAME_ONCE_PER_TEAM not in str(error):
+            raise
+        raise NameTaken(name) from None
 
 
 def _is_whole_number(value: Any) -> bool:
@@ -153,25 +203,30 @@ def evaluation_create(
         search_model=search_model,
         scale_levels=scale_levels,
     )
+    taken = taken_name_problems(team_id=team.id, name=name, problems=problems)
+    if taken and not problems:
+        raise NameTaken(name)
     if problems:
-        raise InvalidInput(problems)
-    evaluation = Evaluation.objects.create(
-        team=team,
-        name=name.strip(),
-        description=description,
-        scale=scale,
-        scale_levels=dict(scale_levels) if scale_levels is not None else None,
-        strategy=strategy,
-        profile=profile,
-        transformers=dict(transformers or {}),
-        show_position=show_position,
-        scoring_guidelines=scoring_guidelines,
-        reuse=reuse,
-        auto_restart=auto_restart,
-        zero_without_results=zero_without_results,
-        created_by=created_by,
-        search_model=search_model,
-    )
+        # Every problem at once (an import lists them all), the taken name among them.
+        raise InvalidInput(problems + taken)
+    with name_guard(name):
+        evaluation = Evaluation.objects.create(
+            team=team,
+            name=name.strip(),
+            description=description,
+            scale=scale,
+            scale_levels=dict(scale_levels) if scale_levels is not None else None,
+            strategy=strategy,
+            profile=profile,
+            transformers=dict(transformers or {}),
+            show_position=show_position,
+            scoring_guidelines=scoring_guidelines,
+            reuse=reuse,
+            auto_restart=auto_restart,
+            zero_without_results=zero_without_results,
+            created_by=created_by,
+            search_model=search_model,
+        )
     EvaluationMetric.objects.bulk_create(
         EvaluationMetric(evaluation=evaluation, metric=metric, k=k, position=index)
         for index, (metric, k) in enumerate(metrics)

@@ -230,7 +230,11 @@ def evaluation_finish(request: TeamRequest, evaluation_id: int) -> HttpResponse:
 @lead_required
 def evaluation_clone(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     evaluation = _team_evaluation(request, evaluation_id)
-    copy = lifecycle.evaluation_clone(evaluation=evaluation)
+    try:
+        copy = lifecycle.evaluation_clone(evaluation=evaluation)
+    except DomainError as error:
+        messages.error(request, f"Not cloned: {error.message}.")
+        return redirect("insights:evaluation_detail", evaluation.id)
     messages.success(
         request, f"Cloned {evaluation.name} as {copy.name}: pending, ready to edit or start."
     )
