@@ -70,4 +70,9 @@ urlpatterns += [
         comparison_views.evaluation_comparison_export,
         name="evaluation_comparison_export",
     ),
+    path(
+        "evaluations/compare/keyword/",
+        comparison_views.evaluation_comparison_keyword,
+        name="evaluation_comparison_keyword",
+    ),
 ]

@@ -6,7 +6,9 @@
 - ``chart``      geometry of the difference-with-interval bars (server-rendered SVG)
 - ``selectors``  loads evaluations from the database and runs the comparison
 - ``table``      the per-keyword table (sorting, paging) and the CSV export
-- ``views``      the comparison page and its CSV downloads
+- ``movement``   how a keyword's result list moved against the baseline's (up, down, new)
+- ``side_by_side`` one keyword: its metric values and the result lists side by side
+- ``views``      the comparison page, one keyword's page and the CSV downloads
 
-``stats``, ``ranking``, ``wording`` and ``chart`` are pure (numpy, no Django).
+``stats``, ``ranking``, ``movement``, ``wording`` and ``chart`` are pure (no Django).
 """

@@ -170,7 +170,7 @@ def comparison_build(
     settings = settings or Settings()
     evaluations = team_evaluations_in_order(team_id=team_id, ids=evaluation_ids)
     ids = [e.id for e in evaluations]
-    reported = _reported_metrics(ids)
+    reported = reported_metrics(ids)
     baseline = evaluations[0]
     if metrics is not None:
         _check_metric_filter(metrics, baseline, evaluations[1:], reported, metric_field)
@@ -229,7 +229,8 @@ def comparison_build(
     return Comparison(baseline, evaluations, counts, texts, pairs, settings)
 
 
-def _reported_metrics(ids: list[int]) -> dict[int, list[MetricKey]]:
+def reported_metrics(ids: list[int]) -> dict[int, list[MetricKey]]:
+    """Evaluation id -> the (metric, k) it reports, in its display order; one query."""
     reported: dict[int, list[MetricKey]] = {evaluation_id: [] for evaluation_id in ids}
     for evaluation_id, metric, k in (
         EvaluationMetric.objects.filter(evaluation_id__in=ids)

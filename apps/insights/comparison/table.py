@@ -20,6 +20,13 @@ KEYWORDS_PER_PAGE = 50
 DEFAULT_SORT = "position"
 
 
+def difference_tone(difference: float | None) -> str:
+    """The tone of a difference: better, worse, or none ("") within float noise."""
+    if difference is None or abs(difference) <= 1e-9:
+        return ""
+    return "better" if difference > 0 else "worse"
+
+
 @dataclass(frozen=True)
 class Cell:
     metric: str  # metric@k
@@ -29,9 +36,7 @@ class Cell:
 
     @property
     def tone(self) -> str:
-        if self.difference is None or abs(self.difference) <= 1e-9:
-            return ""
-        return "better" if self.difference > 0 else "worse"
+        return difference_tone(self.difference)
 
 
 @dataclass(frozen=True)

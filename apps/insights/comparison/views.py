@@ -2,6 +2,7 @@
 
 GET ?e=1&e=2[&e=3...]: the first evaluation is the baseline, every other is compared with
 it. The page also takes vs (which evaluation the per-keyword table shows), sort and page.
+One keyword's result lists side by side: the same e's and k=<the keyword's text>.
 """
 
 import io
@@ -21,6 +22,7 @@ from .selectors import (
     comparison_build,
     parse_evaluation_ids,
 )
+from .side_by_side import keyword_side_by_side, parse_keyword_text
 from .table import (
     keyword_page,
     parse_sort,
@@ -102,7 +104,26 @@ def evaluation_comparison(request: TeamRequest) -> HttpResponse:
             ],
             "baseline_links": baseline_links,
             "export_query": _query(ids),
+            "keyword_query": _query(ids),
         },
+    )
+
+
+@lead_required
+def evaluation_comparison_keyword(request: TeamRequest) -> HttpResponse:
+    """One keyword's result lists side by side, with its metric values on top."""
+    try:
+        ids = parse_evaluation_ids(request.GET.getlist("e"), field="e")
+        text = parse_keyword_text(request.GET.get("k", ""), field="k")
+    except InvalidInput as error:
+        return _refused(request, error)
+    keyword = keyword_side_by_side(
+        team_id=request.membership.team_id, evaluation_ids=ids, text=text
+    )
+    return render(
+        request,
+        "insights/comparison_keyword.html",
+        {"keyword": keyword, "comparison_query": _query(ids)},
     )
 
 
