@@ -42,6 +42,12 @@ class Column:
         return metric_key_text(self.metric, self.k)
 
 
+def metric_column(metric: str, k: int) -> Column:
+    """A metric as lists of evaluations show it: a mean over an evaluation's keywords
+    (MAP@10), whatever their number, which a list does not count."""
+    return Column(metric, k, engine.metric_label(metric, k, many_keywords=True))
+
+
 def keyword_columns(evaluation: Evaluation) -> list[Column]:
     return [
         Column(metric, k, engine.metric_label(metric, k))

@@ -20,10 +20,10 @@ from apps.judges.selectors import evaluation_judges
 from apps.judging import selectors as judging_selectors
 from apps.judging import services as judging_services
 
+from . import evaluation_list as evaluation_lists
 from . import services
 from .dashboard_pins import dashboard_pins
-from .evaluation_list import team_evaluations
-from .forms import KeywordTableForm, LeaderboardForm, form_problems
+from .forms import EvaluationListForm, KeywordTableForm, LeaderboardForm, form_problems
 from .keyword_results import keyword_snapshots, keyword_values, slot_in_team
 from .keyword_table import (
     KEYWORD_FILTERS,
@@ -41,11 +41,53 @@ from .model_history import model_history as model_history_of
 
 @lead_required
 def evaluation_list(request: TeamRequest) -> HttpResponse:
+    """The team's evaluations, searched, filtered, sorted and paginated as the query
+    string asks; bad input is named above the unfiltered list (400)."""
     team_id = request.membership.team_id
-    evaluations = team_evaluations(
-        team_id=team_id, include_archived=request.GET.get("archived") == "1"
+    choices = evaluation_lists.list_choices(team_id=team_id)
+    form = EvaluationListForm(request.GET, choices=choices)
+    valid = form.is_valid()
+    query: dict[str, Any] = {
+        "q": "",
+        "status": "",
+        "model": None,
+        "tag": None,
+        "archived": False,
+        "sort": evaluation_lists.DEFAULT_SORT,
+        "page": 1,
+        "size": evaluation_lists.EVALUATIONS_PER_PAGE,
+    }
+    if valid:
+        query.update(form.cleaned_data)
+    listing = evaluation_lists.evaluation_list(
+        team_id=team_id,
+        filters=evaluation_lists.Filters(
+            search=query["q"],
+            status=query["status"],
+            model_id=query["model"],
+            tag_id=query["tag"],
+            include_archived=query["archived"],
+        ),
+        sort=query["sort"],
+        sort_column=form.sort_column() if valid else None,
+        page_number=query["page"],
+        per_page=query["size"],
     )
-    return render(request, "insights/evaluation_list.html", {"evaluations": evaluations})
+    return render(
+        request,
+        "insights/evaluation_list.html",
+        {
+            "listing": listing,
+            "choices": choices,
+            "headers": evaluation_lists.list_headers(query["sort"], listing.sort_column),
+            "query": query,
+            "problems": [] if valid else form_problems(form),
+            "statuses": Status.choices,
+            "sort_options": evaluation_lists.sort_options(choices.metrics),
+            "page_sizes": evaluation_lists.PAGE_SIZES,
+        },
+        status=200 if valid else 400,
+    )
 
 
 # How often the evaluation page asks for fresh progress while graders work.
@@ -267,7 +309,19 @@ def model_history(request: TeamRequest, model_id: int) -> HttpResponse:
 @team_member_required
 def dashboard(request: TeamRequest) -> HttpResponse:
     """The home page: what waits for the grader, the team's active evaluations and, for a
-    lead, the pinned evaluations and metrics."""
+    lead, the pinned evaluations and metrics. Live: its content follows the team's
+    changes (live_views.live_dashboard)."""
+    team_id = request.membership.team_id
+    live_url = reverse("insights:live_dashboard", args=[team_id])
+    return render(
+        request,
+        "insights/dashboard.html",
+        {"live": live_page(live.team_topic(team_id), live_url), **dashboard_context(request)},
+    )
+
+
+def dashboard_context(request: TeamRequest) -> dict[str, Any]:
+    """What the dashboard shows the person, for the page and its live answer."""
     membership = request.membership
     mine = list(judging_selectors.evaluations_open_to(membership))
     team_active = list(
@@ -283,14 +337,10 @@ def dashboard(request: TeamRequest) -> HttpResponse:
         pins = dashboard_pins(
             team_id=membership.team_id, baseline_id=membership.team.baseline_evaluation_id
         )
-    return render(
-        request,
-        "insights/dashboard.html",
-        {
-            "waiting": waiting,
-            "my_evaluations": mine,
-            "team_active": team_active,
-            "grades_today": judging_selectors.grades_today(user=request.user),
-            "pins": pins,
-        },
-    )
+    return {
+        "waiting": waiting,
+        "my_evaluations": mine,
+        "team_active": team_active,
+        "grades_today": judging_selectors.grades_today(user=request.user),
+        "pins": pins,
+    }
