@@ -19,6 +19,7 @@ from apps.core.forms import limit_choices
 from apps.endpoints.models import SearchModel
 
 from .editing import LOCKED_ONCE_STARTED
+from .keyword_editing import MAX_ADDED_AT_ONCE
 from .metric_list import metric_text, parse_metric_list
 from .models import Evaluation, Keyword, Profile, Reuse, Scale
 
@@ -53,6 +54,18 @@ _LOCATION = re.compile(r"^([a-z_]+)")
 def keyword_list(text: str) -> list[str]:
     """The keywords typed one per line, trimmed, without blanks and repeats, in order."""
     return list(dict.fromkeys(line.strip() for line in text.splitlines() if line.strip()))
+
+
+def keyword_lines_cleaned(text: str) -> list[str]:
+    """keyword_list's keywords, or the first line that is too long as the field's error."""
+    too_long = [
+        number
+        for number, line in enumerate(text.splitlines(), 1)
+        if len(line.strip()) > KEYWORD_LIMIT
+    ]
+    if too_long:
+        raise forms.ValidationError(f"line {too_long[0]} is longer than {KEYWORD_LIMIT} characters")
+    return keyword_list(text)
 
 
 def suggested_name(model_name: str, taken: Iterable[str]) -> str:
@@ -191,17 +204,7 @@ class EvaluationForm(forms.Form):
         return rules
 
     def clean_keywords(self) -> list[str]:
-        keywords = keyword_list(self.cleaned_data["keywords"])
-        too_long = [
-            number
-            for number, line in enumerate(self.cleaned_data["keywords"].splitlines(), 1)
-            if len(line.strip()) > KEYWORD_LIMIT
-        ]
-        if too_long:
-            raise forms.ValidationError(
-                f"line {too_long[0]} is longer than {KEYWORD_LIMIT} characters"
-            )
-        return keywords
+        return keyword_lines_cleaned(self.cleaned_data["keywords"])
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -226,8 +229,9 @@ class EvaluationForm(forms.Form):
 
 
 class EvaluationEditForm(EvaluationForm):
-    """The settings of a pending evaluation. Keywords are not edited here, and the
-    settings that shape grades are shown disabled once it has started."""
+    """The settings of a pending evaluation. Keywords change through forms of their own
+    on the same page (keyword_views.py), and the settings that shape grades are shown
+    disabled once it has started."""
 
     def __init__(self, *args: Any, evaluation: Evaluation, **kwargs: Any) -> None:
         super().__init__(
@@ -288,3 +292,35 @@ def initial_of(evaluation: Evaluation) -> dict[str, Any]:
         "zero_without_results": evaluation.zero_without_results,
         "tags": list(evaluation.tags.all()),
     }
+
+
+class KeywordsAddForm(forms.Form):
+    """Keywords to add to a pending evaluation, typed as on the new-evaluation page."""
+
+    # Not "keywords": the page's settings form must not seem to have that field.
+    new_keywords = forms.CharField(
+        label="Add keywords",
+        widget=_textarea(4, placeholder="red shoes\nwinter jacket"),
+        help_text="One per line. Blank lines, repeats and keywords already listed are skipped.",
+        error_messages={"required": "type at least one keyword, one per line"},
+    )
+
+    def clean_new_keywords(self) -> list[str]:
+        keywords = keyword_lines_cleaned(self.cleaned_data["new_keywords"])
+        if not keywords:
+            raise forms.ValidationError("type at least one keyword, one per line")
+        if len(keywords) > MAX_ADDED_AT_ONCE:
+            raise forms.ValidationError(
+                f"at most {MAX_ADDED_AT_ONCE} keywords at once (got {len(keywords)}); "
+                "add the rest in another go"
+            )
+        return keywords
+
+
+class KeywordRenameForm(forms.Form):
+    """A keyword's new text; the service checks its length and that it is not listed."""
+
+    text = forms.CharField(
+        label="Keyword",
+        error_messages={"required": "type the keyword's new text"},
+    )

@@ -3,13 +3,24 @@ page itself, its keywords and metrics are apps.insights')."""
 
 from django.urls import path
 
-from . import views
+from . import keyword_views, views
 
 app_name = "evaluations"
 
 urlpatterns = [
     path("new/", views.evaluation_new, name="evaluation_new"),
     path("<int:evaluation_id>/edit/", views.evaluation_edit, name="evaluation_edit"),
+    path("<int:evaluation_id>/keywords/add/", keyword_views.keywords_add_page, name="keywords_add"),
+    path(
+        "<int:evaluation_id>/keywords/<int:keyword_id>/edit/",
+        keyword_views.keyword_edit_page,
+        name="keyword_edit",
+    ),
+    path(
+        "<int:evaluation_id>/keywords/<int:keyword_id>/remove/",
+        keyword_views.keyword_remove_page,
+        name="keyword_remove",
+    ),
     path("<int:evaluation_id>/lifecycle/", views.evaluation_lifecycle, name="evaluation_lifecycle"),
     path("<int:evaluation_id>/start/", views.evaluation_start, name="evaluation_start"),
     path("<int:evaluation_id>/pause/", views.evaluation_pause, name="evaluation_pause"),

@@ -28,14 +28,16 @@ from .forms import (
     DEFAULT_METRICS,
     EvaluationEditForm,
     EvaluationForm,
+    KeywordsAddForm,
     keyword_list,
     put_problems,
     suggested_name,
 )
+from .keyword_listing import keyword_page
 from .models import Evaluation, Status
 
 
-def _team_evaluation(request: TeamRequest, evaluation_id: int) -> Evaluation:
+def team_evaluation(request: TeamRequest, evaluation_id: int) -> Evaluation:
     team_id = request.membership.team_id
     return get_object_or_404(Evaluation, id=evaluation_id, team_id=team_id)
 
@@ -100,9 +102,9 @@ def evaluation_new(request: TeamRequest) -> HttpResponse:
 
 @lead_required
 def evaluation_edit(request: TeamRequest, evaluation_id: int) -> HttpResponse:
-    evaluation = _team_evaluation(request, evaluation_id)
+    evaluation = team_evaluation(request, evaluation_id)
     if evaluation.status != Status.PENDING or evaluation.fetching:
-        return _edit_refused(request, evaluation)
+        return edit_refused(request, evaluation)
     form = EvaluationEditForm(request.POST or None, evaluation=evaluation)
     if request.method == "POST" and form.is_valid():
         try:
@@ -123,12 +125,18 @@ def evaluation_edit(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     return render(
         request,
         "evaluations/evaluation_form.html",
-        {"form": form, "evaluation": evaluation},
+        {
+            "form": form,
+            "evaluation": evaluation,
+            # The keywords change through forms of their own (keyword_views.py).
+            "keywords": keyword_page(evaluation, request.GET.get("keywords_page")),
+            "add_form": KeywordsAddForm(),
+        },
         status=_form_status(form),
     )
 
 
-def _edit_refused(request: TeamRequest, evaluation: Evaluation) -> HttpResponse:
+def edit_refused(request: TeamRequest, evaluation: Evaluation) -> HttpResponse:
     running = evaluation.status == Status.ACTIVE or evaluation.fetching
     state = "running its keywords" if evaluation.fetching else evaluation.status
     hint = " Pause it first." if running else ""
@@ -161,7 +169,7 @@ def _act(
     """Run one action; its report, or the service's refusal, shows on the evaluation page.
 
     `flag` names a field the POST must give as 1 or 0 (pin or unpin, ...)."""
-    evaluation = _team_evaluation(request, evaluation_id)
+    evaluation = team_evaluation(request, evaluation_id)
     if flag is not None and request.POST.get(flag) not in ("0", "1"):
         return render(
             request,
@@ -229,7 +237,7 @@ def evaluation_finish(request: TeamRequest, evaluation_id: int) -> HttpResponse:
 @require_POST
 @lead_required
 def evaluation_clone(request: TeamRequest, evaluation_id: int) -> HttpResponse:
-    evaluation = _team_evaluation(request, evaluation_id)
+    evaluation = team_evaluation(request, evaluation_id)
     try:
         copy = lifecycle.evaluation_clone(evaluation=evaluation)
     except DomainError as error:
@@ -303,7 +311,7 @@ def evaluation_baseline(request: TeamRequest, evaluation_id: int) -> HttpRespons
 def evaluation_delete(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     if request.method == "GET":
         return _confirm(request, evaluation_id, "delete")
-    evaluation = _team_evaluation(request, evaluation_id)
+    evaluation = team_evaluation(request, evaluation_id)
     try:
         lifecycle.evaluation_delete(evaluation=evaluation)
     except DomainError as error:
@@ -314,7 +322,7 @@ def evaluation_delete(request: TeamRequest, evaluation_id: int) -> HttpResponse:
 
 
 def _confirm(request: TeamRequest, evaluation_id: int, action: str) -> HttpResponse:
-    evaluation = _team_evaluation(request, evaluation_id)
+    evaluation = team_evaluation(request, evaluation_id)
     return render(
         request,
         "evaluations/confirm.html",
@@ -326,7 +334,7 @@ def _confirm(request: TeamRequest, evaluation_id: int, action: str) -> HttpRespo
 def evaluation_lifecycle(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     """The lifecycle partial, polled while the keywords run; once they are done (or the
     start was paused) the page reloads to show the evaluation as it now is."""
-    evaluation = _team_evaluation(request, evaluation_id)
+    evaluation = team_evaluation(request, evaluation_id)
     response = render(request, "evaluations/_lifecycle.html", {"evaluation": evaluation})
     if not evaluation.fetching:
         response["HX-Refresh"] = "true"
