@@ -105,6 +105,8 @@ def parse_keyword_text(text: str, *, field: str) -> str:
     """The keyword's exact text as asked; InvalidInput names `field`."""
     if not text.strip():
         raise InvalidInput([f"{field}: choose a keyword"])
+    if "\x00" in text:  # no keyword holds one, and PostgreSQL refuses it in a query
+        raise InvalidInput([f"{field}: a keyword cannot contain a NUL character"])
     if len(text) > KEYWORD_LIMIT:
         raise InvalidInput([f"{field}: a keyword has at most {KEYWORD_LIMIT} characters"])
     return text
@@ -126,10 +128,10 @@ def keyword_side_by_side(
     }
     if len(keywords) != len(ids):
         raise Http404("No such keyword in every evaluation compared.")
-    keyword_ids = [keywords[evaluation_id][0] for evaluation_id in ids]
+    in_order = [keywords[evaluation_id] for evaluation_id in ids]
+    keyword_ids = [keyword_id for keyword_id, _failed in in_order]
     shown = _depth_shown(compared)
-    rows = _results(keyword_ids)
-    lists = _lists(evaluations, keyword_ids, [keywords[e][1] for e in ids], rows, shown)
+    lists = _lists(evaluations, in_order, _results(keyword_ids), shown)
     return KeywordSideBySide(text, evaluations, _metric_lines(keyword_ids, compared), lists, shown)
 
 
@@ -181,38 +183,41 @@ def _results(keyword_ids: list[int]) -> dict[int, list[Row]]:
     return rows
 
 
+def _ranked(rows: list[Row]) -> Ranked:
+    return [(position, doc_id) for position, doc_id, _name, _value in rows]
+
+
 def _lists(
     evaluations: list[Evaluation],
-    keyword_ids: list[int],
-    failed: list[bool],
+    keywords: list[tuple[int, bool]],
     rows: dict[int, list[Row]],
     shown: int,
 ) -> list[ResultList]:
-    baseline_rows = rows[keyword_ids[0]]
-    baseline: Ranked = [(row[0], row[1]) for row in baseline_rows]
+    """The baseline's list, then each other one with its moves and what it dropped."""
+    baseline_rows = rows[keywords[0][0]]
+    baseline = _ranked(baseline_rows)
+    # A dropped document is shown as the baseline has it (its first time, if repeated).
     baseline_scale = evaluations[0].grading_scale
-    by_doc = {}
-    for _position, doc_id, name, value in reversed(baseline_rows):  # the first one wins
-        by_doc[doc_id] = (name, grade_text(baseline_scale, value))
+    as_in_baseline = {}
+    for _position, doc_id, name, value in reversed(baseline_rows):
+        as_in_baseline[doc_id] = (name, grade_text(baseline_scale, value))
     lists = []
-    for index, (evaluation, keyword_id) in enumerate(zip(evaluations, keyword_ids, strict=True)):
+    for index, (evaluation, (keyword_id, failed)) in enumerate(
+        zip(evaluations, keywords, strict=True)
+    ):
         own = rows[keyword_id]
-        ranked: Ranked = [(row[0], row[1]) for row in own]
-        moves: list[Move | None] = (
-            [None] * len(own) if index == 0 else list(moves_against(baseline, ranked))
-        )
+        moves: list[Move | None] = [None] * len(own)
+        dropped = []
+        if index > 0:
+            moves = list(moves_against(baseline, _ranked(own)))
+            dropped = [
+                DroppedResult(gone, *as_in_baseline[gone.doc_id])
+                for gone in dropped_from(baseline, _ranked(own), shown=shown)
+            ]
         scale = evaluation.grading_scale
         results = [
             Result(position, doc_id, name, grade_text(scale, value), move)
             for (position, doc_id, name, value), move in zip(own[:shown], moves, strict=False)
         ]
-        dropped = (
-            []
-            if index == 0
-            else [
-                DroppedResult(gone, *by_doc[gone.doc_id])
-                for gone in dropped_from(baseline, ranked, shown=shown)
-            ]
-        )
-        lists.append(ResultList(evaluation, keyword_id, failed[index], results, len(own), dropped))
+        lists.append(ResultList(evaluation, keyword_id, failed, results, len(own), dropped))
     return lists

@@ -221,6 +221,7 @@ def test_a_keyword_that_is_not_in_every_evaluation_is_404(owner, pair):
         ("?e={a}&e={b}", "k: choose a keyword"),
         ("?e={a}&e={b}&k=+", "k: choose a keyword"),
         ("?e={a}&e={b}&k=" + "x" * 501, "k: a keyword has at most 500 characters"),
+        ("?e={a}&e={b}&k=a%00b", "k: a keyword cannot contain a NUL character"),
         ("?e={a}&k=query+1", "e: choose at least two evaluations to compare"),
         ("?e={a}&e=abc&k=query+1", "e: &#x27;abc&#x27; is not an evaluation id"),
     ],
