@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: setup run test lint format worker pipeline-worker beat bench clean
+.PHONY: setup run dev test lint format worker pipeline-worker beat bench clean
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,14 +14,38 @@ $(INSTALLED): pyproject.toml
 
 setup: $(INSTALLED)
 
-## Serve the demo on http://127.0.0.1:8000 (SQLite, tasks in-process unless configured).
-## Its search model and demo judge call the app's own demo APIs on loopback, so loopback is allowed.
-run: setup
+# The demo's search model and judge call the app's own demo APIs on loopback, so `run` and
+# `dev` allow loopback addresses (unless set otherwise) and keep those APIs on.
+DEMO_ENV = DEMO_SEARCH_API=$${DEMO_SEARCH_API:-1} \
+	SEARCH_ALLOW_PRIVATE_ADDRESSES=$${SEARCH_ALLOW_PRIVATE_ADDRESSES:-1} \
+	AI_JUDGES_ALLOW_PRIVATE_ADDRESSES=$${AI_JUDGES_ALLOW_PRIVATE_ADDRESSES:-1}
+
+# `run` serves as production does (DEBUG off), so it signs with a secret key: SECRET_KEY
+# if set, else one generated on the first run into this git-ignored file and kept (the
+# sessions, and the API keys stored for AI judges, rest on it). Plain http on 127.0.0.1:
+# the https redirect and https-only cookies are off here, and only here.
+SECRET_KEY_FILE := .secret_key
+RUN_ENV = DEBUG=0 SECRET_KEY="$${SECRET_KEY:-$$(cat $(SECRET_KEY_FILE))}" \
+	SECURE_SSL_REDIRECT=0 SESSION_COOKIE_SECURE=0 CSRF_COOKIE_SECURE=0 $(DEMO_ENV)
+
+$(SECRET_KEY_FILE): | $(INSTALLED)
+	umask 077 && $(PY) -c "import secrets; print(secrets.token_urlsafe(50))" > $@
+
+## Serve the demo on http://127.0.0.1:8000 as production does: DEBUG off, gunicorn,
+## static files collected and served by the app (WhiteNoise), Relevo's own error pages.
+## SQLite and tasks in-process unless configured.
+run: setup $(SECRET_KEY_FILE)
+	$(RUN_ENV) $(PY) manage.py migrate --noinput
+	$(RUN_ENV) $(PY) manage.py seed_demo
+	$(RUN_ENV) $(PY) manage.py collectstatic --noinput --verbosity 0
+	$(RUN_ENV) BIND=127.0.0.1:8000 $(VENV)/bin/gunicorn --config config/gunicorn.conf.py
+
+## For debugging: Django's development server with DEBUG on (its error pages show the
+## traceback), reloading on every change; static files straight from the source folders.
+dev: setup
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo
-	SEARCH_ALLOW_PRIVATE_ADDRESSES=$${SEARCH_ALLOW_PRIVATE_ADDRESSES:-1} \
-	AI_JUDGES_ALLOW_PRIVATE_ADDRESSES=$${AI_JUDGES_ALLOW_PRIVATE_ADDRESSES:-1} \
-	$(PY) manage.py runserver 127.0.0.1:8000
+	$(DEMO_ENV) $(PY) manage.py runserver 127.0.0.1:8000
 
 ## The whole test suite. Tests needing PostgreSQL, Redis or Chromium skip when missing.
 test: setup
@@ -61,4 +85,4 @@ bench: setup
 	$(PY) bench/judge_bench.py
 
 clean:
-	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) db.sqlite3 $(SECRET_KEY_FILE) staticfiles .pytest_cache .mypy_cache .ruff_cache

@@ -16,8 +16,11 @@ urlpatterns = [
 ]
 
 # An error raised outside any view (in a middleware, e.g. a session saved as the response
-# leaves) while the database is unavailable answers 503 too; every other error is
-# Django's 500. Views' errors are answered by apps.core.unavailable's middleware.
+# leaves) while the database is unavailable answers 503 too; every other error answers
+# templates/500.html (Relevo's own page, rendered without the request). Views' errors are
+# answered by apps.core.unavailable's middleware.
 handler500 = "apps.core.unavailable.server_error"
+# A request refused before any view ran (an unknown Host) answers Relevo's 400 page.
+handler400 = "apps.core.error_pages.bad_request"
 # An unknown path under /api/ answers JSON, as the rest of the API does.
 handler404 = "apps.api.not_found.page_not_found"
