@@ -1,5 +1,7 @@
 """Factories for tests: real rows built through the same services the product uses."""
 
+import io
+import json
 from collections.abc import Sequence
 from itertools import count
 from typing import TYPE_CHECKING
@@ -11,6 +13,7 @@ from apps.accounts.services import member_add, team_create
 from apps.evaluations.lifecycle import evaluation_finish_now, evaluation_start
 from apps.evaluations.models import Evaluation, FeedbackSlot
 from apps.evaluations.services import Document, evaluation_create, keywords_add, snapshots_add
+from apps.interchange.document import import_document
 
 if TYPE_CHECKING:
     from apps.endpoints.models import SearchModel
@@ -133,3 +136,21 @@ def start(evaluation: Evaluation) -> Evaluation:
 def finish(evaluation: Evaluation) -> Evaluation:
     """Finish the evaluation as a lead does by hand."""
     return evaluation_finish_now(evaluation=evaluation)
+
+
+def import_graded_by(team: Team, grader: str, grades: Sequence[int]) -> Evaluation:
+    """An evaluation imported from a file (graded scale, one keyword "boots") whose
+    results each carry one grade naming `grader`; the import dates its grades now."""
+    snapshots = [
+        {"position": n, "doc_id": f"d{n}", "grades": [{"grader": grader, "grade": grade}]}
+        for n, grade in enumerate(grades, start=1)
+    ]
+    document = {
+        "format": "relevo.evaluation/1",
+        "name": f"Imported {next(_sequence)}",
+        "scale": "graded",
+        "strategy": 1,
+        "metrics": [{"metric": "ndcg", "k": 3}],
+        "keywords": [{"keyword": "boots", "snapshots": snapshots}],
+    }
+    return import_document(team=team, source=io.BytesIO(json.dumps(document).encode()))

@@ -324,6 +324,11 @@ class FeedbackSlot(models.Model):
     # Copied from an earlier evaluation by the reuse strategy, not graded here (so it is
     # not counted again on the leaderboard).
     reused = models.BooleanField(default=False)
+    # Written by an import (a file's grade, even one it names a member for), not given
+    # here: like a reused grade, it counts in progress and metrics but not as anyone's
+    # work today or on the leaderboard. The grade writer turns both flags off when it
+    # writes or clears the grade. The database's default lets raw inserts leave it out.
+    imported = models.BooleanField(default=False, db_default=False)
 
     # Copies that let the queue walk one index in its order of preference: snapshots
     # that already have a grade first (finish what is started), then keyword order,

@@ -32,9 +32,11 @@ def leaderboard(
     """The team's members (holding the tag, if one is given) with the slots they graded
     in the team's evaluations from `start` to `end`, both days included, in local time.
 
-    Two queries. A slot counts once, on the day of its latest grade; a reset slot no
-    longer counts, nor a grade a reuse strategy copied from an earlier evaluation. Most
-    grades first; members with none are listed too.
+    Two queries. Only people's own grades count: a slot counts once, on the day of its
+    latest grade; a reset slot no longer counts, nor a grade a reuse strategy copied
+    from an earlier evaluation, nor one an import wrote (even when the file names a
+    member as its grader). AI judges are not members: judge_leaderboard counts them.
+    Most grades first; members with none are listed too.
     """
     members = Membership.objects.filter(team_id=team_id)
     if tag_id is not None:
@@ -102,10 +104,11 @@ def judge_leaderboard(*, team_id: int, start: date, end: date) -> list[JudgeRow]
 
 
 def _graded_from_to(start: date, end: date, zone: tzinfo) -> dict[str, Any]:
-    """Slots graded here (not copied by reuse: counted where they were given) from
-    `start` to `end`, both days included, in local time."""
+    """Slots graded here (not copied by reuse: counted where they were given; not
+    written by an import) from `start` to `end`, both days included, in local time."""
     return {
         "reused": False,
+        "imported": False,
         "graded_at__gte": datetime.combine(start, time.min, tzinfo=zone),
         "graded_at__lt": datetime.combine(end + timedelta(days=1), time.min, tzinfo=zone),
     }

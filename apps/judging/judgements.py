@@ -235,10 +235,20 @@ def _check_giver(slot: _ReadSlot, giver: Giver, action: Action) -> None:
         raise NotAllowed("only a lead clears a grade")
 
 
+# A grade written or cleared here is no longer one an import wrote or reuse copied: the
+# leaderboard and a grader's count of today count it as the work of whoever gave it.
+GIVEN_HERE = {"reused": False, "imported": False}
+
+
 def _grade_columns(
     slot: _ReadSlot, giver: Giver, grade: int, reason: str, now: datetime
 ) -> dict[str, Any]:
-    changes: dict[str, Any] = {"grade": grade, "reason": reason, "graded_at": _adapt(now)}
+    changes: dict[str, Any] = {
+        "grade": grade,
+        "reason": reason,
+        "graded_at": _adapt(now),
+        **GIVEN_HERE,
+    }
     if giver.kind == GiverKind.RECORDED:
         changes.update(grader_id=giver.user.id if giver.user else None, external_grader=giver.name)
     if giver.kind != GiverKind.GRADER:
@@ -260,6 +270,7 @@ def _cleared_columns() -> dict[str, Any]:
         "grader_id": None,
         "external_grader": "",
         "assigned_at": None,
+        **GIVEN_HERE,
     }
 
 

@@ -6,8 +6,10 @@ decided by a lead, and documents judged that the keywords did not retrieve (TREC
 Their grade columns are set here, and only here, by the
 rules slot_judge follows (judgements.py): a grade of the evaluation's scale, graded_at at
 the import's time (assigned_at too when the grader is a member, as if taken from the
-queue), and every slot of a snapshot with a grade `snapshot_started`, so the queue offers
-the rest of it before fresh results. A grade off the scale stops the import (check_grade's error);
+queue), every graded slot `imported` (its grade is the file's: it counts in progress and
+metrics, never as anyone's work today or on the leaderboard), and every slot of a
+snapshot with a grade `snapshot_started`, so the queue offers the rest of it before
+fresh results. A grade off the scale stops the import (check_grade's error);
 the import's own checks have already named its line (apps/interchange/checks.py).
 
 The rows go to the import's COPY on PostgreSQL (`copy_lines`, fields `SLOT_FIELDS`) or
@@ -50,6 +52,7 @@ SLOT_FIELDS = (
     "keyword_position",
     "snapshot_position",
     "snapshot_started",
+    "imported",
 )
 UNRETRIEVED_FIELDS = ("keyword", "doc_id", "grade")
 DECISION_FIELDS = ("snapshot", "evaluation", "grade", "decided_by", "reason", "decided_at")
@@ -75,7 +78,7 @@ class NewJudgedSlots:
             suffix = f"\t{keyword_position}\t{snapshot_position}\t{started}"
             for index, entry in enumerate(entries):
                 if entry is None:
-                    yield f"{prefix}{index}\t{NULL}\t\t{NULL}\t\t{NULL}\t{NULL}{suffix}"
+                    yield f"{prefix}{index}\t{NULL}\t\t{NULL}\t\t{NULL}\t{NULL}{suffix}\tf"
                     continue
                 grade, user, external, reason = entry
                 if grade not in grades or type(grade) is not int:  # inline: millions of grades
@@ -83,7 +86,7 @@ class NewJudgedSlots:
                 grader, assigned = (NULL, NULL) if user is None else (str(user), now)
                 yield (
                     f"{prefix}{index}\t{grader}\t{text(external)}\t{grade}\t{text(reason)}\t"
-                    f"{assigned}\t{now}{suffix}"
+                    f"{assigned}\t{now}{suffix}\tt"
                 )
 
     def objects(self, snapshots: Iterable[NewSnapshot]) -> Iterator[FeedbackSlot]:
@@ -106,6 +109,7 @@ class NewJudgedSlots:
                     slot.grader_id, slot.external_grader, slot.reason = user, external, reason
                     slot.assigned_at = None if user is None else self.now
                     slot.graded_at = self.now
+                    slot.imported = True
                 yield slot
 
     def decision_copy_lines(self, decided: Iterable[tuple[int, Decision]]) -> Iterator[str]:

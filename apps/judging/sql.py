@@ -92,9 +92,11 @@ OPEN_EVALUATIONS_SQL = (
 )
 
 
-# How many grades the grader gave today (named parameters user and today).
+# How many grades the grader gave today (named parameters user and today): their own,
+# not an import's that names them nor one reuse copied (models.FeedbackSlot).
 GRADES_TODAY_SQL = (
-    f"SELECT COUNT(*) FROM {SLOTS} WHERE grader_id = %(user)s AND graded_at >= %(today)s"
+    f"SELECT COUNT(*) FROM {SLOTS} WHERE grader_id = %(user)s AND graded_at >= %(today)s "
+    "AND NOT (reused OR imported)"
 )
 
 
@@ -357,7 +359,9 @@ def grade_held_started_slot() -> str:
     """
     scale_of_slot = f"(SELECT e.%s FROM {EVALUATIONS} e WHERE e.id = evaluation_id)"
     return (
-        f"UPDATE {SLOTS} SET grade = %s, reason = %s, graded_at = %s "
+        f"UPDATE {SLOTS} SET grade = %s, reason = %s, graded_at = %s, "
+        # the grader's own grade now, even of a slot an import or reuse graded
+        "reused = FALSE, imported = FALSE "
         "WHERE id = %s AND grader_id = %s AND snapshot_started AND EXISTS ("
         f"SELECT 1 FROM {EVALUATIONS} e WHERE e.id = evaluation_id AND e.status = %s "
         "AND e.team_id = %s) "

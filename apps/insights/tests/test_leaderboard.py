@@ -10,8 +10,17 @@ from django.utils import timezone
 from apps.accounts.models import Membership, Tag
 from apps.evaluations.models import FeedbackSlot
 from apps.insights.leaderboard import leaderboard
+from apps.judges import controls, runs
+from apps.judges.services import judge_create
+from apps.judges.tests.fake_provider import FakeProvider, Reply
 from apps.judging.judgements import Action, Giver, slot_judge
-from tests.factories import client_for, make_evaluation, make_grader, slots_of
+from tests.factories import (
+    client_for,
+    import_graded_by,
+    make_evaluation,
+    make_grader,
+    slots_of,
+)
 
 from .lead_pages import text
 
@@ -217,3 +226,56 @@ def test_days_are_the_teams_local_days(settings, team_a, owner, evaluator):
         1,
         1,
     )
+
+
+def test_an_imported_grade_naming_a_member_is_not_their_work(graded, team_a, evaluator):
+    imported = import_graded_by(team_a, "evaluator@a.test", [3, 2])
+    assert FeedbackSlot.objects.filter(evaluation=imported, grader=evaluator).count() == 2
+
+    response = client_for(evaluator).get("/leaderboard/")
+
+    assert rows_of(response)[0] == ("evaluator@a.test", "3", "75.0%", "2")
+    assert "4 graded results" in text(response)
+
+
+def test_an_imported_grade_given_again_here_counts_for_whoever_gave_it(
+    graded, team_a, admin, today
+):
+    imported = import_graded_by(team_a, "evaluator@a.test", [3])
+    (slot,) = slots_of(imported)
+
+    slot_judge(slot_id=slot.id, giver=Giver.recorded(admin), grade=1)
+
+    rows = leaderboard(team_id=team_a.id, start=today, end=today)
+    assert [(row.email, row.graded) for row in rows if row.email == "admin@a.test"] == [
+        ("admin@a.test", 1)
+    ]
+
+
+def test_an_ai_judges_grades_are_counted_apart_from_peoples(graded, team_a, owner, settings):
+    settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = True  # the model server is on this machine
+    evaluation = make_evaluation(team=team_a, scale="binary", keywords={"red shoes": 2})
+    with FakeProvider() as server:
+        server.script(
+            Reply.openai(
+                '{"judgements": [{"id": "r1", "grade": 1, "reason": "Red."},'
+                ' {"id": "r2", "grade": 0, "reason": "Blue."}]}'
+            )
+        )
+        judge = judge_create(
+            team=team_a,
+            name="Shoe expert",
+            protocol="openai",
+            base_url=server.openai_url,
+            model_name="gpt-test",
+            api_key="not-a-real-key",
+        )
+        run = controls.run_start(judge=judge, evaluation=evaluation)
+        runs.run_step(run_id=run.id)
+
+    response = client_for(owner).get("/leaderboard/")
+
+    people, judges = text(response).split('data-testid="judge-leaderboard"')
+    assert rows_of(response)[0] == ("evaluator@a.test", "3", "75.0%", "2")
+    assert "4 graded results" in people and "Shoe expert" not in people
+    assert re.search(r"Shoe expert .*?</td>.*?<td class=\"number\">2</td>", judges, re.S)

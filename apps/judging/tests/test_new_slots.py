@@ -38,6 +38,11 @@ def test_every_slot_of_a_graded_snapshot_is_started_and_an_ungraded_one_is_fresh
     assert [(slot.snapshot_id, slot.index) for slot in slots[:3]] == [(70, 0), (70, 1), (70, 2)]
 
 
+def test_every_graded_slot_is_marked_imported_and_an_empty_one_is_not():
+    slots = list(binary_slots().objects(SNAPSHOTS))
+    assert [slot.imported for slot in slots] == [True, True, False, False, False, False]
+
+
 def test_copy_lines_hold_the_same_values_as_the_models():
     lines = list(binary_slots().copy_lines(SNAPSHOTS))
     slots = list(binary_slots().objects(SNAPSHOTS))
@@ -50,6 +55,7 @@ def test_copy_lines_hold_the_same_values_as_the_models():
         assert columns["graded_at"] == ("\\N" if slot.graded_at is None else NOW.isoformat())
         assert columns["assigned_at"] == ("\\N" if slot.assigned_at is None else NOW.isoformat())
         assert columns["snapshot_started"] == ("t" if slot.snapshot_started else "f")
+        assert columns["imported"] == ("t" if slot.imported else "f")
 
 
 @pytest.mark.parametrize("grade", [2, -1, True])

@@ -484,3 +484,11 @@ def test_a_claim_runs_each_search_for_a_free_slot_once(postgres):
     # Each of the three searches locks the slot it finds: three LockRows nodes, not six
     # (the planner once wrote the searches twice, to test their answer and to give it).
     assert plan.count("LockRows") == 3, plan
+
+
+def test_the_claims_one_statement_stays_short_enough_for_psycopg_to_remember(postgres):
+    # psycopg converts a statement's placeholders once and remembers the result only for
+    # statements up to 4,096 bytes (claim_sql's docstring): a longer claim was converted
+    # again on every claim.
+    for lead_queue in (False, True):
+        assert len(sql.claim_sql(lead_queue).encode()) <= 4096

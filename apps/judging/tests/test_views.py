@@ -22,7 +22,15 @@ from apps.evaluations.models import (
 from apps.evaluations.services import Document, keywords_add, snapshots_add
 from apps.judging import services
 from apps.judging.judgements import Giver, slot_judge
-from tests.factories import assign, client_for, make_evaluation, make_grader, slots_of, start
+from tests.factories import (
+    assign,
+    client_for,
+    import_graded_by,
+    make_evaluation,
+    make_grader,
+    slots_of,
+    start,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -354,6 +362,34 @@ def test_the_empty_state_shows_when_nothing_waits(team_a, evaluator):
     assert 'data-testid="empty-state"' in text(response)
     assert "All done for now" in text(response)
     assert shown_slot(response) is None
+
+
+def test_grades_an_import_names_the_grader_for_are_not_their_work_today(team_a, evaluator):
+    import_graded_by(team_a, "evaluator@a.test", [3, 2])
+    make_evaluation(team=team_a, keywords={"red shoes": 2})
+    client = client_for(evaluator)
+    assert "You graded 0 results today." in text(client.get("/"))
+    client.get("/feedback/")
+
+    response = client.post(
+        f"/feedback/slots/{held(evaluator).id}/grade/", {"grade": 1}, headers=HTMX
+    )
+
+    assert "You today: <strong>1</strong>" in text(response)
+    assert "You graded 1 result today." in text(client.get("/"))
+
+
+def test_an_imported_grade_the_grader_changes_here_becomes_their_work_today(team_a, evaluator):
+    imported = start(import_graded_by(team_a, "evaluator@a.test", [3]))
+    (slot,) = slots_of(imported)
+    client = client_for(evaluator)
+
+    changed = client.post(f"/feedback/slots/{slot.id}/grade/", {"grade": 1}, headers=HTMX)
+
+    assert changed.status_code == 200
+    slot.refresh_from_db()
+    assert (slot.grade, slot.imported) == (1, False)
+    assert "You graded 1 result today." in text(client.get("/"))
 
 
 def test_the_empty_state_shows_once_every_result_is_graded(team_a, evaluator):
