@@ -13,23 +13,30 @@
   var MINUTE = 60 * 1000;
   var HOUR = 60 * MINUTE;
   var DAY = 24 * HOUR;
-  // The steps a time axis ticks by, the first that leaves at most TIME_TICKS ticks.
+  // The steps a time axis ticks by: the first that leaves each tick room for its label
+  // (about 45 pixels for a day's, 95 for a minute's), at most MOST_TIME_TICKS ticks.
   var TIME_STEPS = [MINUTE, 5 * MINUTE, 15 * MINUTE, 30 * MINUTE, HOUR, 3 * HOUR, 6 * HOUR,
     12 * HOUR, DAY, 2 * DAY, 7 * DAY, 14 * DAY, 28 * DAY, 91 * DAY, 182 * DAY, 364 * DAY];
-  var TIME_TICKS = 6;
+  var MOST_TIME_TICKS = 6;
 
-  function timeStep(span) {
+  function timeStep(span, width) {
     for (var i = 0; i < TIME_STEPS.length; i++) {
-      if (span / TIME_STEPS[i] <= TIME_TICKS) return TIME_STEPS[i];
+      var room = Math.floor(width / (TIME_STEPS[i] < DAY ? 95 : 45));
+      if (span / TIME_STEPS[i] <= Math.max(1, Math.min(MOST_TIME_TICKS, room))) {
+        return TIME_STEPS[i];
+      }
     }
-    var longest = TIME_STEPS[TIME_STEPS.length - 1];
-    return longest * Math.ceil(span / (TIME_TICKS * longest));
+    return TIME_STEPS[TIME_STEPS.length - 1] * Math.ceil(span / (MOST_TIME_TICKS * 364 * DAY));
   }
 
-  // "2026-04-09" when ticks are days apart, else "04-09 16:30".
+  // A tick's label, read from the wall-clock number: "2026-11" when ticks are about a
+  // month apart or more, "11-17" a day or more, else "11-17 16:30" (the tooltip and the
+  // table give the full date).
   function timeText(value, step) {
-    var iso = new Date(value).toISOString();
-    return step >= DAY ? iso.slice(0, 10) : iso.slice(5, 10) + " " + iso.slice(11, 16);
+    var iso = new Date(value).toISOString();  // 2026-11-17T16:30:00.000Z
+    if (step >= 28 * DAY) return iso.slice(0, 7);
+    if (step >= DAY) return iso.slice(5, 10);
+    return iso.slice(5, 10) + " " + iso.slice(11, 16);
   }
 
   function timeAxis(data) {
@@ -39,12 +46,13 @@
       first -= DAY / 2;
       last += DAY / 2;
     }
-    var step = timeStep(last - first);
+    var step = DAY;  // chosen again for the axis's width each time it is laid out
     return {
       type: "linear",
       min: first,
       max: last,
       afterBuildTicks: function (scale) {
+        step = timeStep(last - first, scale.width);
         var ticks = [];
         for (var value = Math.ceil(scale.min / step) * step; value <= scale.max; value += step) {
           ticks.push({ value: value });

@@ -2,10 +2,11 @@
 what a chart draws. Plain values in, plain values out."""
 
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 
-from apps.insights.charts import chart, thin
+from apps.insights.charts import chart, thin, wall_clock_ms
 from apps.insights.reference import EvaluationKey, change, previous_finished, reference_for
 
 
@@ -114,3 +115,26 @@ def test_a_chart_refuses_a_series_of_the_wrong_length_or_an_unknown_kind():
         chart("line", ["a", "b", "c"], [("x", [1, 2])])
     with pytest.raises(ValueError, match="unknown chart kind"):
         chart("pie", [], [])
+
+
+def test_a_line_over_time_carries_each_points_wall_clock_in_milliseconds():
+    moments = [datetime(2026, 3, 1, 12, 0, tzinfo=UTC), datetime(2026, 3, 9, 18, 30, tzinfo=UTC)]
+
+    drawn = chart("line", ["first", "second"], [("nDCG@10", [0.4, 0.6])], times=moments)
+
+    assert drawn["times"] == [1772366400000, 1773081000000]
+    # Eight days and six and a half hours apart, as the axis spaces them.
+    assert drawn["times"][1] - drawn["times"][0] == (8 * 24 + 6.5) * 3600 * 1000
+
+
+def test_a_wall_clock_is_read_as_shown_whatever_its_time_zone():
+    noon_in_new_york = datetime(2026, 4, 1, 12, 0, tzinfo=ZoneInfo("America/New_York"))
+
+    assert wall_clock_ms(noon_in_new_york) == wall_clock_ms(datetime(2026, 4, 1, 12, 0, tzinfo=UTC))
+
+
+def test_a_time_axis_needs_a_line_and_a_moment_for_every_label():
+    with pytest.raises(ValueError, match="only a line chart has a time axis"):
+        chart("bar", ["a"], [("x", [1])], times=[datetime(2026, 3, 1, tzinfo=UTC)])
+    with pytest.raises(ValueError, match="1 times for 2 labels"):
+        chart("line", ["a", "b"], [("x", [1, 2])], times=[datetime(2026, 3, 1, tzinfo=UTC)])
