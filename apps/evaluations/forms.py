@@ -294,7 +294,13 @@ def initial_of(evaluation: Evaluation) -> dict[str, Any]:
     }
 
 
-class KeywordsAddForm(forms.Form):
+class KeywordForm(forms.Form):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("label_suffix", "")  # labels sit above their fields
+        super().__init__(*args, **kwargs)
+
+
+class KeywordsAddForm(KeywordForm):
     """Keywords to add to a pending evaluation, typed as on the new-evaluation page."""
 
     # Not "keywords": the page's settings form must not seem to have that field.
@@ -317,7 +323,7 @@ class KeywordsAddForm(forms.Form):
         return keywords
 
 
-class KeywordRenameForm(forms.Form):
+class KeywordRenameForm(KeywordForm):
     """A keyword's new text; the service checks its length and that it is not listed."""
 
     text = forms.CharField(
