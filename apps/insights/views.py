@@ -309,19 +309,7 @@ def model_history(request: TeamRequest, model_id: int) -> HttpResponse:
 @team_member_required
 def dashboard(request: TeamRequest) -> HttpResponse:
     """The home page: what waits for the grader, the team's active evaluations and, for a
-    lead, the pinned evaluations and metrics. Live: its content follows the team's
-    changes (live_views.live_dashboard)."""
-    team_id = request.membership.team_id
-    live_url = reverse("insights:live_dashboard", args=[team_id])
-    return render(
-        request,
-        "insights/dashboard.html",
-        {"live": live_page(live.team_topic(team_id), live_url), **dashboard_context(request)},
-    )
-
-
-def dashboard_context(request: TeamRequest) -> dict[str, Any]:
-    """What the dashboard shows the person, for the page and its live answer."""
+    lead, the pinned evaluations and metrics."""
     membership = request.membership
     mine = list(judging_selectors.evaluations_open_to(membership))
     team_active = list(
@@ -337,10 +325,14 @@ def dashboard_context(request: TeamRequest) -> dict[str, Any]:
         pins = dashboard_pins(
             team_id=membership.team_id, baseline_id=membership.team.baseline_evaluation_id
         )
-    return {
-        "waiting": waiting,
-        "my_evaluations": mine,
-        "team_active": team_active,
-        "grades_today": judging_selectors.grades_today(user=request.user),
-        "pins": pins,
-    }
+    return render(
+        request,
+        "insights/dashboard.html",
+        {
+            "waiting": waiting,
+            "my_evaluations": mine,
+            "team_active": team_active,
+            "grades_today": judging_selectors.grades_today(user=request.user),
+            "pins": pins,
+        },
+    )
