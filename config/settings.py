@@ -413,8 +413,8 @@ THROTTLE_REDIS_URL = env_str("THROTTLE_REDIS_URL")
 def shared_cache_url(cache_url: str, broker_url: str) -> str:
     """The Redis of the default cache: CACHE_URL, else the broker's when it is Redis.
 
-    Empty: no Redis is known, and each process keeps its own cache in memory (right for
-    one process, as `make run` serves)."""
+    Empty: no Redis is known, and each process keeps its own cache in memory (`make run`
+    on one machine: the processes compute the same numbers, each once)."""
     if cache_url:
         if not cache_url.startswith(("redis://", "rediss://", "unix://")):
             raise ImproperlyConfigured(
