@@ -105,7 +105,7 @@ def test_a_lead_creates_and_starts_an_evaluation_from_a_model_and_a_grader_gets_
     shoot(grader, "grader-gets-a-result")
 
     lead.get_by_role("button", name="Pause").click()
-    expect(lifecycle(lead).get_by_test_id("status")).to_have_text("Pending")
+    expect(lifecycle(lead).get_by_test_id("status")).to_have_text("Paused")
     expect(lifecycle(lead).get_by_role("button", name="Resume")).to_be_visible()
     assert Evaluation.objects.get(id=evaluation.id).status == Status.PENDING
     grader.reload()
