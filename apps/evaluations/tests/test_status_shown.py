@@ -34,8 +34,10 @@ def test_an_evaluation_whose_keywords_run_says_starting(team_a):
     assert evaluation.status_shown == "Starting"
 
 
-def test_the_evaluation_page_shows_the_paused_badge(team_a, owner):
+def test_the_evaluation_page_and_the_list_show_the_paused_badge(team_a, owner):
     paused = evaluation_stop(evaluation=make_evaluation(team=team_a))
     lead = client_for(owner)
     badge = 'status-paused" data-testid="status">Paused'
     assert badge in lead.get(f"/evaluations/{paused.id}/").content.decode()
+    listed = lead.get("/evaluations/").content.decode()
+    assert 'status-paused">Paused' in listed and 'status-pending">' not in listed
