@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import live_views, views
 from .agreement import views as agreement_views
 from .comparison import views as comparison_views
 
@@ -16,11 +16,6 @@ urlpatterns = [
         name="keyword_detail",
     ),
     path(
-        "evaluations/<int:evaluation_id>/progress/",
-        views.evaluation_progress,
-        name="evaluation_progress",
-    ),
-    path(
         "evaluations/<int:evaluation_id>/metrics/<int:metric_id>/pin/",
         views.metric_pin,
         name="metric_pin",
@@ -32,6 +27,20 @@ urlpatterns = [
     ),
     path("leaderboard/", views.leaderboard, name="leaderboard"),
     path("models/<int:model_id>/history/", views.model_history, name="model_history"),
+]
+
+# Live pages' answers: /live/<topic kind>/<id>/ (apps.core.live.LIVE_PATH), so that a
+# poll that finds nothing changed is answered before Django runs.
+urlpatterns += [
+    path(
+        "live/evaluation/<int:evaluation_id>/", live_views.live_evaluation, name="live_evaluation"
+    ),
+    path(
+        "live/evaluation/<int:evaluation_id>/disagreements/",
+        live_views.live_disagreements,
+        name="live_disagreements",
+    ),
+    path("live/team/<int:team_id>/dashboard/", live_views.live_dashboard, name="live_dashboard"),
 ]
 
 # Agreement between graders and the lead's disagreement queue.

@@ -7,13 +7,17 @@ from typing import Any
 from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from apps.accounts.decorators import lead_required, team_member_required
 from apps.accounts.models import Tag
 from apps.accounts.requests import TeamRequest
 from apps.accounts.selectors import is_lead
+from apps.core import live
 from apps.core.errors import DomainError
+from apps.core.live import live_page
 from apps.endpoints.models import SearchModel
 from apps.evaluations.models import Evaluation, Keyword, Status
 from apps.judges.selectors import evaluation_judges
@@ -34,7 +38,7 @@ from .keyword_table import (
 )
 from .leaderboard import judge_leaderboard, leaderboard_chart
 from .leaderboard import leaderboard as leaderboard_rows
-from .metric_cards import evaluation_metric_in_team, metric_cards, metric_values
+from .metric_cards import evaluation_metric_in_team, metric_cards
 from .metric_columns import keyword_columns
 from .model_history import model_history as model_history_of
 
@@ -90,7 +94,8 @@ def evaluation_list(request: TeamRequest) -> HttpResponse:
     )
 
 
-# How often the evaluation page asks for fresh progress while graders work.
+# How often the AI judges panel of an evaluation that is not live asks again while a
+# judge runs (a live page's panel follows its live answers instead).
 PROGRESS_POLL_SECONDS = 3
 
 
@@ -113,6 +118,12 @@ def _problems(request: TeamRequest, problems: list[str]) -> HttpResponse:
 @lead_required
 def evaluation_detail(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     evaluation = _team_evaluation(request, evaluation_id)
+    # Live while grades can move it: its progress, metrics and AI judges follow them.
+    live_url = reverse("insights:live_evaluation", args=[evaluation.id])
+    live_settings = None
+    if evaluation.status == Status.ACTIVE or evaluation.fetching:
+        shown = urlencode({"shown": evaluation.status_shown})
+        live_settings = live_page(live.evaluation_topic(evaluation.id), f"{live_url}?{shown}")
     columns = keyword_columns(evaluation)
     form = KeywordTableForm(request.GET, sort_keys=[column.key for column in columns])
     valid = form.is_valid()
@@ -150,6 +161,7 @@ def evaluation_detail(request: TeamRequest, evaluation_id: int) -> HttpResponse:
             "filters": KEYWORD_FILTERS,
             "page_sizes": PAGE_SIZES,
             "poll_seconds": PROGRESS_POLL_SECONDS,
+            "live": live_settings,
             # An open evaluation's AI judges panel loads after the page and polls while a
             # judge runs; any other's cannot change, and comes with the page.
             "judges_panel": None
@@ -158,29 +170,6 @@ def evaluation_detail(request: TeamRequest, evaluation_id: int) -> HttpResponse:
         },
         status=200 if valid else 400,
     )
-
-
-@lead_required
-def evaluation_progress(request: TeamRequest, evaluation_id: int) -> HttpResponse:
-    """The progress card and the metric values, polled by the page while graders work.
-
-    Once the evaluation is no longer active (finished, or paused) the page reloads,
-    which shows its final state and stops the polling.
-    """
-    evaluation = _team_evaluation(request, evaluation_id)
-    response = render(
-        request,
-        "insights/_live_progress.html",
-        {
-            "evaluation": evaluation,
-            "values": metric_values(evaluation),
-            "poll_seconds": PROGRESS_POLL_SECONDS,
-            "oob": True,
-        },
-    )
-    if evaluation.status != Status.ACTIVE:
-        response["HX-Refresh"] = "true"
-    return response
 
 
 @require_POST
@@ -309,7 +298,19 @@ def model_history(request: TeamRequest, model_id: int) -> HttpResponse:
 @team_member_required
 def dashboard(request: TeamRequest) -> HttpResponse:
     """The home page: what waits for the grader, the team's active evaluations and, for a
-    lead, the pinned evaluations and metrics."""
+    lead, the pinned evaluations and metrics. Live: its content follows the team's
+    changes (live_views.live_dashboard)."""
+    team_id = request.membership.team_id
+    live_url = reverse("insights:live_dashboard", args=[team_id])
+    return render(
+        request,
+        "insights/dashboard.html",
+        {"live": live_page(live.team_topic(team_id), live_url), **dashboard_context(request)},
+    )
+
+
+def dashboard_context(request: TeamRequest) -> dict[str, Any]:
+    """What the dashboard shows the person, for the page and its live answer."""
     membership = request.membership
     mine = list(judging_selectors.evaluations_open_to(membership))
     team_active = list(
@@ -325,14 +326,10 @@ def dashboard(request: TeamRequest) -> HttpResponse:
         pins = dashboard_pins(
             team_id=membership.team_id, baseline_id=membership.team.baseline_evaluation_id
         )
-    return render(
-        request,
-        "insights/dashboard.html",
-        {
-            "waiting": waiting,
-            "my_evaluations": mine,
-            "team_active": team_active,
-            "grades_today": judging_selectors.grades_today(user=request.user),
-            "pins": pins,
-        },
-    )
+    return {
+        "waiting": waiting,
+        "my_evaluations": mine,
+        "team_active": team_active,
+        "grades_today": judging_selectors.grades_today(user=request.user),
+        "pins": pins,
+    }

@@ -42,6 +42,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from apps.core import live
 from apps.core.bulk import bulk_upsert
 from apps.core.errors import InvalidInput
 from apps.evaluations.models import Status
@@ -457,3 +458,5 @@ def _budget_spent(run: JudgeRun) -> str:
 
 def _settle(run: JudgeRun, status: str, note: str) -> None:
     JudgeRun.objects.filter(id=run.id, status=RunStatus.RUNNING).update(status=status, note=note)
+    # Its grades reach the live pages with the metrics; its end has no grade to carry it.
+    live.changed(evaluation_id=run.evaluation_id, team_id=run.judge.team_id)

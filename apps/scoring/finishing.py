@@ -11,6 +11,7 @@ from celery import current_app
 from django.db import transaction
 from django.utils import timezone
 
+from apps.core import live
 from apps.core.queueing import queue_after_commit
 from apps.evaluations.models import Evaluation, Status
 
@@ -31,7 +32,11 @@ def evaluation_finish(*, evaluation_id: int) -> bool:
         if not changed:
             return False
         store_exact_means(evaluation_id=evaluation_id)
-        if Evaluation.objects.filter(id=evaluation_id, auto_restart=True).exists():
+        team_id, auto_restart = Evaluation.objects.values_list("team_id", "auto_restart").get(
+            id=evaluation_id
+        )
+        live.changed(evaluation_id=evaluation_id, team_id=team_id)
+        if auto_restart:
             queue_after_commit(current_app.tasks[RESTART_TASK], evaluation_id)
     return True
 

@@ -19,10 +19,11 @@ from .models import KeywordMetric
 
 def lock_evaluation(evaluation_id: int) -> Evaluation:
     """Lock the evaluation's row, step 1 of the lock order (store.py's docstring), and read
-    what the pipeline moves under that lock: its graded count, total, status, progress."""
+    what the pipeline moves under that lock: its graded count, total, status, progress
+    (and its team, whose live pages learn of the change)."""
     return (
         Evaluation.objects.select_for_update(no_key=True)
-        .only("graded_slots", "total_slots", "status", "progress")
+        .only("graded_slots", "total_slots", "status", "progress", "team_id")
         .order_by()
         .get(id=evaluation_id)
     )

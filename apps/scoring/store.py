@@ -38,6 +38,7 @@ from django.db.models import Case, F, Field, FloatField, IntegerField, Q, Value,
 from django.utils import timezone
 
 from apps import engine
+from apps.core import live
 from apps.core.bulk import bulk_set, bulk_upsert
 from apps.evaluations.models import (
     Evaluation,
@@ -102,6 +103,7 @@ def store_keyword_scores(
                     i.graded_slots - locked[i.keyword_id]["graded_slots"] for i, _ in fresh
                 ),
             )
+            live.changed(evaluation_id=evaluation_id, team_id=evaluation.team_id)
         fresh_ids = {i.keyword_id for i, _ in fresh}
         scored_versions = {
             keyword_id: by_keyword[keyword_id][0].version
@@ -333,6 +335,7 @@ def store_evaluation_scores(*, evaluation: Evaluation) -> None:
         locked = lock_evaluation(evaluation.id)
         store_exact_means(evaluation_id=evaluation.id)
         finish_when_complete(locked)
+        live.changed(evaluation_id=evaluation.id, team_id=locked.team_id)
 
 
 def _score_batch(settings: EvaluationSettings, batch: list[KeywordInputs]) -> list[_Computed]:

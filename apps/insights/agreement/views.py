@@ -18,7 +18,9 @@ from django.views.decorators.http import require_POST
 from apps.accounts.decorators import lead_required
 from apps.accounts.models import Membership
 from apps.accounts.requests import TeamRequest
+from apps.core import live
 from apps.core.errors import DomainError
+from apps.core.live import live_page
 from apps.evaluations.models import Evaluation, Snapshot
 from apps.judging import decisions
 
@@ -63,6 +65,18 @@ def _queue_context(evaluation: Evaluation) -> dict[str, Any]:
 @lead_required
 def disagreement_queue(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     evaluation = _team_evaluation(request, evaluation_id)
+    # Live: a grade or another lead's decision shows without a reload (live_views).
+    live_url = reverse("insights:live_disagreements", args=[evaluation.id])
+    query = request.GET.urlencode()
+    settings = live_page(
+        live.evaluation_topic(evaluation.id), f"{live_url}?{query}" if query else live_url
+    )
+    context = {**queue_page_context(request, evaluation), "live": settings}
+    return render(request, "insights/disagreement_queue.html", context)
+
+
+def queue_page_context(request: TeamRequest, evaluation: Evaluation) -> dict[str, Any]:
+    """The queue's rows, counts and metrics as the query asks (`show`, `page`)."""
     show = request.GET.get("show", "open")
     if show not in selectors.SHOW_CHOICES:
         show = "open"
@@ -76,7 +90,7 @@ def disagreement_queue(request: TeamRequest, evaluation_id: int) -> HttpResponse
         rows=rows,
         open_count=page.paginator.count if show == "open" else None,
     )
-    return render(request, "insights/disagreement_queue.html", context)
+    return context
 
 
 def _after_change(

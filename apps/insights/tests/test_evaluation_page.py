@@ -17,7 +17,7 @@ from apps.evaluations.models import (
 from apps.insights import metric_cards as selectors  # the evaluation page's card reads
 from tests.factories import client_for, make_evaluation
 
-from .lead_pages import HTMX, finish, grade_slots, make_model, set_metric_values, text
+from .lead_pages import finish, grade_slots, make_model, set_metric_values, text
 
 pytestmark = pytest.mark.django_db
 
@@ -225,58 +225,73 @@ def test_a_long_history_is_thinned_for_the_chart(evaluation):
 # --- Live progress ----------------------------------------------------------------------------
 
 
-def test_an_active_evaluations_page_polls_its_progress(evaluation, owner):
+def live_url(evaluation) -> str:
+    return f"/live/evaluation/{evaluation.id}/"
+
+
+def test_an_active_evaluations_page_is_live(evaluation, owner):
     page = text(client_for(owner).get(f"/evaluations/{evaluation.id}/"))
 
-    assert f'hx-get="/evaluations/{evaluation.id}/progress/"' in page
-    assert 'hx-trigger="every 3s"' in page
+    assert f'data-live-url="{live_url(evaluation)}?shown=Active"' in page
+    assert re.search(r'data-live-etag="&quot;[0-9a-f]{16}&quot;"', page)
+    assert 'data-live-every="1500"' in page
 
 
-def test_a_finished_evaluations_page_does_not_poll(evaluation, owner):
+def test_a_finished_evaluations_page_is_not_live(evaluation, owner):
     finish(evaluation, day(1))
 
     page = text(client_for(owner).get(f"/evaluations/{evaluation.id}/"))
 
-    assert "/progress/" not in page and "hx-trigger" not in page
+    assert "data-live-url" not in page and "hx-trigger" not in page
 
 
-def test_the_progress_fragment_shows_fresh_progress_and_metric_values(evaluation, owner):
+def test_the_live_answer_shows_fresh_progress_and_metric_values(evaluation, owner):
     client = client_for(owner)
     grade_slots(evaluation, {"red shoes": [3, 3]})
     ndcg = EvaluationMetric.objects.get(evaluation=evaluation, metric="ndcg")
 
-    response = client.get(f"/evaluations/{evaluation.id}/progress/", headers=HTMX)
+    response = client.get(live_url(evaluation), {"shown": "Active"})
 
     fragment = text(response)
-    assert response.status_code == 200 and "HX-Refresh" not in response
-    assert "2 of 5 grades" in fragment
-    assert 'hx-trigger="every 3s"' in fragment
-    assert f'id="metric-value-{ndcg.id}" hx-swap-oob="true"' in fragment
+    assert response.status_code == 200 and "X-Live-Reload" not in response
+    assert re.fullmatch(r'"[0-9a-f]{16}"', response["ETag"])
+    assert "2 of 5 grades" in fragment and 'id="live-progress"' in fragment
+    assert f'id="metric-value-{ndcg.id}"' in fragment
     assert f">{ndcg.value:.4f}</p>" in fragment
+    assert 'id="judge-panel"' in fragment
     assert "<html" not in fragment
 
 
-def test_the_progress_fragment_reloads_the_page_once_grading_stops(evaluation, owner):
+def test_the_live_answer_is_304_until_a_grade_changes_it(evaluation, owner):
+    client = client_for(owner)
+    first = client.get(live_url(evaluation), {"shown": "Active"})
+    etag = first["ETag"]
+
+    again = client.get(live_url(evaluation), {"shown": "Active"}, headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b""
+
+    grade_slots(evaluation, {"red shoes": [3]})  # the pipeline stores it (eager tasks)
+    changed = client.get(live_url(evaluation), {"shown": "Active"}, headers={"If-None-Match": etag})
+    assert changed.status_code == 200 and changed["ETag"] != etag
+    assert "1 of 5 grades" in text(changed)
+
+
+def test_the_live_answer_reloads_the_page_once_its_status_changed(evaluation, owner):
     Evaluation.objects.filter(id=evaluation.id).update(status=Status.FINISHED)
 
-    response = client_for(owner).get(f"/evaluations/{evaluation.id}/progress/", headers=HTMX)
+    response = client_for(owner).get(live_url(evaluation), {"shown": "Active"})
 
-    assert response["HX-Refresh"] == "true"
-    assert "hx-trigger" not in text(response)
-
-
-def test_the_progress_fragment_refuses_evaluators_and_outsiders(evaluation, evaluator, outsider):
-    url = f"/evaluations/{evaluation.id}/progress/"
-
-    assert client_for(evaluator).get(url).status_code == 403
-    assert client_for(outsider).get(url).status_code == 404
+    assert response["X-Live-Reload"] == "1"
 
 
-def test_the_progress_fragment_costs_a_few_queries(
-    evaluation, owner, django_assert_max_num_queries
-):
+def test_the_live_answer_refuses_evaluators_and_outsiders(evaluation, evaluator, outsider):
+    assert client_for(evaluator).get(live_url(evaluation)).status_code == 403
+    assert client_for(outsider).get(live_url(evaluation)).status_code == 404
+
+
+def test_the_live_answer_costs_a_few_queries(evaluation, owner, django_assert_max_num_queries):
     client = client_for(owner)
     client.get("/")  # the session is warm
 
-    with django_assert_max_num_queries(6):
-        client.get(f"/evaluations/{evaluation.id}/progress/", headers=HTMX)
+    with django_assert_max_num_queries(8):
+        client.get(live_url(evaluation), {"shown": "Active"})

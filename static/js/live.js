@@ -1,0 +1,65 @@
+// Live pages (apps/core/live.py). A page made live by templates/_live.html asks its live
+// URL every few seconds with the ETag of what it shows. 304: nothing changed. 200: each
+// top-level element of the answer replaces the page's element of the same id, and htmx
+// wires up what came in. X-Live-Reload: the page changed more than its parts (a status),
+// and reloads whole.
+//
+// A part holding the field someone is typing in is left alone until the next change.
+// A hidden tab does not ask; it asks at once when shown again.
+(function () {
+  "use strict";
+
+  function typingIn(element) {
+    var focused = document.activeElement;
+    return focused && element.contains(focused) && /^(INPUT|TEXTAREA|SELECT)$/.test(focused.tagName);
+  }
+
+  function swapParts(html) {
+    var answer = document.createElement("template");
+    answer.innerHTML = html;
+    // A copy: moving an element into the page takes it out of the live children list.
+    Array.prototype.slice.call(answer.content.children).forEach(function (fresh) {
+      var current = fresh.id && document.getElementById(fresh.id);
+      if (!current || typingIn(current)) return;
+      current.replaceWith(fresh);
+      if (window.htmx) window.htmx.process(fresh);
+    });
+    document.dispatchEvent(new CustomEvent("relevo:live-swapped"));
+  }
+
+  function follow(settings) {
+    var url = settings.dataset.liveUrl;
+    var etag = settings.dataset.liveEtag || "";
+    var every = parseInt(settings.dataset.liveEvery, 10) || 1500;
+    var asking = false;
+
+    function ask() {
+      if (asking || document.hidden) return;
+      asking = true;
+      var headers = etag ? { "If-None-Match": etag } : {};
+      // no-store: the browser's cache stays out of it, so a 304 reaches this code as is.
+      fetch(url, { headers: headers, credentials: "same-origin", cache: "no-store" })
+        .then(function (response) {
+          if (response.headers.get("X-Live-Reload")) {
+            window.location.reload();
+            return null;
+          }
+          if (response.status !== 200) return null;
+          etag = response.headers.get("ETag") || "";
+          return response.text().then(swapParts);
+        })
+        .catch(function () { /* offline for a moment: the next tick asks again */ })
+        .then(function () { asking = false; });
+    }
+
+    window.setInterval(ask, every);
+    document.addEventListener("visibilitychange", ask);
+  }
+
+  function start() {
+    document.querySelectorAll("[data-live-url]").forEach(follow);
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
