@@ -3,14 +3,23 @@
 from typing import Any
 
 from django.db.models import Prefetch, QuerySet
+from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
-from rest_framework import generics, serializers
+from rest_framework import generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
+from apps.evaluations.keyword_editing import (
+    MAX_ADDED_AT_ONCE,
+    evaluation_keywords_add,
+    keyword_remove,
+    keyword_rename,
+)
 from apps.evaluations.metric_list import cutoff_out
 from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot
+from apps.evaluations.services import KEYWORD_LIMIT
 from apps.judges.models import Judge
 from apps.scoring.models import KeywordMetric
 
@@ -52,6 +61,34 @@ class KeywordOut(serializers.Serializer):
         ]
 
 
+def _with_results(keywords: QuerySet[Keyword]) -> QuerySet[Keyword]:
+    """The keywords with what KeywordOut reads, in two more queries however many."""
+    return keywords.prefetch_related(
+        Prefetch("snapshots", queryset=Snapshot.objects.order_by("position")),
+        Prefetch("metric_values", queryset=KeywordMetric.objects.order_by("metric", "k")),
+    )
+
+
+class KeywordsAddIn(serializers.Serializer):
+    keywords = serializers.ListField(
+        child=serializers.CharField(max_length=KEYWORD_LIMIT, allow_blank=True),
+        allow_empty=False,
+        max_length=MAX_ADDED_AT_ONCE,
+        help_text="one query each; trimmed, blanks, repeats and those listed already skipped",
+    )
+
+
+class KeywordAddedOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    keyword = serializers.CharField(source="text")
+    position = serializers.IntegerField()
+
+
+class KeywordsAddOut(serializers.Serializer):
+    added = KeywordAddedOut(many=True)
+    skipped = serializers.IntegerField(help_text="blank, repeated or listed already")
+
+
 class KeywordList(generics.ListAPIView):
     """Keywords of an evaluation, with their metric values and results."""
 
@@ -60,14 +97,61 @@ class KeywordList(generics.ListAPIView):
 
     def get_queryset(self) -> QuerySet[Keyword]:
         evaluation = evaluation_of(self.request, self.kwargs["evaluation_id"])
-        return (
-            Keyword.objects.filter(evaluation=evaluation)
-            .order_by("position")
-            .prefetch_related(
-                Prefetch("snapshots", queryset=Snapshot.objects.order_by("position")),
-                Prefetch("metric_values", queryset=KeywordMetric.objects.order_by("metric", "k")),
-            )
-        )
+        return _with_results(Keyword.objects.filter(evaluation=evaluation).order_by("position"))
+
+    @extend_schema(
+        summary="Add keywords to a pending evaluation",
+        description="After its keywords, in order. With a search model they run at the next "
+        "start or resume. 409 unless the evaluation is pending and not starting.",
+        request=KeywordsAddIn,
+        responses={201: KeywordsAddOut},
+    )
+    def post(self, request: Request, evaluation_id: int) -> Response:
+        evaluation = evaluation_of(request, evaluation_id)
+        data = KeywordsAddIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        typed = data.validated_data["keywords"]
+        added = evaluation_keywords_add(evaluation=evaluation, texts=typed)
+        body = {"added": added, "skipped": len(typed) - len(added)}
+        return Response(KeywordsAddOut(body).data, status=status.HTTP_201_CREATED)
+
+
+class KeywordChangeIn(serializers.Serializer):
+    keyword = serializers.CharField(max_length=KEYWORD_LIMIT, help_text="the new text")
+
+
+class KeywordDetail(APIView):
+    """One keyword of a pending evaluation: rename it or remove it (apps.evaluations.
+    keyword_editing has the rules)."""
+
+    def _keyword(self, request: Request, evaluation_id: int, keyword_id: int) -> Keyword:
+        evaluation = evaluation_of(request, evaluation_id)
+        return get_object_or_404(Keyword, id=keyword_id, evaluation=evaluation)
+
+    @extend_schema(
+        summary="Rename a keyword of a pending evaluation",
+        description="Its results, grades and metric values go with the old text, and it runs "
+        "again at the next start or resume; without a search model a keyword with results "
+        "cannot be renamed (409). 400 naming `keyword` for an empty, too long or listed text.",
+        request=KeywordChangeIn,
+        responses=KeywordOut,
+    )
+    def patch(self, request: Request, evaluation_id: int, keyword_id: int) -> Response:
+        keyword = self._keyword(request, evaluation_id, keyword_id)
+        data = KeywordChangeIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        keyword_rename(keyword=keyword, text=data.validated_data["keyword"])
+        renamed = _with_results(Keyword.objects.filter(id=keyword.id)).get()
+        return Response(KeywordOut(renamed).data)
+
+    @extend_schema(
+        summary="Remove a keyword of a pending evaluation, with its results, grades and values",
+        request=None,
+        responses={204: None},
+    )
+    def delete(self, request: Request, evaluation_id: int, keyword_id: int) -> Response:
+        keyword_remove(keyword=self._keyword(request, evaluation_id, keyword_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class AiJudgeOut(serializers.Serializer):

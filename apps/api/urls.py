@@ -81,6 +81,11 @@ v1 = [
         name="keyword_list",
     ),
     path(
+        "evaluations/<int:evaluation_id>/keywords/<int:keyword_id>/",
+        keywords.KeywordDetail.as_view(),
+        name="keyword_detail",
+    ),
+    path(
         "evaluations/<int:evaluation_id>/judgements/",
         keywords.JudgementList.as_view(),
         name="judgement_list",

@@ -326,7 +326,7 @@ class KeywordsAddForm(KeywordForm):
 class KeywordRenameForm(KeywordForm):
     """A keyword's new text; the service checks its length and that it is not listed."""
 
-    text = forms.CharField(
+    keyword = forms.CharField(
         label="Keyword",
         error_messages={"required": "type the keyword's new text"},
     )

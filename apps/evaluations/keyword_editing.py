@@ -73,13 +73,13 @@ def keyword_rename(*, keyword: Keyword, text: str) -> Keyword:
     current = Keyword.objects.select_for_update().get(id=keyword.id)
     text = text.strip()
     if not text:
-        raise InvalidInput(["text: required"])
+        raise InvalidInput(["keyword: required"])
     if len(text) > KEYWORD_LIMIT:
-        raise InvalidInput([f"text: at most {KEYWORD_LIMIT} characters (got {len(text)})"])
+        raise InvalidInput([f"keyword: at most {KEYWORD_LIMIT} characters (got {len(text)})"])
     if text == current.text:
         return current
     if Keyword.objects.filter(evaluation=evaluation, text=text).exclude(id=current.id).exists():
-        raise InvalidInput([f"text: '{text}' is already a keyword of this evaluation"])
+        raise InvalidInput([f"keyword: '{text}' is already a keyword of this evaluation"])
     has_results = current.snapshots.exists() or current.unretrieved.exists()
     if has_results and evaluation.search_model_id is None:
         raise InvalidState(

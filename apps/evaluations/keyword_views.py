@@ -81,10 +81,10 @@ def keyword_edit_page(request: TeamRequest, evaluation_id: int, keyword_id: int)
         return evaluation
     keyword = _team_keyword(evaluation, keyword_id)
     old_text = keyword.text
-    form = KeywordRenameForm(request.POST or None, initial={"text": keyword.text})
+    form = KeywordRenameForm(request.POST or None, initial={"keyword": keyword.text})
     if request.method == "POST" and form.is_valid():
         try:
-            keyword = keyword_rename(keyword=keyword, text=form.cleaned_data["text"])
+            keyword = keyword_rename(keyword=keyword, text=form.cleaned_data["keyword"])
         except InvalidInput as error:
             put_problems(form, error.problems)
         except DomainError as error:

@@ -171,7 +171,7 @@ def test_a_lead_renames_a_keyword_never_run(owner, pending):
     keyword = pending.keywords.get(text="blue hat")
     client = client_for(owner)
 
-    response = client.post(rename_url(keyword), {"text": "  blue cap "})
+    response = client.post(rename_url(keyword), {"keyword": "  blue cap "})
 
     assert response.status_code == 302
     keyword.refresh_from_db()
@@ -190,10 +190,10 @@ def test_a_lead_renames_a_keyword_never_run(owner, pending):
 def test_a_rename_that_breaks_a_rule_is_shown_beside_the_field(typed, problem, owner, pending):
     keyword = pending.keywords.get(text="blue hat")
 
-    response = client_for(owner).post(rename_url(keyword), {"text": typed})
+    response = client_for(owner).post(rename_url(keyword), {"keyword": typed})
 
     assert response.status_code == 400
-    assert field_errors(response, "text") == problem
+    assert field_errors(response, "keyword") == problem
     assert texts(pending) == ["red shoes", "blue hat"]
 
 
@@ -207,7 +207,7 @@ def test_renaming_a_run_keyword_drops_its_results_and_grades_and_runs_it_again(
 
     form = client_for(owner).get(rename_url(keyword))
     with scored():
-        response = client_for(owner).post(rename_url(keyword), {"text": "blue cap"})
+        response = client_for(owner).post(rename_url(keyword), {"keyword": "blue cap"})
 
     assert "Its 2 results and their grades go with the old text" in text(form)
     assert response.status_code == 302
@@ -227,7 +227,7 @@ def test_a_keyword_with_imported_results_cannot_be_renamed(owner, team_a, scored
     keyword = evaluation.keywords.get(text="blue hat")
     client = client_for(owner)
 
-    response = client.post(rename_url(keyword), {"text": "blue cap"})
+    response = client.post(rename_url(keyword), {"keyword": "blue cap"})
 
     assert response.status_code == 302
     assert "Not changed: 'blue hat' has imported results" in shown_message(client, evaluation)
@@ -285,7 +285,7 @@ def test_an_open_evaluations_keywords_cannot_change_and_the_page_says_why(owner,
 
     answers = [
         client.post(add_url(evaluation), {"new_keywords": "more"}),
-        client.post(rename_url(keyword), {"text": "other"}),
+        client.post(rename_url(keyword), {"keyword": "other"}),
         client.post(remove_url(keyword)),
     ]
 
@@ -298,7 +298,7 @@ def test_an_open_evaluations_keywords_cannot_change_and_the_page_says_why(owner,
 
 def test_an_evaluator_is_refused_and_an_outsider_finds_nothing(evaluator, outsider, pending):
     keyword = pending.keywords.get(text="red shoes")
-    form = {"new_keywords": "x", "text": "x"}
+    form = {"new_keywords": "x", "keyword": "x"}
     for url in (add_url(pending), rename_url(keyword), remove_url(keyword)):
         assert client_for(evaluator).post(url, form).status_code == 403
         assert client_for(outsider).post(url, form).status_code == 404
