@@ -9,6 +9,7 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
+from apps.accounts.models import User
 from apps.core.errors import InvalidInput
 from apps.evaluations import lifecycle, services
 from apps.evaluations.lifecycle import evaluation_clone, evaluation_restart
@@ -223,3 +224,29 @@ def test_migrating_renames_existing_duplicates_then_refuses_new_ones():
     assert [names[i] for i in ids] == ["Run", "run (2)", "RUN (3)"]
     with pytest.raises(NameTaken):
         evaluation_create(team=Evaluation.objects.get(id=ids[0]).team, name="rUn", metrics=METRICS)
+
+
+def test_the_admin_refuses_a_taken_name_with_the_constraints_message():
+    team = make_team()
+    named(team, "Shoes 1")
+    other = named(team, "Hats 1")
+    root = User.objects.create_superuser(email="root@example.test", password="x" * 12)
+    url = f"/admin/evaluations/evaluation/{other.id}/change/"
+    form = client_for(root).get(url).context["adminform"].form
+    data = {name: value for name, value in form.initial.items() if value is not None}
+    data.update(
+        {
+            "name": "shoes 1",
+            "team": team.id,
+            "tags": [],
+            "metrics-TOTAL_FORMS": "0",
+            "metrics-INITIAL_FORMS": "0",
+        }
+    )
+
+    response = client_for(root).post(url, data)
+
+    assert response.status_code == 200
+    assert "An evaluation with this name already exists in this team." in response.content.decode()
+    other.refresh_from_db()
+    assert other.name == "Hats 1"
