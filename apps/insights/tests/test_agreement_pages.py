@@ -161,6 +161,7 @@ def test_a_decision_with_htmx_answers_the_row_and_the_new_metric_means(evaluatio
     html = response.content.decode()
     assert f'id="snapshot-{tie.id}"' in html
     assert 'data-testid="final-grade">0 · Irrelevant<' in html
+    assert '(Relevant)">1 · Relevant</button>' in html  # the buttons label grades alike
     assert "by admin@a.test" in html and "Clear the decision" in html
     after = EvaluationMetric.objects.get(evaluation=evaluation).value
     # red shoes: P@2 from 1 (one judged, relevant) to 0.5; blue shirt stays 0 (tie at 2).
