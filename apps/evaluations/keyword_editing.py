@@ -15,8 +15,10 @@ changes, and no worker is writing results.
 - Remove: the keyword with its results, grades and metric values.
 
 Results that go take their slots out of the evaluation's counts under its row lock (the
-pipeline moves them under the same lock), and when they had metric values the means are
-recomputed whole (pipeline.setup_changed): a mean has no way to drop one keyword's value.
+pipeline moves them under the same lock). A renamed keyword that had metric values is
+scored again as after a grade (pipeline.grades_changed: its judgements changed), which
+moves the means from its old values to none; a removed one leaves no row to move them
+from, so the evaluation is recomputed whole (pipeline.setup_changed).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from django.db import transaction
 from apps import engine
 from apps.core.errors import InvalidInput, InvalidState
 from apps.scoring.models import KeywordMetric
-from apps.scoring.pipeline import setup_changed
+from apps.scoring.pipeline import grades_changed, setup_changed
 
 from .models import Evaluation, FeedbackSlot, Keyword, Status, UnretrievedJudgement
 from .services import KEYWORD_LIMIT, keywords_add
@@ -86,6 +88,7 @@ def keyword_rename(*, keyword: Keyword, text: str) -> Keyword:
             f"'{current.text}' has imported results, which belong to its text: remove it "
             "and import the new keyword's results instead"
         )
+    had_values = _has_values(current)
     _drop_results(evaluation, current)
     current.text = text
     # Run again at the next start or resume, as a keyword never run.
@@ -95,8 +98,12 @@ def keyword_rename(*, keyword: Keyword, text: str) -> Keyword:
     current.execution_message = ""
     current.execution_ms = None
     current.attempts = 0
-    # Only these: the pipeline's marks on the row (setup_changed) must stay as written.
-    current.save(update_fields=[*RUN_FIELDS, "text", "graded_slots"])
+    current.save(update_fields=[*RUN_FIELDS, "text"])
+    if had_values:
+        # Its judgements are gone: scored again, its values become none and the means
+        # move by the change, as for any grade (the keyword's row still holds the values
+        # to move from, and the version guard keeps out a worker's older result).
+        grades_changed(keyword_ids=[current.id])
     return current
 
 
@@ -105,25 +112,31 @@ def keyword_remove(*, keyword: Keyword) -> None:
     """Remove the keyword with its results, grades and metric values."""
     evaluation = _lock_pending(keyword.evaluation_id)
     current = Keyword.objects.select_for_update().get(id=keyword.id)
+    had_values = _has_values(current)
     _drop_results(evaluation, current)
-    current.delete()
+    current.delete()  # its metric values with it
+    if had_values:
+        # No keyword is left to move the means from: they are recomputed whole.
+        setup_changed(evaluation_id=evaluation.id)
+
+
+def _has_values(keyword: Keyword) -> bool:
+    return KeywordMetric.objects.filter(keyword=keyword).exists()
 
 
 def _drop_results(evaluation: Evaluation, keyword: Keyword) -> None:
     """Delete the keyword's results (their slots, grades, skips and decisions go with
-    them), its judged documents not retrieved and its metric values; take its slots out
-    of the evaluation's counts, and recompute the means if it had values."""
+    them) and its judged documents not retrieved, and take its slots out of the
+    evaluation's counts at once (graded never more than total)."""
     slots = FeedbackSlot.objects.filter(keyword=keyword).count()
-    had_values = KeywordMetric.objects.filter(keyword=keyword).exists()
     keyword.snapshots.all().delete()
     UnretrievedJudgement.objects.filter(keyword=keyword).delete()
-    KeywordMetric.objects.filter(keyword=keyword).delete()
-    # The evaluation's graded count is the sum of its keywords' scored counts.
+    # The evaluation's graded count is the sum of its keywords' scored counts; with the
+    # keyword's own set to 0 the pipeline finds no graded change left to count.
     graded = evaluation.graded_slots - keyword.graded_slots
     total = evaluation.total_slots - slots
     Evaluation.objects.filter(id=evaluation.id).update(
         graded_slots=graded, total_slots=total, progress=engine.progress(graded, total)
     )
+    Keyword.objects.filter(id=keyword.id).update(graded_slots=0)
     keyword.graded_slots = 0
-    if had_values:
-        setup_changed(evaluation_id=evaluation.id)
