@@ -48,7 +48,7 @@ def test_a_lead_adds_a_judge_calibrates_it_assigns_it_and_watches_it_grade_every
     page.get_by_label("API key").fill("not-a-real-key-browser-abcd")
     page.get_by_label("Results per call").fill("50")
     page.get_by_role("button", name="Add judge").click()
-    assert page.get_by_text("must be from 1 to 20, got 50").is_visible()
+    assert page.get_by_text("Must be from 1 to 20, got 50.").is_visible()
     assert not Judge.objects.exists()
     screenshot("judge-problem")
 

@@ -31,7 +31,7 @@ def test_a_lead_creates_an_endpoint_and_a_model_then_tests_it(
     page.get_by_label("Response mapper (JSON)").fill(json.dumps(without_id, indent=2))
     page.get_by_role("button", name="Create endpoint").click()
     mapper_field = page.get_by_test_id("mapper-field")
-    assert mapper_field.get_by_text("mapper.id: required").is_visible()
+    assert mapper_field.get_by_text("id: required.", exact=True).is_visible()
     assert not SearchEndpoint.objects.exists()
     screenshot("mapper-problem")
 

@@ -123,7 +123,7 @@ def test_a_blank_keyword_is_refused_naming_the_field(owner, team_a, search_serve
 
     response = client_for(owner).post(f"/models/{model.id}/test/", {"keyword": "  "}, **HTMX)
 
-    assert response.context["test_form"].errors == {"keyword": ["required"]}
+    assert response.context["test_form"].errors == {"keyword": ["Required."]}
     assert 'data-testid="test-outcome"' not in text(response)
     assert search_server.calls.total() == 0
 

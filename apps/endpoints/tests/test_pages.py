@@ -169,8 +169,8 @@ def test_a_header_line_without_a_colon_is_refused_naming_the_field_and_line(team
 
     assert response.status_code == 200
     form = response.context["form"]
-    assert form.errors["headers"] == ["headers line 2: no ':' (write Name: value)"]
-    assert "headers line 2: no &#x27;:&#x27; (write Name: value)" in text(response)
+    assert form.errors["headers"] == ["Line 2: no ':' (write Name: value)."]
+    assert "Line 2: no &#x27;:&#x27; (write Name: value)." in text(response)
     assert not SearchEndpoint.objects.exists()
 
 
@@ -183,16 +183,16 @@ def test_mapper_errors_are_shown_next_to_the_mapper_with_every_other_problem(tea
     )
 
     errors = response.context["form"].errors
-    assert errors["name"] == ["required"]
-    assert errors["timeout_seconds"] == ["must be more than 0 and at most 120 seconds"]
+    assert errors["name"] == ["Required."]
+    assert errors["timeout_seconds"] == ["Must be more than 0 and at most 120 seconds."]
     assert errors["mapper"] == [
-        "mapper.results: needs exactly one [*] (found 0)",
-        "mapper.id: required",
+        "results: needs exactly one [*] (found 0).",
+        "id: required.",
     ]
     # The problems are in the mapper's own block of the page, below its text box.
     page = text(response)
     mapper_block = page[page.index('data-testid="mapper-field"') :]
-    assert mapper_block.index("mapper.id: required") < mapper_block.index("How to write a mapper")
+    assert mapper_block.index("id: required.") < mapper_block.index("How to write a mapper")
     assert not SearchEndpoint.objects.exists()
 
 
@@ -200,7 +200,7 @@ def test_a_mapper_that_is_not_json_is_refused_with_its_line_and_column(owner):
     response = client_for(owner).post("/endpoints/new/", endpoint_post(mapper='{"id": }'))
 
     assert response.context["form"].errors["mapper"] == [
-        "not valid JSON: Expecting value (line 1, column 8)"
+        "Not valid JSON: Expecting value (line 1, column 8)."
     ]
 
 
@@ -307,11 +307,11 @@ def test_model_problems_are_shown_by_field_and_line(owner, endpoint):
     names = client.post("/models/new/", model_post(endpoint, headers="X-A: 1\n\nBad Header: 1"))
 
     assert lines.context["form"].errors == {
-        "params": ["params line 2: no '=' (write name=value)"],
-        "headers": ["headers line 2: no ':' (write Name: value)"],
+        "params": ["Line 2: no '=' (write name=value)."],
+        "headers": ["Line 2: no ':' (write Name: value)."],
     }
     assert names.context["form"].errors == {
-        "headers": ["headers line 3: 'Bad Header' is not a valid header name"]
+        "headers": ["Line 3: 'Bad Header' is not a valid header name."]
     }
     assert not SearchModel.objects.exists()
 

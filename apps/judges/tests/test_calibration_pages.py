@@ -47,10 +47,8 @@ def test_a_lead_draws_a_gold_set_calibrates_a_judge_and_reads_the_figures(
         {"name": "", "baseline": str(baseline.id), "candidate": str(baseline.id), "keywords": "1"},
     )
     page = refused.content.decode()
-    assert (
-        "keywords: a whole number from 2 to 500" in page or "a whole number from 2 to 500" in page
-    )
-    assert "choose an evaluation other than the baseline" in page
+    assert "A whole number from 2 to 500." in page
+    assert "Choose an evaluation other than the baseline." in page
     assert not GoldSet.objects.exists()
 
     drawn = lead.post(

@@ -57,9 +57,9 @@ def test_every_problem_shows_beside_its_field(owner):
     )
     assert page.status_code == 200
     text = page.content.decode()
-    assert "must be from 1 to 20, got 50" in text
-    assert "must be an http:// or https:// URL with a host" in text
-    assert "required" in text
+    assert "Must be from 1 to 20, got 50." in text
+    assert "Must be an http:// or https:// URL with a host" in text
+    assert "Required." in text
     assert API_KEY not in text
     assert not Judge.objects.exists()
 

@@ -162,7 +162,7 @@ def test_a_lead_copies_the_default_edits_it_and_reads_every_version(owner, team_
     assert page.count('data-testid="prompt-version-row"') == 2
 
     refused = lead.post(edit_url, {"name": "Shop", "instructions": "No placeholder."})
-    assert "keep the {scale} placeholder" in refused.content.decode()
+    assert "Keep the {scale} placeholder" in refused.content.decode()
     assert JudgePromptVersion.objects.filter(prompt__team=team_a).count() == 2
 
 
