@@ -50,7 +50,7 @@ def test_a_lead_adds_renames_and_removes_keywords_and_the_evaluation_page_shows_
 
     hat = keyword_row(page, "blue hat")
     hat.get_by_test_id("keyword-text").fill("blue cap")
-    hat.get_by_role("button", name="Save").click()
+    hat.get_by_role("button", name="Rename").click()
     expect(page.get_by_role("status")).to_contain_text("Changed 'blue hat' to 'blue cap'.")
 
     keyword_row(page, "red shoes").get_by_role("link", name="Remove…").click()
