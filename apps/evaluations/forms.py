@@ -69,9 +69,10 @@ def keyword_lines_cleaned(text: str) -> list[str]:
 
 
 def suggested_name(model_name: str, taken: Iterable[str]) -> str:
-    """ "<model> 1", or the number after the highest one already used with that name."""
-    pattern = re.compile(rf"^{re.escape(model_name)} (\d+)$")
-    used = [int(match.group(1)) for name in taken if (match := pattern.match(name))]
+    """ "<model> 1", or the number after the highest one already used with that name (in
+    any case, as a team's names are unique in any case)."""
+    pattern = re.compile(rf"^{re.escape(model_name)} (\d+)$", re.IGNORECASE)
+    used = [int(match.group(1)) for name in taken if (match := pattern.match(name.strip()))]
     return f"{model_name} {max(used, default=0) + 1}"
 
 

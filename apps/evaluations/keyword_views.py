@@ -91,7 +91,10 @@ def keyword_edit_page(request: TeamRequest, evaluation_id: int, keyword_id: int)
             messages.error(request, f"Not changed: {error.message}.")
             return _back_to_list(evaluation)
         else:
-            messages.success(request, f"Changed '{old_text}' to '{keyword.text}'.")
+            if keyword.text == old_text:
+                messages.info(request, f"'{old_text}' is unchanged.")
+            else:
+                messages.success(request, f"Changed '{old_text}' to '{keyword.text}'.")
             return _back_to_list(evaluation)
     return render(
         request,

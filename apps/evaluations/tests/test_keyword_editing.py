@@ -179,6 +179,16 @@ def test_a_lead_renames_a_keyword_never_run(owner, pending):
     assert "Changed 'blue hat' to 'blue cap'." in shown_message(client, pending)
 
 
+def test_saving_a_keyword_as_it_is_changes_nothing_and_says_so(owner, pending):
+    keyword = pending.keywords.get(text="blue hat")
+    client = client_for(owner)
+
+    client.post(rename_url(keyword), {"keyword": " blue hat "})
+
+    assert "'blue hat' is unchanged." in shown_message(client, pending)
+    assert texts(pending) == ["red shoes", "blue hat"]
+
+
 @pytest.mark.parametrize(
     ("typed", "problem"),
     [

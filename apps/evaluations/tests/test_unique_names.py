@@ -12,6 +12,7 @@ from django.db.migrations.executor import MigrationExecutor
 from apps.accounts.models import User
 from apps.core.errors import InvalidInput
 from apps.evaluations import lifecycle, services
+from apps.evaluations.forms import suggested_name
 from apps.evaluations.lifecycle import evaluation_clone, evaluation_restart
 from apps.evaluations.models import Evaluation
 from apps.evaluations.services import NameTaken, evaluation_create
@@ -45,6 +46,10 @@ def test_the_new_page_refuses_a_name_the_team_has_in_any_case_and_saves_nothing(
         "already exists in this team"
     )
     assert Evaluation.objects.filter(team=team_a).count() == 1
+
+
+def test_the_suggested_name_numbers_on_past_names_in_any_case():
+    assert suggested_name("Catalogue", ["catalogue 1", " CATALOGUE 2 "]) == "Catalogue 3"
 
 
 def test_another_team_may_use_a_name_this_team_has(owner, team_a, team_b):
