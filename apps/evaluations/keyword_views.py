@@ -36,8 +36,8 @@ def _back_to_list(evaluation: Evaluation) -> HttpResponse:
     return redirect(reverse("evaluations:evaluation_edit", args=[evaluation.id]) + "#keywords")
 
 
-def _plural(count: int, word: str = "keyword") -> str:
-    return f"{count} {word}{'s' if count != 1 else ''}"
+def _keywords(count: int) -> str:
+    return f"{count} keyword{'s' if count != 1 else ''}"
 
 
 @require_http_methods(["GET", "POST"])
@@ -58,8 +58,8 @@ def keywords_add_page(request: TeamRequest, evaluation_id: int) -> HttpResponse:
             return _back_to_list(evaluation)
         else:
             skipped = len(typed) - len(added)
-            already = f"; {_plural(skipped)} already listed" if skipped else ""
-            messages.success(request, f"Added {_plural(len(added))}{already}.")
+            already = f"; {_keywords(skipped)} already listed" if skipped else ""
+            messages.success(request, f"Added {_keywords(len(added))}{already}.")
             return _back_to_list(evaluation)
     return render(
         request,
