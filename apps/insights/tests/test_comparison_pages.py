@@ -274,8 +274,11 @@ def test_the_csv_has_a_row_per_common_keyword_with_values_differences_and_rank_c
     a, b = stored(first, "ndcg", 10), stored(second, "ndcg", 10)
     line = rows[1]
     assert line[0] == "query 0"
-    assert float(line[1]) == a["query 0"] and float(line[2]) == b["query 0"]  # full precision
-    assert float(line[3]) == b["query 0"] - a["query 0"]
+    # Twelve significant digits: no float noise (apps/core/spreadsheet.py).
+    assert float(line[1]) == pytest.approx(a["query 0"], rel=1e-11)
+    assert float(line[2]) == pytest.approx(b["query 0"], rel=1e-11)
+    assert float(line[3]) == pytest.approx(b["query 0"] - a["query 0"], rel=1e-11)
+    assert all(len(cell.lstrip("-0.").replace(".", "")) <= 12 for cell in line[1:4])
     # Shared documents: fair, poor-1, good, best; B reverses their order.
     assert float(line[7]) == -1.0
     assert 0 < float(line[8]) < 1
@@ -298,8 +301,8 @@ def test_the_summary_csv_has_a_row_per_metric(owner, pair):
     assert [(r["metric"], r["k"]) for r in rows] == [("ndcg", "10"), ("precision", "5")]
     comparison = client_for(owner).get(URL + query(*pair)).context["comparison"]
     for row, metric in zip(rows, comparison.pairs[0].metrics, strict=True):
-        assert float(row["p_value"]) == metric.result.p_value
-        assert float(row["ci_low"]) == metric.result.ci_low
+        assert float(row["p_value"]) == pytest.approx(metric.result.p_value, rel=1e-11)
+        assert float(row["ci_low"]) == pytest.approx(metric.result.ci_low, rel=1e-11)
         assert (row["significant"], row["wins"], row["losses"]) == ("true", "20", "0")
 
 

@@ -77,8 +77,8 @@ def test_csv_has_one_row_per_snapshot_with_its_value_grades_and_graders(evaluati
         "3 · Perfect|2 · Good,,\n"
         "red shoes,2,sku-2,Result 2,1.5,1|2,ann@example.test|x,,,,1 · Fair|2 · Good,,\n"
         "red shoes,3,sku-3,,,,,,,,,,\n"
-        "blue shirt,1,b-1,Result 1,0.0,0,bob@example.test,,,,0 · Poor,,\n"
-        'blue shirt,2,b-2,"Result 2, ""best""",2.6666666666666665,2|3|3,'
+        "blue shirt,1,b-1,Result 1,0,0,bob@example.test,,,,0 · Poor,,\n"
+        'blue shirt,2,b-2,"Result 2, ""best""",2.66666666667,2|3|3,'
         "ann@example.test|bob@example.test|,,,,2 · Good|3 · Perfect|3 · Perfect,,\n"
     )
 
