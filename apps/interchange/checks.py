@@ -14,7 +14,7 @@ from apps.core.image_sources import RULE as IMAGE_RULE
 from apps.core.image_sources import is_image_source
 from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot
 from apps.judges.models import JudgeGrade
-from apps.judging.decisions import REASON_MAX_LENGTH
+from apps.judging.judgements import REASON_MAX_LENGTH
 
 from .problems import Problems
 from .rows import Decision, SlotGrade, SnapshotRow, UnretrievedRow

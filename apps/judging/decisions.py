@@ -15,14 +15,12 @@ from django.utils import timezone
 
 from apps.accounts.models import Membership
 from apps.accounts.selectors import is_lead
-from apps.core.errors import InvalidInput, NotAllowed
+from apps.core.errors import NotAllowed
 from apps.evaluations.models import Snapshot
 from apps.scoring.pipeline import grades_changed
 
-from .judgements import check_grade
+from .judgements import check_grade, check_reason
 from .models import SnapshotDecision
-
-REASON_MAX_LENGTH = 2000
 
 
 def _check_lead(membership: Membership) -> None:
@@ -55,12 +53,7 @@ def snapshot_decide(
     """Set (or change) the lead's final grade of a snapshot, on the evaluation's scale.
     ``evaluation_id``: the evaluation the snapshot must belong to, when the caller knows."""
     _check_lead(membership)
-    reason = (reason or "").strip()
-    if len(reason) > REASON_MAX_LENGTH:
-        raise InvalidInput(
-            {"reason": f"at most {REASON_MAX_LENGTH} characters ({len(reason)} given)"},
-            field="reason",
-        )
+    reason = check_reason(reason)
     snapshot = _team_snapshot(membership, snapshot_id, evaluation_id)
     evaluation = snapshot.keyword.evaluation
     checked = check_grade(grade, evaluation.grading_scale)

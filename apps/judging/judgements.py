@@ -107,6 +107,22 @@ class _ReadSlot:
     scale: engine.Scale
 
 
+# A grade's reason, or a grader's note with it, and a skip's reason: long enough for a
+# paragraph, bounded like every input.
+REASON_MAX_LENGTH = 2000
+
+
+def check_reason(reason: str) -> str:
+    """The reason trimmed; InvalidInput naming `reason` when it is longer than the bound."""
+    reason = (reason or "").strip()
+    if len(reason) > REASON_MAX_LENGTH:
+        raise InvalidInput(
+            {"reason": f"at most {REASON_MAX_LENGTH} characters ({len(reason)} given)"},
+            field="reason",
+        )
+    return reason
+
+
 def slot_judge(
     *,
     slot_id: int,
@@ -116,12 +132,14 @@ def slot_judge(
     reason: str = "",
     team_id: int | None = None,
 ) -> None:
-    """Record (or change) a grade, clear a slot, or skip it.
+    """Record (or change) a grade (with its reason: a grader's optional note), clear a
+    slot, or skip it (with its reason).
 
     `team_id`: the team the request acts for (pages and the API always give it); a slot
     of another team is NotFound. A grader must hold the slot, in an evaluation open for
     grading; only leads clear.
     """
+    reason = check_reason(reason)
     with transaction.atomic():
         locked = False
         by_grader = action == Action.GRADE and giver.kind == GiverKind.GRADER
