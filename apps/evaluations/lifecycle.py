@@ -11,6 +11,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from apps.accounts.models import Team
+from apps.core import live
 from apps.core.errors import InvalidInput, InvalidState
 from apps.core.image_sources import image_source
 from apps.core.queueing import queue_after_commit
@@ -182,6 +183,7 @@ def evaluation_stop(*, evaluation: Evaluation) -> Evaluation:
         raise InvalidState(
             f"only an active or starting evaluation can pause; this one is {evaluation.status}"
         )
+    live.changed(evaluation_id=evaluation.id, team_id=evaluation.team_id)
     evaluation.refresh_from_db()
     return evaluation
 
@@ -216,6 +218,7 @@ def evaluation_archive(*, evaluation: Evaluation, archived: bool = True) -> Eval
     if archived and (evaluation.status == Status.ACTIVE or evaluation.fetching):
         raise InvalidState("pause or finish the evaluation before archiving it")
     Evaluation.objects.filter(id=evaluation.id).update(archived=archived)
+    live.changed(team_id=evaluation.team_id)  # the dashboard leaves archived ones out
     evaluation.refresh_from_db(fields=["archived"])
     return evaluation
 
@@ -223,6 +226,7 @@ def evaluation_archive(*, evaluation: Evaluation, archived: bool = True) -> Eval
 def evaluation_pin(*, evaluation: Evaluation, pinned: bool = True) -> Evaluation:
     """Pin to (or unpin from) the team's dashboard."""
     Evaluation.objects.filter(id=evaluation.id).update(pinned=pinned)
+    live.changed(team_id=evaluation.team_id)  # the dashboard shows the pinned
     evaluation.refresh_from_db(fields=["pinned"])
     return evaluation
 
@@ -237,4 +241,5 @@ def team_set_baseline(*, team: Team, evaluation: Evaluation | None) -> None:
                 f"only a finished evaluation can be the baseline; this one is {evaluation.status}"
             )
     Team.objects.filter(id=team.id).update(baseline_evaluation=evaluation)
+    live.changed(team_id=team.id)  # the dashboard's changes are measured against it
     team.baseline_evaluation = evaluation

@@ -7,6 +7,8 @@ from django.db.models import F, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from apps.core import live
+
 from .models import Evaluation, Status
 from .reuse import reuse_apply
 
@@ -33,4 +35,5 @@ def evaluation_open(*, evaluation: Evaluation, after_fetch: bool = False) -> boo
             fetch_lease_until=None,
             started_at=Coalesce(F("started_at"), Value(timezone.now())),
         )
+        live.changed(evaluation_id=evaluation.id, team_id=current.team_id)
     return True

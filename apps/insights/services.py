@@ -4,6 +4,7 @@ from typing import Any
 
 from django.db import transaction
 
+from apps.core import live
 from apps.core.errors import InvalidState
 from apps.evaluations.models import Evaluation, EvaluationMetric, FeedbackSlot, Status
 from apps.judging.judgements import Action, Giver, slot_judge
@@ -13,6 +14,7 @@ def metric_pin(*, evaluation_metric: EvaluationMetric, pinned: bool) -> Evaluati
     """Show (or stop showing) one metric of an evaluation on the lead's dashboard."""
     with transaction.atomic():
         EvaluationMetric.objects.filter(id=evaluation_metric.id).update(pinned=pinned)
+        live.changed(team_id=evaluation_metric.evaluation.team_id)  # the dashboard's pins
     evaluation_metric.pinned = pinned
     return evaluation_metric
 

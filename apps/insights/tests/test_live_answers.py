@@ -9,6 +9,7 @@ import re
 import pytest
 
 from apps.core import live
+from apps.evaluations.lifecycle import evaluation_pin, evaluation_stop
 from apps.insights.tests.test_agreement_pages import (  # the queue's data: ties to settle
     evaluation,  # noqa: F401 (a fixture)
     graders,  # noqa: F401 (a fixture)
@@ -16,7 +17,7 @@ from apps.insights.tests.test_agreement_pages import (  # the queue's data: ties
 )
 from apps.judging import decisions
 from apps.scoring.services import keywords_recompute_marked
-from tests.factories import client_for, make_team
+from tests.factories import client_for, make_evaluation, make_team
 
 pytestmark = pytest.mark.django_db
 
@@ -96,3 +97,20 @@ def test_the_queues_live_answer_refuses_graders_and_other_teams(
 
     assert client_for(evaluator).get(url).status_code == 403
     assert client_for(outsider).get(url).status_code == 404
+
+
+def test_a_pause_and_a_pin_change_what_live_pages_show(
+    team_a, owner, django_capture_on_commit_callbacks
+):
+    running = make_evaluation(team=team_a)
+    page, team = live.evaluation_topic(running.id), live.team_topic(team_a.id)
+    before = live.version(page), live.version(team)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        evaluation_stop(evaluation=running)
+    paused = live.version(page), live.version(team)
+    assert paused[0] != before[0] and paused[1] != before[1]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        evaluation_pin(evaluation=running)
+    assert live.version(team) != paused[1] and live.version(page) == paused[0]
