@@ -338,7 +338,9 @@ class Window:
     start: float
     end: float
     # CPU seconds so far by group at each slice boundary, and the machine's jiffies
-    slices: list[tuple[float, dict[str, float], tuple[int, int]]] = field(default_factory=list)
+    slices: list[tuple[float, dict[str, http_bench.CpuUse], tuple[int, int]]] = field(
+        default_factory=list
+    )
 
 
 class LivePolls(Traffic):
@@ -455,20 +457,24 @@ def report_window(pages: list[Page], window: Window, interval: float) -> tuple[f
     used = {name: cpu1[name] - cpu0[name] for name in cpu1}
     print(
         "CPU seconds in the window: "
-        + ", ".join(f"{name} {seconds:.2f}" for name, seconds in used.items())
+        + ", ".join(f"{name} {use.total:.2f}" for name, use in used.items())
     )
-    web_percent = used[WEB] / duration * 100
+    web = used[WEB]
+    web_percent = web.total / duration * 100
     print(
         f"machine {(busy1[0] - busy0[0]) / max(busy1[1] - busy0[1], 1):.1%} busy in the "
         f"window (both cores, all processes, including other work on the machine)"
     )
     web_slices = [
-        (later[1][WEB] - earlier[1][WEB]) / (later[0] - earlier[0]) * 100
+        (later[1][WEB].total - earlier[1][WEB].total) / (later[0] - earlier[0]) * 100
         for earlier, later in zip(window.slices, window.slices[1:], strict=False)
     ]
     print("web % of one core per 10 s slice: " + " ".join(f"{p:.1f}" for p in web_slices))
     if answers:
-        print(f"web CPU per live request: {used[WEB] / len(answers) * 1e6:.0f} us")
+        print(
+            f"web CPU per live request: {web.total / len(answers) * 1e6:.0f} us (user "
+            f"{web.user / len(answers) * 1e6:.0f}, system {web.system / len(answers) * 1e6:.0f})"
+        )
     print(
         f"web processes: {web_percent:.2f} % of one core   target < {CPU_TARGET_PERCENT:.0f} %   "
         f"{verdict(web_percent < CPU_TARGET_PERCENT)}"
@@ -535,7 +541,7 @@ def main() -> int:
         progress_note(f"the lead opens {args.pages} pages")
         pages = open_pages(browser, args.pages, team_id, evaluation_id)
 
-        def cpu_groups() -> dict[str, float]:
+        def cpu_groups() -> dict[str, http_bench.CpuUse]:
             own = os.times()
             groups = {
                 WEB: deployment.pids("web"),
@@ -544,8 +550,8 @@ def main() -> int:
                 "PostgreSQL (the bench's database)": http_bench.postgres_pids(),
                 "Redis (shared)": http_bench.pids_whose_command(b"redis-server"),
             }
-            used = {name: http_bench.cpu_use(pids).total for name, pids in groups.items()}
-            return used | {"load generator": own.user + own.system}
+            used = {name: http_bench.cpu_use(pids) for name, pids in groups.items()}
+            return used | {"load generator": http_bench.CpuUse(own.user, own.system)}
 
         polls = LivePolls(
             pages,
