@@ -244,6 +244,25 @@ class Keyword(models.Model):
         return self.text
 
 
+class KeywordNotes(models.Model):
+    """What the searcher of a keyword wants (its information need, shown to graders beside
+    the keyword) and the lead's notes on it (kept for leads and exports).
+
+    A table of its own, read only where it is shown: the grader's claim reads every
+    column of the keyword in one statement that must stay short (apps/judging/sql.py), and
+    most keywords have neither."""
+
+    keyword = models.OneToOneField(
+        Keyword, on_delete=models.CASCADE, primary_key=True, related_name="notes"
+    )
+    information_need = models.TextField(blank=True)
+    notes = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"notes on keyword {self.keyword_id}"
+
+
 class Snapshot(models.Model):
     """One result of a keyword at one position, as the search system returned it."""
 

@@ -135,3 +135,22 @@ def _id_choice(anything: str, choices: list[tuple[int, str]]) -> forms.TypedChoi
     return forms.TypedChoiceField(
         required=False, coerce=int, empty_value=None, choices=[("", anything), *choices]
     )
+
+
+class KeywordNotesForm(forms.Form):
+    """A keyword's information need and the lead's notes (the service bounds them)."""
+
+    information_need = forms.CharField(
+        required=False,
+        strip=False,
+        label="Information need",
+        help_text="What the searcher wants; graders read it beside the keyword.",
+        widget=forms.Textarea(attrs={"rows": 2, "maxlength": 2000}),
+    )
+    notes = forms.CharField(
+        required=False,
+        strip=False,
+        label="Notes",
+        help_text="For leads: what to watch, what was decided. In the exports.",
+        widget=forms.Textarea(attrs={"rows": 3, "maxlength": 5000}),
+    )

@@ -17,8 +17,10 @@ from apps.accounts.requests import TeamRequest
 from apps.accounts.selectors import is_lead
 from apps.core import live
 from apps.core.errors import DomainError
+from apps.core.forms import add_problems
 from apps.core.live import live_page
 from apps.endpoints.models import SearchModel
+from apps.evaluations.keyword_notes import keyword_notes_set, notes_of
 from apps.evaluations.models import Evaluation, Keyword, Status
 from apps.judges.selectors import evaluation_judges
 from apps.judging import selectors as judging_selectors
@@ -27,7 +29,13 @@ from apps.judging import services as judging_services
 from . import evaluation_list as evaluation_lists
 from . import services
 from .dashboard_pins import dashboard_pins
-from .forms import EvaluationListForm, KeywordTableForm, LeaderboardForm, form_problems
+from .forms import (
+    EvaluationListForm,
+    KeywordNotesForm,
+    KeywordTableForm,
+    LeaderboardForm,
+    form_problems,
+)
 from .keyword_results import keyword_snapshots, keyword_values, slot_in_team
 from .keyword_table import (
     KEYWORD_FILTERS,
@@ -195,13 +203,22 @@ def metric_pin(request: TeamRequest, evaluation_id: int, metric_id: int) -> Http
 
 @lead_required
 def keyword_detail(request: TeamRequest, evaluation_id: int, keyword_id: int) -> HttpResponse:
-    team_id = request.membership.team_id
-    keyword = get_object_or_404(
-        Keyword.objects.select_related("evaluation"),
+    keyword = _team_keyword(request, evaluation_id, keyword_id)
+    return _keyword_page(request, keyword, KeywordNotesForm(initial=notes_of(keyword)))
+
+
+def _team_keyword(request: TeamRequest, evaluation_id: int, keyword_id: int) -> Keyword:
+    return get_object_or_404(
+        Keyword.objects.select_related("evaluation", "notes"),
         id=keyword_id,
         evaluation_id=evaluation_id,
-        evaluation__team_id=team_id,
+        evaluation__team_id=request.membership.team_id,
     )
+
+
+def _keyword_page(
+    request: TeamRequest, keyword: Keyword, notes_form: KeywordNotesForm, status: int = 200
+) -> HttpResponse:
     return render(
         request,
         "insights/keyword_detail.html",
@@ -211,8 +228,29 @@ def keyword_detail(request: TeamRequest, evaluation_id: int, keyword_id: int) ->
             "snapshots": keyword_snapshots(keyword),
             "values": keyword_values(keyword),
             "unretrieved": keyword.unretrieved.order_by("id"),
+            "notes": notes_of(keyword),
+            "notes_form": notes_form,
         },
+        status=status,
     )
+
+
+@require_POST
+@lead_required
+def keyword_notes_save(request: TeamRequest, evaluation_id: int, keyword_id: int) -> HttpResponse:
+    """The lead sets the keyword's information need and notes (any time: they move no
+    grade); a problem is named beside its field (400), nothing saved."""
+    keyword = _team_keyword(request, evaluation_id, keyword_id)
+    form = KeywordNotesForm(request.POST)
+    if form.is_valid():
+        try:
+            keyword_notes_set(keyword=keyword, **form.cleaned_data)
+        except DomainError as error:
+            add_problems(form, getattr(error, "problems", [error.message]))
+        else:
+            messages.success(request, "Saved the information need and notes.")
+            return redirect("insights:keyword_detail", evaluation_id, keyword_id)
+    return _keyword_page(request, keyword, form, status=400)
 
 
 @require_POST

@@ -19,7 +19,8 @@ from apps.judging.judgements import REASON_MAX_LENGTH
 from .problems import Problems
 from .rows import Decision, SlotGrade, SnapshotRow, UnretrievedRow
 
-KEYWORD_KEYS = {"keyword", "snapshots", "unretrieved", "metrics"}
+# information_need and notes: what an export adds for leads; an import ignores them.
+KEYWORD_KEYS = {"keyword", "snapshots", "unretrieved", "metrics", "information_need", "notes"}
 UNRETRIEVED_KEYS = {"doc_id", "grade"}
 SNAPSHOT_KEYS = {
     "position",

@@ -95,6 +95,8 @@ class KeywordOut:
     snapshots: list[SnapshotOut]
     # judged documents that are not among the results: (doc_id, grade)
     unretrieved: list[tuple[str, int]]
+    information_need: str = ""
+    notes: str = ""  # the lead's
 
 
 class _Grouped:
@@ -122,7 +124,9 @@ def keywords_of(
     """The evaluation's keywords in order, each with its metrics, snapshots and slots
     (and with `with_skips` the graders' skips of each snapshot, oldest first)."""
     keywords = _stream(
-        Keyword.objects.filter(evaluation=evaluation).order_by("position").values_list("id", "text")
+        Keyword.objects.filter(evaluation=evaluation)
+        .order_by("position")
+        .values_list("id", "text", "notes__information_need", "notes__notes")
     )
     metrics = _Grouped(
         _stream(
@@ -183,7 +187,7 @@ def keywords_of(
             .values_list("keyword_id", "doc_id", "grade")
         )
     )
-    for keyword_id, text in keywords:
+    for keyword_id, text, information_need, keyword_notes in keywords:
         keyword_metrics = {(row[1], row[2]): row[3] for row in metrics.take(keyword_id)}
         keyword_snapshots = [
             SnapshotOut(
@@ -212,7 +216,14 @@ def keywords_of(
             ) in snapshots.take(keyword_id)
         ]
         judged = [(doc_id, grade) for _, doc_id, grade in unretrieved.take(keyword_id)]
-        yield KeywordOut(text, keyword_metrics, keyword_snapshots, judged)
+        yield KeywordOut(
+            text,
+            keyword_metrics,
+            keyword_snapshots,
+            judged,
+            information_need or "",
+            keyword_notes or "",
+        )
 
 
 # The apps.judges relations a slot reaches an AI judge's grade through: its grader's
@@ -298,6 +309,9 @@ def export_document(evaluation: Evaluation, out: TextIO) -> None:
             ],
             "snapshots": [_snapshot_document(s, strategy) for s in keyword.snapshots],
         }
+        for field in ("information_need", "notes"):  # only where the lead wrote them
+            if getattr(keyword, field):
+                document[field] = getattr(keyword, field)
         if keyword.unretrieved:  # only keywords with judged, unretrieved documents
             document["unretrieved"] = [
                 {"doc_id": doc_id, "grade": grade} for doc_id, grade in keyword.unretrieved
@@ -358,6 +372,9 @@ CSV_HEADER = [
     "grade_labels",
     "skipped_by",
     "skip_reasons",
+    "grade_reasons",
+    "information_need",
+    "keyword_notes",
 ]
 
 
@@ -387,6 +404,9 @@ def export_csv(evaluation: Evaluation, out: TextIO) -> None:
                     ),
                     _listed(skip.grader for skip in snapshot.skips),
                     _listed(skip.reason for skip in snapshot.skips),
+                    _listed(slot.reason for slot in graded),
+                    text_cell(keyword.information_need),
+                    text_cell(keyword.notes),
                 ]
             )
 

@@ -26,6 +26,7 @@ from apps.accounts.requests import TeamRequest
 from apps.accounts.selectors import is_lead
 from apps.core.errors import DomainError, InvalidState, NotFound
 from apps.core.markdown import render_markdown
+from apps.evaluations.keyword_notes import information_need_of
 from apps.evaluations.models import Evaluation, FeedbackSlot
 
 from . import judgements, selectors, services
@@ -129,6 +130,8 @@ def _card_context(
             ],
             guidelines=_guidelines(slot.evaluation.scoring_guidelines),
             attributes=sorted((slot.snapshot.attributes or {}).items()),
+            # Its own read: the claim's statement reads no keyword notes (keyword_notes).
+            information_need=information_need_of(slot.keyword_id),
         )
     return context
 

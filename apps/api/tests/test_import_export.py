@@ -437,7 +437,7 @@ def test_export_as_csv_has_one_row_per_snapshot(api, team_a):
     assert ",".join(rows[0]) == (
         "keyword,position,doc_id,name,value,grades,graders,"
         "ai_judge_models,ai_judge_prompt_versions,ai_judge_reasons,"
-        "grade_labels,skipped_by,skip_reasons"
+        "grade_labels,skipped_by,skip_reasons,grade_reasons,information_need,keyword_notes"
     )
     assert len(rows) == 1 + 5
     first = dict(zip(rows[0], rows[1], strict=True))

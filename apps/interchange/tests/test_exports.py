@@ -72,14 +72,14 @@ def test_csv_has_one_row_per_snapshot_with_its_value_grades_and_graders(evaluati
     assert written(export_csv, evaluation) == (
         "keyword,position,doc_id,name,value,grades,graders,"
         "ai_judge_models,ai_judge_prompt_versions,ai_judge_reasons,"
-        "grade_labels,skipped_by,skip_reasons\n"
+        "grade_labels,skipped_by,skip_reasons,grade_reasons,information_need,keyword_notes\n"
         "red shoes,1,sku 1,Result 1,2.5,3|2,ann@example.test|crowd worker,,,,"
-        "3 · Perfect|2 · Good,,\n"
-        "red shoes,2,sku-2,Result 2,1.5,1|2,ann@example.test|x,,,,1 · Fair|2 · Good,,\n"
-        "red shoes,3,sku-3,,,,,,,,,,\n"
-        "blue shirt,1,b-1,Result 1,0,0,bob@example.test,,,,0 · Poor,,\n"
+        "3 · Perfect|2 · Good,,,|,,\n"
+        "red shoes,2,sku-2,Result 2,1.5,1|2,ann@example.test|x,,,,1 · Fair|2 · Good,,,|,,\n"
+        "red shoes,3,sku-3,,,,,,,,,,,,,\n"
+        "blue shirt,1,b-1,Result 1,0,0,bob@example.test,,,,0 · Poor,,,,,\n"
         'blue shirt,2,b-2,"Result 2, ""best""",2.66666666667,2|3|3,'
-        "ann@example.test|bob@example.test|,,,,2 · Good|3 · Perfect|3 · Perfect,,\n"
+        "ann@example.test|bob@example.test|,,,,2 · Good|3 · Perfect|3 · Perfect,,,||,,\n"
     )
 
 
@@ -99,11 +99,12 @@ def test_csv_lists_who_skipped_a_result_and_why_lined_up(evaluation):
     skipped(evaluation, "red shoes", 3, make_grader(team, "cy@example.test"), "no | image")
     skipped(evaluation, "red shoes", 3, make_grader(team, "di@example.test"), "")
 
-    rows = list(csv.reader(io.StringIO(written(export_csv, evaluation))))
+    rows = list(csv.DictReader(io.StringIO(written(export_csv, evaluation))))
 
-    assert rows[3][:3] == ["red shoes", "3", "sku-3"]
-    assert rows[3][-2:] == ["cy@example.test|di@example.test", "no \\| image|"]
-    assert rows[1][-2:] == ["", ""]
+    assert (rows[2]["keyword"], rows[2]["position"]) == ("red shoes", "3")
+    assert rows[2]["skipped_by"] == "cy@example.test|di@example.test"
+    assert rows[2]["skip_reasons"] == "no \\| image|"
+    assert (rows[0]["skipped_by"], rows[0]["skip_reasons"]) == ("", "")
 
 
 def test_json_lists_a_skipped_snapshots_skips_and_imports_back_without_them(evaluation):
