@@ -26,9 +26,10 @@ evenly over the interval, on a single-threaded socket loop (http_load.py). A 200
 the page the answer's ETag, as live.js takes it.
 
 Measured over the window after the warm-up: CPU seconds (user + system, from /proc) of
-the gunicorn master and workers, the Celery worker and beat, PostgreSQL's backends of the
-bench's database, Redis (shared with any other work), the load generator and the whole
-machine; the answers by status, requests/s and latency (counted from when each request
+the gunicorn master and workers, the Celery worker and beat, Redis (shared with any other
+work), the load generator and the whole machine (PostgreSQL is left out: the 304s never
+reach it, and its backends that end in the window, a task's connection, would take their
+CPU with them); the answers by status, requests/s and latency (counted from when each request
 fell due). The web CPU is also shown per 10 s slice.
 
 A live version expires VERSION_SECONDS (120 s) after it was set (apps/core/live.py), so
@@ -469,7 +470,11 @@ def report_window(pages: list[Page], window: Window, interval: float) -> tuple[f
         (later[1][WEB].total - earlier[1][WEB].total) / (later[0] - earlier[0]) * 100
         for earlier, later in zip(window.slices, window.slices[1:], strict=False)
     ]
-    print("web % of one core per 10 s slice: " + " ".join(f"{p:.1f}" for p in web_slices))
+    print(
+        "web % of one core per 10 s slice: "
+        + " ".join(f"{p:.1f}" for p in web_slices)
+        + f" (median {statistics.median(web_slices):.1f}: polls alone, no expiry in the slice)"
+    )
     if answers:
         print(
             f"web CPU per live request: {web.total / len(answers) * 1e6:.0f} us (user "
@@ -547,7 +552,6 @@ def main() -> int:
                 WEB: deployment.pids("web"),
                 "Celery worker": deployment.pids("worker"),
                 "beat": deployment.pids("beat"),
-                "PostgreSQL (the bench's database)": http_bench.postgres_pids(),
                 "Redis (shared)": http_bench.pids_whose_command(b"redis-server"),
             }
             used = {name: http_bench.cpu_use(pids) for name, pids in groups.items()}
