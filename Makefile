@@ -83,6 +83,7 @@ bench: setup
 	$(PY) bench/start_bench.py
 	$(PY) bench/comparison_bench.py
 	$(PY) bench/judge_bench.py
+	$(PY) bench/live_bench.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 $(SECRET_KEY_FILE) staticfiles .pytest_cache .mypy_cache .ruff_cache
