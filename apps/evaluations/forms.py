@@ -15,7 +15,7 @@ from django import forms
 
 from apps.accounts.models import Tag
 from apps.core import bounded_json
-from apps.core.forms import limit_choices
+from apps.core.forms import as_sentence, limit_choices
 from apps.endpoints.models import SearchModel
 
 from .editing import LOCKED_ONCE_STARTED
@@ -78,7 +78,8 @@ def suggested_name(model_name: str, taken: Iterable[str]) -> str:
 
 def put_problems(form: forms.Form, problems: list[str]) -> None:
     """Each "location: reason" next to the field it names (the reason alone when the
-    location is the field itself); any other problem above the form."""
+    location is the field itself, as a sentence: apps.core.forms.as_sentence); any other
+    problem above the form."""
     for problem in problems:
         location, _, reason = problem.partition(": ")
         match = _LOCATION.match(location)
@@ -86,7 +87,8 @@ def put_problems(form: forms.Form, problems: list[str]) -> None:
         field = FIELD_OF_LOCATION.get(location) or FIELD_OF_LOCATION.get(name, name)
         if field in form.fields:
             whole = location == name or location in FIELD_OF_LOCATION
-            form.add_error(field, reason if whole else problem)
+            # A part keeps the API's location ("metrics[0].k: ..."): it says which entry.
+            form.add_error(field, as_sentence(reason) if whole else problem)
         else:
             form.add_error(None, problem)
 

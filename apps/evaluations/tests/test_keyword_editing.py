@@ -192,9 +192,9 @@ def test_saving_a_keyword_as_it_is_changes_nothing_and_says_so(owner, pending):
 @pytest.mark.parametrize(
     ("typed", "problem"),
     [
-        ("red shoes", "'red shoes' is already a keyword of this evaluation"),
+        ("red shoes", "'red shoes' is already a keyword of this evaluation."),
         ("", "type the keyword's new text"),
-        ("x" * 501, "at most 500 characters (got 501)"),
+        ("x" * 501, "At most 500 characters (got 501)."),
     ],
 )
 def test_a_rename_that_breaks_a_rule_is_shown_beside_the_field(typed, problem, owner, pending):

@@ -170,8 +170,8 @@ def test_an_evaluation_for_imported_results_needs_no_model_and_no_keywords(owner
 @pytest.mark.parametrize(
     ("changes", "field", "words"),
     [
-        ({"name": "   "}, "name", "required"),
-        ({"name": "x" * 201}, "name", "at most 200 characters"),
+        ({"name": "   "}, "name", "Required."),
+        ({"name": "x" * 201}, "name", "At most 200 characters"),
         ({"metrics": "ndcg@ten"}, "metrics", "is not metric@k"),
         ({"metrics": ""}, "metrics", "name at least one metric"),
         ({"metrics": "fancy@10"}, "metrics", "metrics[0].metric: unknown metric 'fancy'"),

@@ -23,7 +23,7 @@ from .test_pages_forms import field_errors, valid_post
 pytestmark = pytest.mark.django_db
 
 METRICS = [("ndcg", 10)]
-TAKEN = "An evaluation named 'Shoes 1' already exists in this team"
+TAKEN = "An evaluation named 'Shoes 1' already exists in this team."  # a form's sentence
 
 
 def named(team, name: str) -> Evaluation:
@@ -43,7 +43,7 @@ def test_the_new_page_refuses_a_name_the_team_has_in_any_case_and_saves_nothing(
 
     assert response.status_code == 400
     assert field_errors(response, "name") == f"An evaluation named '{typed.strip()}' " + (
-        "already exists in this team"
+        "already exists in this team."
     )
     assert Evaluation.objects.filter(team=team_a).count() == 1
 
@@ -71,7 +71,7 @@ def test_the_edit_page_refuses_renaming_to_another_evaluations_name(owner, team_
 
     assert response.status_code == 400
     assert field_errors(response, "name") == "An evaluation named 'shoes 1' already exists in " + (
-        "this team"
+        "this team."
     )
     other.refresh_from_db()
     assert other.name == "Hats 1"
