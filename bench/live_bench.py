@@ -58,6 +58,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlencode
@@ -348,7 +349,16 @@ class LivePolls(Traffic):
     """Every page asks its live URL every `interval` seconds, the pages spread evenly over
     it; after the window, the grade, then until every page saw it and got 304 again."""
 
-    def __init__(self, pages, port, interval, warmup_s, seconds, cpu_groups, change) -> None:
+    def __init__(
+        self,
+        pages: list[Page],
+        port: int,
+        interval: float,
+        warmup_s: float,
+        seconds: float,
+        cpu_groups: Callable[[], dict[str, http_bench.CpuUse]],
+        change: Callable[[], int],
+    ) -> None:
         super().__init__(HOST, port, len(pages), timeout_s=10.0)
         self.pages = pages
         self.interval = interval
