@@ -591,6 +591,7 @@ def test_a_document_imports_the_same_with_and_without_postgres_key_checks(postgr
     imported = []
     for skip in (True, False):
         pgcopy.SKIP_ROW_CHECKS = skip
+        document["name"] = f"Imported, row checks skipped: {skip}"  # a team's names differ
         try:
             imported.append(exported(import_document(team=team, source=as_file(document))))
         finally:
@@ -598,5 +599,6 @@ def test_a_document_imports_the_same_with_and_without_postgres_key_checks(postgr
     with postgres.cursor() as cursor:
         cursor.execute("SHOW session_replication_role")
         assert cursor.fetchone()[0] == "origin"  # the checks are back on after the import
-    assert without_identity(imported[0]) == without_identity(imported[1])
+    first, second = (without_identity(document) | {"name": ""} for document in imported)
+    assert first == second
     assert imported[0]["keywords"][0]["snapshots"][0]["decision"] == decision
