@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
@@ -364,10 +365,16 @@ def dashboard_context(request: TeamRequest) -> dict[str, Any]:
         pins = dashboard_pins(
             team_id=membership.team_id, baseline_id=membership.team.baseline_evaluation_id
         )
+    ai_graded_today = 0
+    if is_lead(membership):  # the team's AI judges, counted apart from people's grades
+        today = timezone.localdate()
+        judges = judge_leaderboard(team_id=membership.team_id, start=today, end=today)
+        ai_graded_today = sum(judge.graded for judge in judges)
     return {
         "waiting": waiting,
         "my_evaluations": mine,
         "team_active": team_active,
         "grades_today": judging_selectors.grades_today(user=request.user),
+        "ai_graded_today": ai_graded_today,
         "pins": pins,
     }

@@ -279,3 +279,7 @@ def test_an_ai_judges_grades_are_counted_apart_from_peoples(graded, team_a, owne
     assert rows_of(response)[0] == ("evaluator@a.test", "3", "75.0%", "2")
     assert "4 graded results" in people and "Shoe expert" not in people
     assert re.search(r"Shoe expert .*?</td>.*?<td class=\"number\">2</td>", judges, re.S)
+    # On the lead's dashboard, the judges' grades of today stand apart from the lead's own.
+    dashboard = text(client_for(owner).get("/"))
+    assert "You graded 0 results today." in dashboard
+    assert "The team's AI judges graded 2 results today, counted apart from people's" in dashboard
