@@ -6,13 +6,16 @@ query when they share a category and colour), so the metrics look like real ones
 
 import random
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.db import transaction
+from django.utils import timezone
 
 from apps.accounts.models import Team, User
 from apps.accounts.services import member_add, team_create, user_get_or_create
+from apps.endpoints.models import SearchModel
 from apps.evaluations.lifecycle import evaluation_start
-from apps.evaluations.models import Evaluation, FeedbackSlot
+from apps.evaluations.models import Evaluation, FeedbackSlot, Status
 from apps.evaluations.services import (
     Document,
     evaluation_create,
@@ -76,9 +79,14 @@ def relevance(query: str, product: Product) -> int:
     return 3 if category and colour else 2 if category else 1 if colour else 0
 
 
-def results_for(query: str, products: list[Product], rng: random.Random, n: int) -> list[Product]:
-    """An imperfect search engine: mostly relevant first, with some noise."""
-    scored = sorted(products, key=lambda p: relevance(query, p) + rng.uniform(0, 2.2), reverse=True)
+def results_for(
+    query: str, products: list[Product], rng: random.Random, n: int, noise: float = 2.2
+) -> list[Product]:
+    """An imperfect search engine: mostly relevant first, with some noise (more noise, a
+    worse ranking)."""
+    scored = sorted(
+        products, key=lambda p: relevance(query, p) + rng.uniform(0, noise), reverse=True
+    )
     return scored[:n]
 
 
@@ -170,7 +178,8 @@ def seed_demo() -> tuple[Team, bool]:
         evaluation_start(evaluation=evaluation)
         _grade_some(evaluation, products, people, share, rng)
         created.append(evaluation)
-    _add_live_search(team, owner)
+    model = _add_live_search(team, owner)
+    _add_model_history(team, owner, model, products, people, rng)
     _add_demo_judge(team, owner)
     _add_demo_gold_set(team, owner, next(e for e in created if e.strategy > 1))
     return team, True
@@ -214,7 +223,7 @@ def _add_demo_gold_set(team: Team, owner: User, graded: Evaluation) -> None:
     )
 
 
-def _add_live_search(team: Team, owner: User) -> None:
+def _add_live_search(team: Team, owner: User) -> SearchModel:
     """An endpoint and model on the demo search API, and a pending evaluation of it that a
     lead can start (the app answers the calls itself: see demo_api.py)."""
     from django.conf import settings
@@ -263,13 +272,52 @@ def _add_live_search(team: Team, owner: User) -> None:
         scoring_guidelines=GUIDELINES,
         created_by=owner,
     )
+    return model
 
 
-def _add_results(evaluation: Evaluation, products: list[Product], rng: random.Random) -> None:
+# The model's earlier weekly runs, each finished and fully graded, its ranking a little
+# better than the week before: the model's history has something to draw.
+HISTORY = [(3, 3.2), (2, 2.7), (1, 2.2)]  # (weeks ago, the ranking's noise)
+
+
+def _add_model_history(
+    team: Team,
+    owner: User,
+    model: SearchModel,
+    products: list[Product],
+    people: list,
+    rng: random.Random,
+) -> None:
+    now = timezone.now()
+    for number, (weeks_ago, noise) in enumerate(HISTORY, start=1):
+        evaluation = evaluation_create(
+            team=team,
+            name=f"Default ranking, week {number}",
+            scale="graded",
+            metrics=[("ndcg", 10), ("precision", 5)],
+            created_by=owner,
+            scoring_guidelines=GUIDELINES,
+        )
+        _add_results(evaluation, products, rng, noise=noise)
+        evaluation_start(evaluation=evaluation)
+        _grade_some(evaluation, products, people, 1.0, rng)
+        finished = now - timedelta(weeks=weeks_ago)
+        Evaluation.objects.filter(id=evaluation.id).update(
+            search_model=model,
+            status=Status.FINISHED,
+            created_at=finished - timedelta(days=1),
+            started_at=finished - timedelta(days=1),
+            finished_at=finished,
+        )
+
+
+def _add_results(
+    evaluation: Evaluation, products: list[Product], rng: random.Random, noise: float = 2.2
+) -> None:
     for keyword in keywords_add(evaluation=evaluation, texts=QUERIES):
         documents = [
             Document(p.sku, p.name, "", {"brand": p.brand, "colour": p.colour, "price": p.price})
-            for p in results_for(keyword.text, products, rng, n=8)
+            for p in results_for(keyword.text, products, rng, n=8, noise=noise)
         ]
         snapshots_add(keyword=keyword, documents=documents)
 

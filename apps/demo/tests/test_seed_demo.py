@@ -54,7 +54,7 @@ def test_seed_demo_prints_the_four_logins_and_the_password():
     printed = seed()
 
     assert printed.splitlines() == [
-        "Loaded demo team 'Acme Outdoor Shop' with 4 evaluations.",
+        "Loaded demo team 'Acme Outdoor Shop' with 7 evaluations.",
         "Demo logins (password: relevo-demo):",
         "  owner   owner@relevo.test",
         "  lead    lead@relevo.test",
@@ -156,7 +156,7 @@ def test_running_seed_demo_again_changes_nothing_and_says_it_was_already_loaded(
     assert sorted(FeedbackSlot.objects.values_list("id", "grade")) == grades_before
     assert sorted(EvaluationMetric.objects.values_list("id", "value")) == values_before
     assert printed.splitlines()[0] == (
-        "Already loaded: demo team 'Acme Outdoor Shop' with 4 evaluations."
+        "Already loaded: demo team 'Acme Outdoor Shop' with 7 evaluations."
     )
     assert "Demo logins (password: relevo-demo):" in printed
 
@@ -171,14 +171,14 @@ def test_a_run_interrupted_part_way_is_completed_by_the_next_run():
 
     printed = seed()
 
-    assert Evaluation.objects.filter(team__name=demo.TEAM_NAME).count() == 4, printed
+    assert Evaluation.objects.filter(team__name=demo.TEAM_NAME).count() == 7, printed
 
 
 @pytest.mark.django_db
 def test_the_demo_has_a_search_model_and_a_pending_evaluation_of_it_to_start():
     seed()
 
-    live = Evaluation.objects.get(team__name=demo.TEAM_NAME, search_model__isnull=False)
+    live = Evaluation.objects.get(team__name=demo.TEAM_NAME, name__startswith="Live catalogue")
 
     assert (live.status, live.reuse) == (Status.PENDING, "keyword_doc")
     assert list(live.keywords.values_list("text", flat=True)) == demo.QUERIES
@@ -213,7 +213,7 @@ def test_starting_the_demo_evaluation_calls_the_demo_search_api_and_opens_it(
     settings.SEARCH_ALLOW_PRIVATE_ADDRESSES = True
     settings.DEMO_SEARCH_URL = f"{live_server.url}/demo/search"
     seed()
-    live = Evaluation.objects.get(team__name=demo.TEAM_NAME, search_model__isnull=False)
+    live = Evaluation.objects.get(team__name=demo.TEAM_NAME, name__startswith="Live catalogue")
 
     with django_capture_on_commit_callbacks(execute=True):
         evaluation_start(evaluation=live)
@@ -222,3 +222,19 @@ def test_starting_the_demo_evaluation_calls_the_demo_search_api_and_opens_it(
     assert live.status == Status.ACTIVE
     assert not live.keywords.filter(failed=True).exists()
     assert Snapshot.objects.filter(keyword__evaluation=live).count() == len(demo.QUERIES) * 8
+
+
+@pytest.mark.django_db(transaction=True)  # the metrics are computed once the seed commits
+def test_the_demo_model_has_three_finished_weekly_runs_for_its_history(client):
+    seed()
+    history = Evaluation.objects.filter(
+        team__name=demo.TEAM_NAME, search_model__isnull=False, status=Status.FINISHED
+    ).order_by("finished_at")
+
+    assert [e.name for e in history] == [f"Default ranking, week {n}" for n in (1, 2, 3)]
+    assert all(e.progress == 1.0 for e in history)
+    ndcg = [EvaluationMetric.objects.get(evaluation=e, metric="ndcg", k=10).value for e in history]
+    assert all(value is not None for value in ndcg)
+    client.force_login(User.objects.get(email=demo.LEAD))
+    page = client.get(f"/models/{history[0].search_model_id}/history/").content.decode()
+    assert all(e.name in page for e in history)
