@@ -2,6 +2,7 @@
 the evaluation's metric change, in Chromium."""
 
 import pytest
+from playwright.sync_api import expect
 
 from apps.accounts.services import member_add, team_create
 from apps.evaluations.lifecycle import evaluation_start
@@ -74,6 +75,9 @@ def test_a_lead_settles_a_tie_and_sees_the_metric_change(live_server, page, eval
     means = page.get_by_test_id("disagreement-metrics")
     assert means.locator("[data-metric='precision@2'] dd").inner_text() == "0.5000"
     screenshot("settled")
+    # The page is live: within 2 s the settled result leaves "Open", with no reload.
+    expect(page.locator("tr[data-snapshot]")).to_have_count(0, timeout=2_000)
+    expect(page.get_by_text("Open (0)")).to_be_visible()
 
     page.goto(f"{live_server.url}/evaluations/{evaluation.id}/")
     assert metric_card(page).inner_text() == "0.5000"
