@@ -65,8 +65,10 @@ def version(topic: str) -> str | None:
     cache = caches["default"]
     key = _KEY.format(topic)
     token = cache.get(key)
-    if token is None and cache.add(key, fresh := secrets.token_hex(8), VERSION_SECONDS):
-        token = fresh
+    if token is None:
+        fresh = secrets.token_hex(8)
+        # Another process may add one at the same moment: then its token is the one.
+        token = fresh if cache.add(key, fresh, VERSION_SECONDS) else cache.get(key)
     return token if token is None else str(token)
 
 

@@ -120,3 +120,17 @@ def test_a_topic_whose_token_expired_or_was_lost_goes_to_the_application():
     status, _headers, _body = call(app, "/live/evaluation/7/", if_none_match=etag)
 
     assert status == "200 OK" and behind.calls == 1
+
+
+def test_a_topic_whose_token_another_process_just_made_reads_that_token(monkeypatch):
+    cache = caches["default"]
+    made_elsewhere = "0123456789abcdef"
+    real_add = cache.add
+
+    def add_after_another_process(key, value, timeout=None):
+        real_add(key, made_elsewhere, timeout)  # the other process wins the race
+        return False
+
+    monkeypatch.setattr(cache, "add", add_after_another_process)
+
+    assert live.version("evaluation:9") == made_elsewhere
