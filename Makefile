@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: setup run dev test lint format worker pipeline-worker beat bench clean
+.PHONY: screenshots setup run dev test lint format worker pipeline-worker beat bench clean
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -84,6 +84,10 @@ bench: setup
 	$(PY) bench/comparison_bench.py
 	$(PY) bench/judge_bench.py
 	$(PY) bench/live_bench.py
+
+## Draw docs/screenshots/ again: the demo's key pages in headless Chromium (scripts/screenshots.py).
+screenshots: setup
+	$(PY) scripts/screenshots.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 $(SECRET_KEY_FILE) staticfiles .pytest_cache .mypy_cache .ruff_cache
