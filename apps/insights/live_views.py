@@ -18,8 +18,8 @@ from apps.evaluations.models import Evaluation
 from apps.judges.selectors import evaluation_judges
 
 from .agreement.views import queue_page_context
+from .dashboard_content import dashboard_context
 from .metric_cards import metric_values
-from .views import dashboard_context
 
 
 def _unless_unchanged(

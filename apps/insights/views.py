@@ -8,14 +8,12 @@ from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from apps.accounts.decorators import lead_required, team_member_required
 from apps.accounts.models import Tag
 from apps.accounts.requests import TeamRequest
-from apps.accounts.selectors import is_lead
 from apps.core import live
 from apps.core.errors import DomainError
 from apps.core.forms import add_problems
@@ -24,12 +22,10 @@ from apps.endpoints.models import SearchModel
 from apps.evaluations.keyword_notes import keyword_notes_set, notes_of
 from apps.evaluations.models import Evaluation, Keyword, Status
 from apps.judges.selectors import evaluation_judges
-from apps.judging import selectors as judging_selectors
-from apps.judging import services as judging_services
 
 from . import evaluation_list as evaluation_lists
 from . import services
-from .dashboard_pins import dashboard_pins
+from .dashboard_content import dashboard_context
 from .forms import (
     EvaluationListForm,
     KeywordNotesForm,
@@ -346,35 +342,3 @@ def dashboard(request: TeamRequest) -> HttpResponse:
         "insights/dashboard.html",
         {"live": live_page(live.team_topic(team_id), live_url), **dashboard_context(request)},
     )
-
-
-def dashboard_context(request: TeamRequest) -> dict[str, Any]:
-    """What the dashboard shows the person, for the page and its live answer."""
-    membership = request.membership
-    mine = list(judging_selectors.evaluations_open_to(membership))
-    team_active = list(
-        Evaluation.objects.filter(
-            team_id=membership.team_id, status=Status.ACTIVE, archived=False
-        ).order_by("-pinned", "started_at")
-    )
-    waiting = (
-        judging_services.results_waiting_for(membership) if mine else judging_services.Waiting(0)
-    )
-    pins: list = []
-    if is_lead(membership):
-        pins = dashboard_pins(
-            team_id=membership.team_id, baseline_id=membership.team.baseline_evaluation_id
-        )
-    ai_graded_today = 0
-    if is_lead(membership):  # the team's AI judges, counted apart from people's grades
-        today = timezone.localdate()
-        judges = judge_leaderboard(team_id=membership.team_id, start=today, end=today)
-        ai_graded_today = sum(judge.graded for judge in judges)
-    return {
-        "waiting": waiting,
-        "my_evaluations": mine,
-        "team_active": team_active,
-        "grades_today": judging_selectors.grades_today(user=request.user),
-        "ai_graded_today": ai_graded_today,
-        "pins": pins,
-    }
