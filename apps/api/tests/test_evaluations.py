@@ -483,8 +483,8 @@ def test_create_writes_nothing_when_the_service_refuses_after_tags_were_named(ap
 # their tables joined the cascade (the evaluation's judge runs, and the judge grades and
 # failures of its slots): 4 more, none of them per keyword. Calibration and chains added
 # 4 more (gold sets drawn from it are kept, their link to it cleared; its chain and the
-# chain's steps go with it).
-DELETE_QUERIES = 30
+# chain's steps go with it). The keywords' notes (information needs) 1 more.
+DELETE_QUERIES = 31
 
 
 def test_delete_removes_a_pending_evaluation_and_everything_in_it(api, team_a):
