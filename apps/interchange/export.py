@@ -309,9 +309,9 @@ def export_document(evaluation: Evaluation, out: TextIO) -> None:
             ],
             "snapshots": [_snapshot_document(s, strategy) for s in keyword.snapshots],
         }
-        for field in ("information_need", "notes"):  # only where the lead wrote them
-            if getattr(keyword, field):
-                document[field] = getattr(keyword, field)
+        for written in ("information_need", "notes"):  # only where the lead wrote them
+            if getattr(keyword, written):
+                document[written] = getattr(keyword, written)
         if keyword.unretrieved:  # only keywords with judged, unretrieved documents
             document["unretrieved"] = [
                 {"doc_id": doc_id, "grade": grade} for doc_id, grade in keyword.unretrieved
