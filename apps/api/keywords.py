@@ -17,6 +17,12 @@ from apps.evaluations.keyword_editing import (
     keyword_remove,
     keyword_rename,
 )
+from apps.evaluations.keyword_notes import (
+    INFORMATION_NEED_MAX_LENGTH,
+    NOTES_MAX_LENGTH,
+    keyword_notes_set,
+    notes_of,
+)
 from apps.evaluations.metric_list import cutoff_out
 from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot
 from apps.evaluations.services import KEYWORD_LIMIT
@@ -50,8 +56,18 @@ class KeywordOut(serializers.Serializer):
     http_status = serializers.IntegerField(allow_null=True)
     execution_message = serializers.CharField()
     graded_slots = serializers.IntegerField()
+    information_need = serializers.SerializerMethodField(
+        help_text="what the searcher wants; graders read it beside the keyword"
+    )
+    notes = serializers.SerializerMethodField(help_text="the lead's notes on the keyword")
     metrics = serializers.SerializerMethodField()
     snapshots = SnapshotOut(many=True)
+
+    def get_information_need(self, keyword: Keyword) -> str:
+        return notes_of(keyword)["information_need"]
+
+    def get_notes(self, keyword: Keyword) -> str:
+        return notes_of(keyword)["notes"]
 
     @extend_schema_field(KeywordMetricOut(many=True))
     def get_metrics(self, keyword: Keyword) -> list[dict[str, Any]]:
@@ -63,7 +79,7 @@ class KeywordOut(serializers.Serializer):
 
 def _with_results(keywords: QuerySet[Keyword]) -> QuerySet[Keyword]:
     """The keywords with what KeywordOut reads, in two more queries however many."""
-    return keywords.prefetch_related(
+    return keywords.select_related("notes").prefetch_related(
         Prefetch("snapshots", queryset=Snapshot.objects.order_by("position")),
         Prefetch("metric_values", queryset=KeywordMetric.objects.order_by("metric", "k")),
     )
@@ -152,6 +168,36 @@ class KeywordDetail(APIView):
     def delete(self, request: Request, evaluation_id: int, keyword_id: int) -> Response:
         keyword_remove(keyword=self._keyword(request, evaluation_id, keyword_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class KeywordNotesIn(serializers.Serializer):
+    information_need = serializers.CharField(
+        max_length=INFORMATION_NEED_MAX_LENGTH, allow_blank=True, trim_whitespace=True
+    )
+    notes = serializers.CharField(
+        max_length=NOTES_MAX_LENGTH, allow_blank=True, trim_whitespace=True
+    )
+
+
+class KeywordNotesDetail(APIView):
+    """A keyword's information need and the lead's notes: set at any time, whatever the
+    evaluation's status (they move no grade and no metric)."""
+
+    @extend_schema(
+        summary="Set a keyword's information need and notes",
+        description="Both replace what was there (empty clears). 400 naming the field that "
+        "is too long (2,000 and 5,000 characters).",
+        request=KeywordNotesIn,
+        responses=KeywordOut,
+    )
+    def put(self, request: Request, evaluation_id: int, keyword_id: int) -> Response:
+        evaluation = evaluation_of(request, evaluation_id)
+        keyword = get_object_or_404(Keyword, id=keyword_id, evaluation=evaluation)
+        data = KeywordNotesIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        keyword_notes_set(keyword=keyword, **data.validated_data)
+        written = _with_results(Keyword.objects.filter(id=keyword.id)).get()
+        return Response(KeywordOut(written).data)
 
 
 class AiJudgeOut(serializers.Serializer):

@@ -86,6 +86,11 @@ v1 = [
         name="keyword_detail",
     ),
     path(
+        "evaluations/<int:evaluation_id>/keywords/<int:keyword_id>/notes/",
+        keywords.KeywordNotesDetail.as_view(),
+        name="keyword_notes",
+    ),
+    path(
         "evaluations/<int:evaluation_id>/judgements/",
         keywords.JudgementList.as_view(),
         name="judgement_list",
