@@ -28,6 +28,14 @@ SECRET_KEY_FILE := .secret_key
 RUN_ENV = DEBUG=0 SECRET_KEY="$${SECRET_KEY:-$$(cat $(SECRET_KEY_FILE))}" \
 	SECURE_SSL_REDIRECT=0 SESSION_COOKIE_SECURE=0 CSRF_COOKIE_SECURE=0 $(DEMO_ENV)
 
+# Without Redis, each process keeps its own cache: the live pages' versions (apps/core/
+# live.py) must be one, so `make run` serves from one process of 8 threads unless Redis is
+# configured (CACHE_URL or a Redis broker), where it serves as production does.
+ifeq ($(strip $(CACHE_URL)$(filter redis://% rediss://%,$(CELERY_BROKER_URL))),)
+RUN_PROCESSES = WEB_CONCURRENCY=1
+RUN_WORKERS = --worker-class gthread --threads 8
+endif
+
 $(SECRET_KEY_FILE): | $(INSTALLED)
 	umask 077 && $(PY) -c "import secrets; print(secrets.token_urlsafe(50))" > $@
 
@@ -38,7 +46,8 @@ run: setup $(SECRET_KEY_FILE)
 	$(RUN_ENV) $(PY) manage.py migrate --noinput
 	$(RUN_ENV) $(PY) manage.py seed_demo
 	$(RUN_ENV) $(PY) manage.py collectstatic --noinput --verbosity 0
-	$(RUN_ENV) BIND=127.0.0.1:8000 $(VENV)/bin/gunicorn --config config/gunicorn.conf.py
+	$(RUN_ENV) BIND=127.0.0.1:8000 $(RUN_PROCESSES) \
+	$(VENV)/bin/gunicorn --config config/gunicorn.conf.py $(RUN_WORKERS)
 
 ## For debugging: Django's development server with DEBUG on (its error pages show the
 ## traceback), reloading on every change; static files straight from the source folders.
