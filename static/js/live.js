@@ -40,7 +40,8 @@
       // no-store: the browser's cache stays out of it, so a 304 reaches this code as is.
       fetch(url, { headers: headers, credentials: "same-origin", cache: "no-store" })
         .then(function (response) {
-          if (response.headers.get("X-Live-Reload")) {
+          // A reload also when the answer was a redirect (logged out: to the log-in page).
+          if (response.headers.get("X-Live-Reload") || response.redirected) {
             window.location.reload();
             return null;
           }
