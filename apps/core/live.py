@@ -24,7 +24,6 @@ lost (Redis away at that moment) shows within that time, as a fresh token.
 
 from __future__ import annotations
 
-import logging
 import re
 import secrets
 from collections.abc import Callable
@@ -36,9 +35,7 @@ from django.core.cache.backends.redis import RedisSerializer
 from django.db import transaction
 from redis import Redis
 
-from apps.core.shared_cache import SharedRedisCache, _tried
-
-logger = logging.getLogger(__name__)
+from apps.core.shared_cache import SharedRedisCache, fail_open
 
 LIVE_POLL_MS = 1500
 VERSION_SECONDS = 120
@@ -123,7 +120,7 @@ class LiveShortcut:
     as it can: in Redis, with one client kept for the process. Django's cache builds a
     new Redis client for every read, which cost a 304 more than the read itself (about
     80 us of CPU; bench/README.md, issue 18 item 11). Failures still fall back as the
-    shared cache's do (`_tried`).
+    shared cache's do (`fail_open`).
     """
 
     def __init__(self, application: Callable[..., Any]) -> None:
@@ -155,5 +152,5 @@ class LiveShortcut:
         key = cache.make_key(_KEY.format(topic))
         if self._redis is None:
             self._redis = cache._cache.get_client(key)
-        raw = _tried(partial(self._redis.get, key), None)  # bytes, or None: no token
+        raw = fail_open(partial(self._redis.get, key), None)  # bytes, or None: no token
         return str(self._serializer.loads(raw)) if isinstance(raw, bytes) else None

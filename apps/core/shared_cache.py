@@ -39,7 +39,7 @@ Timeout: TypeAlias = float | None
 Version: TypeAlias = int | None
 
 
-def _tried(call: Callable[[], Answer], fallback: Answer) -> Answer:
+def fail_open(call: Callable[[], Answer], fallback: Answer) -> Answer:
     """`call()`, or `fallback` when Redis fails now or failed within the back-off."""
     global _unavailable_until
     if time.monotonic() < _unavailable_until:
@@ -68,31 +68,31 @@ class SharedRedisCache(RedisCache):
                 "The shared cache needs a KEY_PREFIX: clear() deletes the keys under it."
             )
 
-    # Each operation asks Redis through _tried: a failure reads as a miss, or as nothing
+    # Each operation asks Redis through fail_open: a failure reads as a miss, or as nothing
     # written, deleted or added.
     def get(self, key: Any, default: Any = None, version: Version = None) -> Any:
         read = super().get
-        return _tried(lambda: read(key, default, version), default)
+        return fail_open(lambda: read(key, default, version), default)
 
     def get_many(self, keys: Iterable[Any], version: Version = None) -> dict[Any, Any]:
         read, wanted = super().get_many, list(keys)
-        return _tried(lambda: read(wanted, version), {})
+        return fail_open(lambda: read(wanted, version), {})
 
     def set(
         self, key: Any, value: Any, timeout: Timeout = DEFAULT_TIMEOUT, version: Version = None
     ) -> None:
         write = super().set
-        _tried(lambda: write(key, value, timeout, version), None)
+        fail_open(lambda: write(key, value, timeout, version), None)
 
     def add(
         self, key: Any, value: Any, timeout: Timeout = DEFAULT_TIMEOUT, version: Version = None
     ) -> bool:
         write = super().add
-        return _tried(lambda: write(key, value, timeout, version), False)
+        return fail_open(lambda: write(key, value, timeout, version), False)
 
     def delete(self, key: Any, version: Version = None) -> bool:
         remove = super().delete
-        return _tried(lambda: remove(key, version), False)
+        return fail_open(lambda: remove(key, version), False)
 
     def clear(self) -> None:
         """Delete every key under this cache's prefix, and nothing else in the database."""
