@@ -240,6 +240,21 @@ def analyze() -> None:
         cursor.execute("ANALYZE")
 
 
+def gunicorn_command(host: str, port: int, *options: str) -> list[str]:
+    """gunicorn as production runs it (config/gunicorn.conf.py), on `host:port`, logging
+    warnings only; `options` after (they override the file)."""
+    return [
+        str(ROOT / ".venv" / "bin" / "gunicorn"),
+        "--config",
+        "config/gunicorn.conf.py",
+        "--bind",
+        f"{host}:{port}",
+        "--log-level",
+        "warning",
+        *options,
+    ]
+
+
 def timed(function: Callable[[], object]) -> tuple[float, object]:
     start = time.perf_counter()
     result = function()

@@ -169,18 +169,7 @@ class Processes:
             log.close()
 
     def start_web(self) -> None:
-        self.web = self._start(
-            "gunicorn",
-            [
-                str(benchkit.ROOT / ".venv" / "bin" / "gunicorn"),
-                "--config",
-                "config/gunicorn.conf.py",
-                "--bind",
-                f"{HOST}:{self.port}",
-                "--log-level",
-                "warning",
-            ],
-        )
+        self.web = self._start("gunicorn", benchkit.gunicorn_command(HOST, self.port))
         http_bench.wait_until_up(self.port, self.web, self.logs / "gunicorn.log")
 
     def start_worker(self) -> None:

@@ -197,17 +197,7 @@ def start_server(config: ServerConfig, port: int, log_path: Path) -> subprocess.
     env = server_environment()
     if config.gc_threshold:
         env["GUNICORN_GC_THRESHOLD"] = str(config.gc_threshold)
-    command = [
-        str(benchkit.ROOT / ".venv" / "bin" / "gunicorn"),
-        "--config",
-        "config/gunicorn.conf.py",
-        "--bind",
-        f"{HOST}:{port}",
-        "--keep-alive",
-        "5",
-        "--log-level",
-        "warning",
-    ]
+    command = benchkit.gunicorn_command(HOST, port, "--keep-alive", "5")
     if config.worker_class:
         command += ["--worker-class", config.worker_class]
     if config.workers:

@@ -224,18 +224,7 @@ class Deployment:
                 f"--schedule={self.logs / 'celerybeat-schedule'}",
             ],
         )
-        self.start(
-            "web",
-            [
-                str(venv / "gunicorn"),
-                "--config",
-                "config/gunicorn.conf.py",
-                "--bind",
-                f"{HOST}:{self.port}",
-                "--log-level",
-                "warning",
-            ],
-        )
+        self.start("web", benchkit.gunicorn_command(HOST, self.port))
         http_bench.wait_until_up(self.port, self.processes["web"], self.logs / "web.log")
 
     def pids(self, name: str) -> list[int]:

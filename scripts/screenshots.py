@@ -23,15 +23,6 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "screenshots"
 DESKTOP = {"width": 1280, "height": 1000}
 PHONE = {"width": 390, "height": 844}
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def free_port() -> int:
@@ -90,6 +81,7 @@ def shoot(base_url: str) -> None:
 
     from apps.demo.seed import LEAD, PASSWORD
     from apps.demo.tour import demo_tour
+    from tests.browser.chromium import CHROMIUM_FLAGS
 
     stops = demo_tour()
     OUT.mkdir(parents=True, exist_ok=True)

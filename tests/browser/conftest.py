@@ -11,16 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import service_missing
+from tests.browser.chromium import CHROMIUM_FLAGS
 
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 
 
