@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: screenshots setup run dev test lint format worker pipeline-worker beat bench clean
+.PHONY: screenshots setup run dev test lint format worker pipeline-worker live-stream beat bench clean
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -75,6 +75,12 @@ format: setup
 ## so AI judges' calls, which hold the worker's processes while they wait, never delay them.
 worker: setup
 	$(VENV)/bin/celery -A config worker --loglevel=INFO
+
+## Live pages' event stream on http://127.0.0.1:8001 (needs Redis: CACHE_URL or a Redis
+## broker). Set LIVE_STREAM_URL=http://127.0.0.1:8001/live/stream/ for the web process so
+## its pages open it; without it they ask every 1.5 s.
+live-stream: setup
+	$(VENV)/bin/uvicorn config.live_asgi:application --host 127.0.0.1 --port $${LIVE_STREAM_PORT:-8001} --no-access-log
 
 pipeline-worker: setup
 	$(VENV)/bin/celery -A config worker --queues=$${CELERY_PIPELINE_QUEUE:-pipeline} --concurrency=2 --loglevel=INFO

@@ -165,6 +165,15 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
 ]
 
+
+def stream_origin(url: str) -> str:
+    """scheme://host[:port] of an absolute URL; empty for a path on this site."""
+    if "://" not in url:
+        return ""
+    scheme, rest = url.split("://", 1)
+    return f"{scheme}://{rest.split('/', 1)[0]}"
+
+
 # --- Content-Security-Policy (django-csp) ------------------------------------------------
 # Every response tells the browser where its page may load things from. Scripts come only
 # from our own static files: no inline <script>, no onclick="..." attribute and no eval
@@ -188,6 +197,8 @@ CONTENT_SECURITY_POLICY = {
         "base-uri": [SELF],
         "frame-ancestors": [NONE],
         "form-action": [SELF],
+        # Live pages' event stream may be served from another port or host.
+        "connect-src": [SELF, *filter(None, [stream_origin(env_str("LIVE_STREAM_URL"))])],
     }
 }
 
@@ -461,6 +472,29 @@ CACHES = {
         wait_seconds=0.25,
     ),
 }
+# --- Live pages' stream (apps/core/live_stream.py, config/live_asgi.py) -----------------
+# Where browsers open a live page's event stream, as they reach it (another port or host
+# is fine): e.g. http://127.0.0.1:8001/live/stream/. Empty: no stream runs, and live pages
+# ask every 1.5 s instead (apps/core/live.py). The stream hears of changes on a Redis
+# channel: LIVE_REDIS_URL (the shared cache's Redis by default), channel LIVE_CHANNEL.
+# Pub/sub channels ignore Redis's database numbers, so the default name carries the
+# URL's: two deployments on one Redis, in two databases, do not hear each other.
+LIVE_STREAM_URL = env_str("LIVE_STREAM_URL")
+LIVE_REDIS_URL = env_str("LIVE_REDIS_URL") or CACHE_URL
+if LIVE_STREAM_URL and not LIVE_REDIS_URL:
+    raise ImproperlyConfigured(
+        "LIVE_STREAM_URL needs Redis: set LIVE_REDIS_URL, CACHE_URL or a Redis broker."
+    )
+if LIVE_STREAM_URL and not LIVE_STREAM_URL.startswith(("http://", "https://", "/")):
+    raise ImproperlyConfigured(
+        f"LIVE_STREAM_URL={LIVE_STREAM_URL!r} is not an http(s) URL or a path."
+    )
+LIVE_CHANNEL = env_str("LIVE_CHANNEL") or "relevo-live:" + (
+    LIVE_REDIS_URL.rsplit("/", 1)[-1] or "0"
+)
+# One stream process holds at most this many open pages; beyond it a page asks instead.
+LIVE_STREAM_MAX_CONNECTIONS = env_int("LIVE_STREAM_MAX_CONNECTIONS", 5000, minimum=1)
+
 # How often one may ask for what sends mail or guesses; "count/period" (s, min, hour, day).
 THROTTLE_RATES = {
     "password_reset_email": env_rate("THROTTLE_PASSWORD_RESET_PER_EMAIL", "3/hour"),

@@ -20,6 +20,11 @@ page never had, goes through Django as usual.
 The versions live in the default cache: Redis when one is known, shared by every web
 process and worker. A version expires after VERSION_SECONDS, so a change whose bump was
 lost (Redis away at that moment) shows within that time, as a fresh token.
+
+Pushed instead of asked: where the deployment runs the live stream (LIVE_STREAM_URL,
+apps/core/live_stream.py), a change is also published on Redis (LIVE_CHANNEL), and the
+page, told by the stream, asks only then, plus once every LIVE_BACKSTOP_MS in case a
+message was lost. Without the stream (`make run`, no Redis) pages ask every LIVE_POLL_MS.
 """
 
 from __future__ import annotations
@@ -29,7 +34,10 @@ import secrets
 from collections.abc import Callable
 from functools import partial
 from typing import Any
+from urllib.parse import urlencode
 
+from django.conf import settings
+from django.core import signing
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisSerializer
 from django.db import transaction
@@ -38,9 +46,17 @@ from redis import Redis
 from apps.core.shared_cache import SharedRedisCache, fail_open
 
 LIVE_POLL_MS = 1500
-VERSION_SECONDS = 120
+LIVE_BACKSTOP_MS = 30_000
+# Ten minutes: a page redraws its parts once per expiry even when nothing changed (200
+# pages of a topic at 120 s cost 2 points of a core in bench/live_bench.py), and a bump
+# is lost only when Redis fails at that very moment, when the metrics' catch-up after
+# the outage bumps again anyway.
+VERSION_SECONDS = 600
+STREAM_TOKEN_SECONDS = 12 * 3600  # a page open longer goes back to asking every 1.5 s
 LIVE_PATH = re.compile(r"^/live/(evaluation|team)/(\d+)/")
+TOPIC = re.compile(r"^(evaluation|team):\d+$")
 _KEY = "live:{}"
+_STREAM_SALT = "relevo.live-stream"
 
 
 def evaluation_topic(evaluation_id: int) -> str:
@@ -94,6 +110,39 @@ def _renew(topics: list[str]) -> None:
     cache = caches["default"]
     for topic in topics:
         cache.set(_KEY.format(topic), secrets.token_hex(8), VERSION_SECONDS)
+    # Published wherever Redis is known, whether or not this process was told of a
+    # stream: the workers make most changes, and their settings need not name it.
+    if settings.LIVE_REDIS_URL:
+        publisher = _publisher()
+        for topic in topics:
+            fail_open(partial(publisher.publish, settings.LIVE_CHANNEL, topic), 0)
+
+
+_publishers: dict[str, Redis] = {}
+
+
+def _publisher() -> Redis:
+    """One Redis client per process and URL for the publishes (a client keeps a pool)."""
+    url = settings.LIVE_REDIS_URL
+    if url not in _publishers:
+        _publishers[url] = Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5)
+    return _publishers[url]
+
+
+def stream_token(topic: str) -> str:
+    """What lets a page open its topic's stream: the topic, signed and dated."""
+    return signing.TimestampSigner(salt=_STREAM_SALT).sign(topic)
+
+
+def topic_of_stream_token(token: str) -> str | None:
+    """The topic a stream token names, or None if it is forged, broken or too old."""
+    try:
+        topic = signing.TimestampSigner(salt=_STREAM_SALT).unsign(
+            token, max_age=STREAM_TOKEN_SECONDS
+        )
+    except signing.BadSignature:  # also SignatureExpired
+        return None
+    return topic if TOPIC.match(topic) else None
 
 
 def etag(token: str) -> str:
@@ -102,12 +151,19 @@ def etag(token: str) -> str:
 
 def live_page(topic: str, url: str) -> dict[str, Any]:
     """What a page needs to be live (templates/_live.html): its live URL, the ETag it is
-    drawn at and how often to ask.
+    drawn at, how often to ask, and its stream where there is one.
 
     Read before the page's content is, so a change made while it renders is caught by
-    the first poll."""
+    the first ask."""
     token = version(topic)
-    return {"url": url, "etag": etag(token) if token else "", "every_ms": LIVE_POLL_MS}
+    stream = settings.LIVE_STREAM_URL
+    return {
+        "url": url,
+        "etag": etag(token) if token else "",
+        "every_ms": LIVE_POLL_MS,
+        "stream": f"{stream}?{urlencode({'t': stream_token(topic)})}" if stream else "",
+        "backstop_ms": LIVE_BACKSTOP_MS,
+    }
 
 
 class LiveShortcut:

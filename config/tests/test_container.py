@@ -19,7 +19,15 @@ SERVICES = sorted(compose_services())
 
 
 def test_the_compose_file_has_the_expected_services():
-    assert set(SERVICES) == {"web", "worker", "pipeline-worker", "beat", "postgres", "redis"}
+    assert set(SERVICES) == {
+        "web",
+        "live",
+        "worker",
+        "pipeline-worker",
+        "beat",
+        "postgres",
+        "redis",
+    }
 
 
 def test_the_worker_reads_every_queue_and_the_pipeline_worker_only_the_pipelines():
@@ -93,3 +101,13 @@ def test_the_build_leaves_local_files_out():
     }
 
     assert {".git", ".venv", "db.sqlite3", "staticfiles", "node_modules", ".env"} <= ignored
+
+
+def test_the_live_stream_is_served_apart_and_the_pages_are_told_where():
+    services = compose_services()
+
+    assert services["live"]["command"].startswith("uvicorn config.live_asgi:application")
+    assert "8001:8001" in services["live"]["ports"]
+    # The workers make most changes: every app service publishes them (apps/core/live.py)
+    # and the web's pages open the stream where the browser reaches it.
+    assert services["web"]["environment"]["LIVE_STREAM_URL"] == "http://127.0.0.1:8001/live/stream/"

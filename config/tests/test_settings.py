@@ -177,3 +177,44 @@ def test_start_up_stops_on_a_slot_lock_below_its_minimum():
 
     assert result.returncode != 0
     assert "ImproperlyConfigured: SLOT_LOCK_SECONDS=5 must be at least 10." in result.stderr
+
+
+def test_start_up_stops_when_the_live_stream_has_no_redis_to_hear_changes_on():
+    result = start_django(LIVE_STREAM_URL="http://127.0.0.1:8001/live/stream/")
+
+    assert result.returncode != 0
+    assert "LIVE_STREAM_URL needs Redis" in result.stderr
+
+
+def test_start_up_stops_on_a_live_stream_url_that_is_not_http():
+    result = start_django(
+        LIVE_STREAM_URL="ftp://127.0.0.1/live/", CACHE_URL="redis://127.0.0.1:6379/3"
+    )
+
+    assert result.returncode != 0
+    assert "LIVE_STREAM_URL='ftp://127.0.0.1/live/' is not an http(s) URL" in result.stderr
+
+
+def test_the_live_stream_may_be_reached_by_pages_and_hears_its_own_channel():
+    shown = (
+        "from django.conf import settings as s; "
+        "print(s.LIVE_CHANNEL, s.CONTENT_SECURITY_POLICY['DIRECTIVES']['connect-src'])"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", f"{SETUP}; {shown}"],
+        cwd=PROJECT,
+        env={
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "LIVE_STREAM_URL": "https://live.example.test:8443/live/stream/",
+            "CACHE_URL": "redis://127.0.0.1:6379/3",
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split(" ", 1) == [
+        "relevo-live:3",
+        "[\"'self'\", 'https://live.example.test:8443']\n",
+    ]
