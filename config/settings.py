@@ -8,6 +8,7 @@ PostgreSQL with a Redis-backed worker and beat. `.env.example` documents every v
 import base64
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlparse
 
 import dj_database_url
 from celery.schedules import crontab
@@ -490,7 +491,7 @@ if LIVE_STREAM_URL and not LIVE_STREAM_URL.startswith(("http://", "https://", "/
         f"LIVE_STREAM_URL={LIVE_STREAM_URL!r} is not an http(s) URL or a path."
     )
 LIVE_CHANNEL = env_str("LIVE_CHANNEL") or "relevo-live:" + (
-    LIVE_REDIS_URL.rsplit("/", 1)[-1] or "0"
+    urlparse(LIVE_REDIS_URL).path.strip("/") or "0"
 )
 # One stream process holds at most this many open pages; beyond it a page asks instead.
 LIVE_STREAM_MAX_CONNECTIONS = env_int("LIVE_STREAM_MAX_CONNECTIONS", 5000, minimum=1)
