@@ -12,7 +12,9 @@ from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from apps.accounts.decorators import lead_required
@@ -90,6 +92,11 @@ def queue_page_context(request: TeamRequest, evaluation: Evaluation) -> dict[str
         rows=rows,
         open_count=page.paginator.count if show == "open" else None,
     )
+    # The rows are drawn by Jinja2 (templates/jinja2/insights/_disagreement_row_macro.html).
+    rows_html = render_to_string(
+        "insights/disagreement_rows.html", context, request, using="jinja2"
+    )
+    context["rows_html"] = mark_safe(rows_html)  # noqa: S308 - escaped by Jinja2 as drawn
     return context
 
 
@@ -104,7 +111,13 @@ def _after_change(
     [row] = selectors.queue_rows(evaluation, [snapshot_id])
     context = _queue_context(evaluation)
     context.update(row=row, error=error, swap_metrics=True, show=request.POST.get("show", "open"))
-    return render(request, "insights/disagreement_row.html", context, status=400 if error else 200)
+    row_html = render_to_string("insights/disagreement_row.html", context, request, using="jinja2")
+    # The metrics come too, out of band (htmx swaps them by id), wrapped so the table row
+    # and the list parse side by side.
+    metrics_html = render_to_string("insights/disagreement_metrics.html", context, request)
+    return HttpResponse(
+        f"{row_html}<template>{metrics_html}</template>", status=400 if error else 200
+    )
 
 
 def _settle(
