@@ -28,10 +28,39 @@ from apps.engine import score_keyword, score_keywords_batch  # noqa: E402
 POSITIONS = 20
 CUTOFF = 10
 TOLERANCE = 1e-9
-RELEVO_METRICS = [("precision", 10), ("ap", 10), ("rr", 10), ("ndcg", 10), ("err", 10)]
-TREC_MEASURES = {"P_10", "map_cut_10", "recip_rank", "ndcg_cut_10"}
+# Issue 19's measures over the whole list, as trec_eval has them, and RBP at 10 (which
+# trec_eval lacks: Relevo's side computes it, and its residual, on top).
+WHOLE_LIST_COMPARED = {
+    "rprec": "Rprec",
+    "bpref": "bpref",
+    "num_ret": "num_ret",
+    "num_rel": "num_rel",
+    "num_rel_ret": "num_rel_ret",
+    "iprec_avg": "11pt_avg",
+    **{f"iprec_{level}": f"iprec_at_recall_{level / 100:.2f}" for level in range(0, 101, 10)},
+}
+RELEVO_METRICS = [
+    ("precision", 10),
+    ("ap", 10),
+    ("rr", 10),
+    ("ndcg", 10),
+    ("err", 10),
+    ("success", 10),
+    *((metric, 0) for metric in WHOLE_LIST_COMPARED),  # 0: the whole list
+    ("rbp_80", 10),
+    ("rbp_80_res", 10),
+]
+TREC_MEASURES = {"P_10", "map_cut_10", "recip_rank", "ndcg_cut_10", "success_10"}
+TREC_MEASURES |= {"Rprec", "bpref", "num_ret", "num_rel", "num_rel_ret", "11pt_avg"}
+TREC_MEASURES |= {"iprec_at_recall"}
 # Relevo metric -> trec_eval measure it must equal in profile `trec`.
-COMPARED = {("precision", 10): "P_10", ("ap", 10): "map_cut_10", ("ndcg", 10): "ndcg_cut_10"}
+COMPARED = {
+    ("precision", 10): "P_10",
+    ("ap", 10): "map_cut_10",
+    ("ndcg", 10): "ndcg_cut_10",
+    ("success", 10): "success_10",
+    **{(metric, 0): measure for metric, measure in WHOLE_LIST_COMPARED.items()},
+}
 
 
 def make_grades(keywords: int, seed: int) -> list[list[int]]:
@@ -104,7 +133,8 @@ def disagreements(grades, relevo, trec) -> tuple[int, int, list[str]]:
                 ours, measures[measure], rel_tol=0, abs_tol=TOLERANCE
             ):
                 problems.append(
-                    f"q{q} {request[0]}@10: relevo {ours} vs {measure} {measures[measure]}"
+                    f"q{q} {request[0]}@{request[1]}: relevo {ours} vs {measure} "
+                    f"{measures[measure]}"
                 )
         # trec_eval's recip_rank has no cutoff: compare only when the first relevant
         # result is within the top 10, where both must be 1/rank.
@@ -132,17 +162,20 @@ def main() -> int:
 
     print(f"keywords: {args.keywords} x {POSITIONS} graded results (0..3, one slot, all judged)")
     print(
-        f"relevo (batch, profile trec; P@10 AP@10 RR@10 nDCG@10 ERR@10): {relevo_seconds:.3f} s"
+        "relevo (batch, profile trec; P@10 AP@10 RR@10 nDCG@10 ERR@10 Success@10 Rprec bpref "
+        "num_ret num_rel num_rel_ret IPrec at 11 recall levels 11pt-IPrec RBP(0.8)@10 and its "
+        f"residual): {relevo_seconds:.3f} s"
         "  [grade lists -> per-keyword floats, everything included]"
     )
     print(
-        f"pytrec_eval (P_10 map_cut_10 recip_rank ndcg_cut_10): {trec_seconds:.3f} s"
+        "pytrec_eval (P_10 map_cut_10 recip_rank ndcg_cut_10 success_10 Rprec bpref num_ret "
+        f"num_rel num_rel_ret iprec_at_recall 11pt_avg): {trec_seconds:.3f} s"
         "  [RelevanceEvaluator construction + evaluate; building the dicts not timed]"
     )
     print(f"ratio relevo / pytrec_eval: {relevo_seconds / trec_seconds:.2f}")
     print(
         f"agreement within {TOLERANCE:g}: "
-        f"{'OK' if not problems else 'FAILED'} - {compared} P/AP/nDCG values, "
+        f"{'OK' if not problems else 'FAILED'} - {compared} values of the compared measures, "
         f"{rr_compared} RR values (trec_eval's recip_rank has no cutoff, so RR is compared "
         f"only where the first relevant result is in the top {CUTOFF}); "
         f"{len(problems)} disagreements"

@@ -27,7 +27,7 @@ from .batch_formulas import FloatArray, StageOneMatrix, metric_array
 from .decisions import Decisions, with_decisions
 from .errors import EngineError
 from .keyword import KeywordScore, MetricRequest, SnapshotGrades
-from .metrics import check_cutoff, check_profile, metric_scale
+from .metrics import check_cutoff, check_profile, metric_scale, split_condensed
 from .scales import Scale, get_scale
 from .transformers import resolve_rules
 
@@ -102,26 +102,35 @@ def score_keywords_batch(
     judged_elsewhere = _unretrieved_array(unretrieved, len(keywords))
     _check_grades(judged_elsewhere, native)
 
-    stage_one: dict[str, StageOneMatrix] = {}
+    stage_one: dict[tuple[str, bool], StageOneMatrix] = {}
 
-    def on_scale(target: Scale) -> StageOneMatrix:
-        if target.name not in stage_one:
+    def on_scale(target: Scale, condensed: bool = False) -> StageOneMatrix:
+        if (target.name, condensed) not in stage_one:
             mapping = resolved_rules[target.name]
-            stage_one[target.name] = StageOneMatrix(
-                _transform(grades, native, mapping),
-                target,
-                snapshot_counts=snapshot_counts,
-                unretrieved=_transform(judged_elsewhere, native, mapping),
+            source, counts = (
+                _condense(grades, on_scale(native))
+                if condensed
+                else (
+                    grades,
+                    snapshot_counts,
+                )
             )
-        return stage_one[target.name]
+            stage_one[(target.name, condensed)] = StageOneMatrix(
+                _transform(source, native, mapping),
+                target,
+                snapshot_counts=counts,
+                unretrieved=_transform(judged_elsewhere, native, mapping),
+                listed_counts=snapshot_counts,
+            )
+        return stage_one[(target.name, condensed)]
 
     # Nulls flow through as NaN; 0/0 and NaN comparisons are expected, not warnings.
     with np.errstate(invalid="ignore", divide="ignore"):
         results = {
             (metric, k): metric_array(
-                metric,
+                split_condensed(metric)[0],
                 k,
-                on_scale(targets[metric]),
+                on_scale(targets[metric], condensed=split_condensed(metric)[1]),
                 profile,
                 zero_without_results=zero_without_results,
             )
@@ -204,6 +213,18 @@ def _check_grades(grades: FloatArray, scale: Scale) -> None:
         bad = given[~on_scale][0]
         shown = int(bad) if bad.is_integer() else float(bad)
         raise EngineError(f"{shown!r} is not a {scale.name} grade {scale.describe_grades()}")
+
+
+def _condense(grades: FloatArray, native: StageOneMatrix) -> tuple[FloatArray, np.ndarray]:
+    """The condensed lists: each keyword's results with a native stage-1 value moved up in
+    their order, the rest dropped (NaN padding), and each list's new length."""
+    judged = native.judged
+    # A stable sort of "not judged" keeps the judged results' order and puts them first.
+    order = np.argsort(~judged, axis=1, kind="stable")
+    condensed = np.take_along_axis(grades, order[:, :, None], axis=1)
+    counts = judged.sum(axis=1)
+    condensed[np.arange(grades.shape[1]) >= counts[:, None]] = np.nan
+    return condensed, counts.astype(np.intp)
 
 
 def _transform(grades: FloatArray, source: Scale, mapping: Mapping[int, int]) -> FloatArray:

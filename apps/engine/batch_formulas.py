@@ -14,10 +14,14 @@ from functools import cached_property
 import numpy as np
 
 from .formulas import (
+    COVERAGE,
     ERR_MAX_GAIN,
+    RBP_PERSISTENCES,
+    RECALL_LEVELS,
     err_018_rank_factor,
     exponential_gain,
     rank_discount,
+    rbp_weight,
 )
 from .metrics import TREC, WHOLE_LIST
 from .scales import Scale
@@ -44,11 +48,16 @@ class StageOneMatrix:
         *,
         snapshot_counts: np.ndarray,
         unretrieved: FloatArray,
+        listed_counts: np.ndarray | None = None,
     ) -> None:
         self.grades = grades
         self.scale = scale
         self.snapshot_counts = snapshot_counts
         self.unretrieved = unretrieved
+        # On a condensed list, how many results each keyword had before condensing.
+        self.listed_counts = snapshot_counts if listed_counts is None else listed_counts
+        # Matrices several formulas read at one (k, profile), made by the first of them.
+        self.shared: dict[tuple[str, int, str], FloatArray] = {}
         if grades.shape[2] == 1:
             # One slot per snapshot: the vote or the mean of one grade is that grade.
             self.values = grades[:, :, 0]
@@ -156,6 +165,9 @@ def metric_array(
     metric: str, k: int, stage: StageOneMatrix, profile: str, *, zero_without_results: bool
 ) -> FloatArray:
     values = BATCH_FORMULAS[metric](stage, k, profile)
+    if metric in COVERAGE:
+        # Coverage reads the nulls themselves: defined wherever there are results.
+        return np.where(stage.has_results, values, np.nan)
     # The null rules of metric_value: trec needs results and a judgement anywhere in the
     # pool, searchtweak a judgement in the top k; a keyword without results is 0 when
     # asked for and it has judgements, else null.
@@ -166,6 +178,10 @@ def metric_array(
     scored = np.where(judged, values, np.nan)
     if zero_without_results:
         scored = np.where(~stage.has_results & stage.unretrieved_judged, 0.0, scored)
+    if profile == TREC:
+        # A condensed list that lost every result: 0 with judgements (formulas.metric_value).
+        emptied = (stage.listed_counts > 0) & ~stage.has_results
+        scored = np.where(emptied & stage.unretrieved_judged, 0.0, scored)
     return scored
 
 
@@ -222,6 +238,144 @@ def _f1(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
     r = _recall(stage, k, profile)
     # A NaN recall stays NaN: NaN == 0 is false and 2pr/(p+r) is NaN.
     return np.where(p + r == 0, 0.0, 2 * p * r / (p + r))
+
+
+def _success(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+    return np.asarray(stage.relevant[:, _upto(k)].any(axis=1), dtype=np.float64)
+
+
+def _r_precision(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+    to_find = stage.relevant_in_pool if profile == TREC else stage.relevant_total
+    top = stage.relevant[:, _upto(k)]
+    # Relevant results among each row's first min(R, k) positions: the running count of
+    # relevant results, read at that column (a leading 0 column for R = 0).
+    running = np.concatenate([np.zeros((len(top), 1)), top.cumsum(axis=1)], axis=1)
+    found = running[np.arange(len(top)), np.minimum(to_find, top.shape[1])]
+    none_to_find = 0.0 if profile == TREC else np.nan
+    return np.where(to_find > 0, found / to_find, none_to_find)
+
+
+def _to_find(stage: StageOneMatrix, profile: str) -> np.ndarray:
+    """R: the relevant documents of each keyword's pool (see formulas.py)."""
+    return stage.relevant_in_pool if profile == TREC else stage.relevant_total
+
+
+def _relevant_count(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+    return _to_find(stage, profile).astype(np.float64)
+
+
+def _retrieved_count(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+    counts = stage.snapshot_counts
+    return (counts if k == WHOLE_LIST else np.minimum(counts, k)).astype(np.float64)
+
+
+def _relevant_retrieved_count(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+    return stage.relevant[:, _upto(k)].sum(axis=1).astype(np.float64)
+
+
+def _undefined_without_relevant(profile: str) -> float:
+    # As recall: searchtweak says "undefined" when nothing is relevant, trec_eval 0.
+    return 0.0 if profile == TREC else np.nan
+
+
+def _bpref(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+    to_find = _to_find(stage, profile)
+    judged_non_relevant = np.equal(stage.values, 0.0).sum(axis=1)
+    if profile == TREC:
+        judged_non_relevant = judged_non_relevant + np.equal(stage.unretrieved, 0.0).sum(axis=1)
+    worst = np.minimum(to_find, judged_non_relevant)
+    total = np.zeros(len(to_find))
+    above = np.zeros(len(to_find), dtype=np.intp)
+    for values in stage.values[:, _upto(k)].T:
+        relevant = values == 1.0
+        # formulas.bpref's share, vectorised: 1, or 1 - min(above, R) / min(R, N).
+        share = np.where(above == 0, 1.0, 1.0 - np.minimum(above, to_find) / np.maximum(worst, 1))
+        total += np.where(relevant, share, 0.0)
+        above += values == 0.0
+    return np.where(to_find > 0, total / to_find, _undefined_without_relevant(profile))
+
+
+def _interpolated_precisions(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+    """keywords x RECALL_LEVELS: interpolated precision at each level (formulas.py),
+    computed once per (k, profile) however many of the levels are asked for."""
+    key = ("interpolated_precisions", k, profile)
+    if key not in stage.shared:
+        stage.shared[key] = _compute_interpolated_precisions(stage, k, profile)
+    return stage.shared[key]
+
+
+def _compute_interpolated_precisions(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+    relevant = stage.relevant[:, _upto(k)]
+    levels = np.zeros((len(relevant), len(RECALL_LEVELS)))
+    if relevant.shape[1] == 0:
+        return levels
+    to_find = _to_find(stage, profile)
+    found = relevant.cumsum(axis=1)
+    found_total = found[:, -1]
+    precision_here = np.where(relevant, found / _ranks(relevant.shape[1]), 0.0)
+    # best_below[:, i]: the best precision at a relevant rank i + 1 or below it.
+    best_below = np.maximum.accumulate(precision_here[:, ::-1], axis=1)[:, ::-1]
+    rows = np.arange(len(relevant))
+    for column, level in enumerate(RECALL_LEVELS):
+        # relevant_needed, vectorised: the same float arithmetic, truncated.
+        needed = (level / 100 * to_find + 0.9).astype(np.intp)
+        # Read at the rank of the max(needed, 1)-th relevant result.
+        rank_index = np.argmax(found >= np.maximum(needed, 1)[:, None], axis=1)
+        reached = (needed <= found_total) & (found_total > 0)
+        levels[:, column] = np.where(reached, best_below[rows, rank_index], 0.0)
+    return levels
+
+
+def _interpolated_precision_at(level: int) -> Callable[[StageOneMatrix, int, str], FloatArray]:
+    column = RECALL_LEVELS.index(level)
+
+    def formula(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+        to_find = _to_find(stage, profile)
+        values = _interpolated_precisions(stage, k, profile)[:, column]
+        return np.where(to_find > 0, values, _undefined_without_relevant(profile))
+
+    return formula
+
+
+def _eleven_point_average(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+    to_find = _to_find(stage, profile)
+    total = _sum_by_rank(_interpolated_precisions(stage, k, profile))
+    return np.where(to_find > 0, total / len(RECALL_LEVELS), _undefined_without_relevant(profile))
+
+
+def _rbp_weights(count: int, persistence: float) -> FloatArray:
+    return np.array([rbp_weight(rank, persistence) for rank in range(1, count + 1)])
+
+
+def _rank_biased_precision(persistence: float) -> Callable[[StageOneMatrix, int, str], FloatArray]:
+    def formula(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+        relevant = stage.relevant[:, _upto(k)]
+        return _sum_by_rank(np.where(relevant, _rbp_weights(relevant.shape[1], persistence), 0.0))
+
+    return formula
+
+
+def _rbp_residual(persistence: float) -> Callable[[StageOneMatrix, int, str], FloatArray]:
+    def formula(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+        # Padding is NaN too: only a keyword's own results may count as unjudged.
+        top = stage.values[:, _upto(k)]
+        shown = _retrieved_count(stage, k, profile).astype(np.intp)
+        really_there = _ranks(top.shape[1]) <= shown[:, None]
+        unjudged = np.isnan(top) & really_there
+        within = _sum_by_rank(np.where(unjudged, _rbp_weights(top.shape[1], persistence), 0.0))
+        beyond = np.array([persistence**n for n in range(int(shown.max(initial=0)) + 1)])
+        return within + beyond[shown]
+
+    return formula
+
+
+def _judged_share(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+    shown = _retrieved_count(stage, k, profile)
+    return stage.judged[:, _upto(k)].sum(axis=1) / shown
+
+
+def _unjudged_count(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+    return _retrieved_count(stage, k, profile) - stage.judged[:, _upto(k)].sum(axis=1)
 
 
 def _cumulative_gain(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
@@ -297,6 +451,18 @@ BATCH_FORMULAS: dict[str, Callable[[StageOneMatrix, int, str], FloatArray]] = {
     "rr": _reciprocal_rank,
     "recall": _recall,
     "f1": _f1,
+    "success": _success,
+    "rprec": _r_precision,
+    "bpref": _bpref,
+    "num_rel": _relevant_count,
+    "num_ret": _retrieved_count,
+    "num_rel_ret": _relevant_retrieved_count,
+    **{f"iprec_{level}": _interpolated_precision_at(level) for level in RECALL_LEVELS},
+    "iprec_avg": _eleven_point_average,
+    **{metric: _rank_biased_precision(p) for metric, p in RBP_PERSISTENCES.items()},
+    **{f"{metric}_res": _rbp_residual(p) for metric, p in RBP_PERSISTENCES.items()},
+    "judged": _judged_share,
+    "unjudged": _unjudged_count,
     "cg": _cumulative_gain,
     "dcg": _dcg,
     "ndcg": _ndcg,

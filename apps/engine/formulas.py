@@ -10,7 +10,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from .metrics import TREC, WHOLE_LIST, check_cutoff, check_profile, cut, get_metric
+from .metrics import (
+    TREC,
+    WHOLE_LIST,
+    check_cutoff,
+    check_profile,
+    cut,
+    get_metric,
+    split_condensed,
+)
 
 Values = Sequence[float | None]
 # (the top k values, the pool, k, profile): the pool is every value the keyword's metric
@@ -45,10 +53,21 @@ def metric_value(
     the run, unless ``zero_without_results`` and it has judgements (trec_eval -c).
     Values are not checked against a scale here: the formulas are plain arithmetic and
     also serve examples outside the product's scales.
+
+    A condensed metric (``ndcg_cond``) drops the null values first; a coverage measure
+    (judged, unjudged) reads the nulls themselves, so no null rule applies to it.
     """
     get_metric(metric)
     check_cutoff(k)
     check_profile(profile)
+    metric, condensed = split_condensed(metric)
+    if condensed:
+        listed = bool(values)
+        values = [value for value in values if value is not None]
+        if listed and not values:
+            return emptied_by_condensing(profile, unretrieved)
+    if metric in COVERAGE:
+        return FORMULAS[metric](cut(values, k), values, k, profile) if values else None
     if not values:
         judged = any(value is not None for value in unretrieved)
         return 0.0 if zero_without_results and judged else None
@@ -65,6 +84,15 @@ def metric_value(
             # searchtweak: nothing judged in the top k means there is nothing to report yet.
             return None
     return FORMULAS[metric](top, pool, k, profile)
+
+
+def emptied_by_condensing(profile: str, unretrieved: Sequence[float | None]) -> float | None:
+    """The value of a keyword whose results were all unjudged, on its condensed list: under
+    trec 0 when it has judgements elsewhere (trec_eval -J: the query is in the run, its
+    results all gone) and null when it has none; under searchtweak null (nothing judged)."""
+    if profile == TREC and any(value is not None for value in unretrieved):
+        return 0.0
+    return None
 
 
 # --- per-rank helpers shared with batch.py ------------------------------------------
@@ -150,6 +178,179 @@ def f1(top: Values, pool: Values, k: int, profile: str) -> float | None:
     return 2 * p * r / (p + r)
 
 
+def success(top: Values, pool: Values, k: int, profile: str) -> float:
+    """1 when a relevant result is in the top k, else 0: did the searcher find anything."""
+    return 1.0 if count_relevant(top) else 0.0
+
+
+def r_precision(top: Values, pool: Values, k: int, profile: str) -> float | None:
+    """Precision at R, R the number of relevant documents: relevant in the top R / R.
+
+    At a cutoff k the list is cut first, so a list shorter than R (or k < R) is charged
+    for the relevant documents it could not show, as trec_eval's Rprec of a run k deep.
+    """
+    relevant_anywhere = count_relevant(pool)
+    if relevant_anywhere == 0:
+        # As recall: searchtweak says "undefined", trec_eval reports 0.
+        return 0.0 if profile == TREC else None
+    return count_relevant(top[:relevant_anywhere]) / relevant_anywhere
+
+
+def relevant_count(top: Values, pool: Values, k: int, profile: str) -> float:
+    """num_rel: the relevant documents there are to find (R), whatever the cutoff: under
+    trec the pool's, judged documents the search did not return included."""
+    return float(count_relevant(pool))
+
+
+def retrieved_count(top: Values, pool: Values, k: int, profile: str) -> float:
+    """num_ret: the results in the top k (all of them over the whole list)."""
+    return float(len(top))
+
+
+def relevant_retrieved_count(top: Values, pool: Values, k: int, profile: str) -> float:
+    """num_rel_ret: the relevant results in the top k."""
+    return float(count_relevant(top))
+
+
+def bpref(top: Values, pool: Values, k: int, profile: str) -> float | None:
+    """Binary preference: how rarely a judged non-relevant result is ranked above a
+    relevant one, reading judged results only, so an unjudged result costs nothing.
+
+    Each relevant result in the top k scores 1 - (judged non-relevant results above it,
+    at most R) / min(R, N), with R the relevant and N the judged non-relevant documents
+    of the pool; the sum is divided by R (trec_eval's bpref).
+    """
+    relevant_anywhere = count_relevant(pool)
+    if relevant_anywhere == 0:
+        return 0.0 if profile == TREC else None
+    judged_non_relevant = sum(1 for value in pool if value is not None and value != 1)
+    worst = min(relevant_anywhere, judged_non_relevant)
+    total = 0.0
+    non_relevant_above = 0
+    for value in top:
+        if value == 1:
+            if non_relevant_above == 0:
+                total += 1.0
+            else:
+                total += 1.0 - min(non_relevant_above, relevant_anywhere) / worst
+        elif value is not None:
+            non_relevant_above += 1
+    return total / relevant_anywhere
+
+
+# Interpolated precision is read at these recall levels, in per cent (trec_eval's
+# iprec_at_recall_0.00 ... _1.00); 11pt_avg is their mean.
+RECALL_LEVELS = tuple(range(0, 101, 10))
+
+
+def relevant_needed(level: int, relevant_anywhere: int) -> int:
+    """How many relevant results reach recall ``level`` (per cent) of R: trec_eval's
+    rounding, level x R + 0.9 cut to a whole number, so a level a hair above a reachable
+    recall (0.7 of R = 3 is 2.1) is read at that recall (2 relevant results)."""
+    return int(level / 100 * relevant_anywhere + 0.9)
+
+
+def interpolated_precision_at(level: int) -> Formula:
+    """The formula of interpolated precision at recall ``level`` (per cent): the best
+    precision at any rank whose recall is at least the level, 0 when the top k never
+    reaches it. Precision peaks at relevant results, so only their ranks are read."""
+
+    def formula(top: Values, pool: Values, k: int, profile: str) -> float | None:
+        relevant_anywhere = count_relevant(pool)
+        if relevant_anywhere == 0 and profile != TREC:
+            return None
+        return interpolated_precisions(top, relevant_anywhere)[RECALL_LEVELS.index(level)]
+
+    return formula
+
+
+def interpolated_precisions(top: Values, relevant_anywhere: int) -> list[float]:
+    """Interpolated precision at every one of RECALL_LEVELS."""
+    # precision_at_relevant[j - 1]: precision at the rank of the j-th relevant result.
+    precision_at_relevant: list[float] = []
+    for rank, value in enumerate(top, start=1):
+        if value == 1:
+            precision_at_relevant.append((len(precision_at_relevant) + 1) / rank)
+    # best_from[j]: the best precision at the j+1-th relevant result or below it.
+    best_from = precision_at_relevant[:]
+    for j in range(len(best_from) - 2, -1, -1):
+        best_from[j] = max(best_from[j], best_from[j + 1])
+    values = []
+    for level in RECALL_LEVELS:
+        needed = relevant_needed(level, relevant_anywhere)
+        if needed > len(best_from) or not best_from:
+            values.append(0.0)
+        else:
+            values.append(best_from[max(needed, 1) - 1])
+    return values
+
+
+def eleven_point_average(top: Values, pool: Values, k: int, profile: str) -> float | None:
+    """The mean of the 11 interpolated precisions (trec_eval's 11pt_avg)."""
+    relevant_anywhere = count_relevant(pool)
+    if relevant_anywhere == 0 and profile != TREC:
+        return None
+    total = 0.0
+    for value in interpolated_precisions(top, relevant_anywhere):
+        total += value
+    return total / len(RECALL_LEVELS)
+
+
+# Rank-biased precision: the searcher looks at the next result with probability p.
+RBP_PERSISTENCES = {"rbp_50": 0.5, "rbp_80": 0.8, "rbp_95": 0.95}
+
+
+def rbp_weight(rank: int, persistence: float) -> float:
+    """(1 - p) p^(rank - 1): the share of the searcher's attention rank gets."""
+    return (1.0 - persistence) * persistence ** (rank - 1)
+
+
+def rank_biased_precision(persistence: float) -> Formula:
+    """RBP(p) = sum of the weights of the relevant results in the top k. Unjudged
+    results count as not relevant: the residual says how much they might add."""
+
+    def formula(top: Values, pool: Values, k: int, profile: str) -> float:
+        total = 0.0
+        for rank, value in enumerate(top, start=1):
+            if value == 1:
+                total += rbp_weight(rank, persistence)
+        return total
+
+    return formula
+
+
+def rbp_residual(persistence: float) -> Formula:
+    """How much RBP(p) could still rise: the weights of the unjudged results in the top
+    k, plus p^n for everything below the n results read (which the searcher reaches
+    with that probability). RBP lies between its value and value + residual."""
+
+    def formula(top: Values, pool: Values, k: int, profile: str) -> float:
+        total = 0.0
+        for rank, value in enumerate(top, start=1):
+            if value is None:
+                total += rbp_weight(rank, persistence)
+        return total + persistence ** len(top)
+
+    return formula
+
+
+# --- coverage ---------------------------------------------------------------------------
+
+
+def judged_share(top: Values, pool: Values, k: int, profile: str) -> float:
+    """Judged@k: the share of the top k (of the results there are, when fewer) that has
+    a value, as ir_measures' Judged@k."""
+    return count_judged(top) / len(top)
+
+
+def unjudged_count(top: Values, pool: Values, k: int, profile: str) -> float:
+    return float(len(top) - count_judged(top))
+
+
+# Measures of the judgements rather than of the ranking: they read nulls, never skip them.
+COVERAGE = ("judged", "unjudged")
+
+
 # --- graded and detail metrics ----------------------------------------------------------
 
 
@@ -232,6 +433,18 @@ FORMULAS: dict[str, Formula] = {
     "rr": reciprocal_rank,
     "recall": recall,
     "f1": f1,
+    "success": success,
+    "rprec": r_precision,
+    "bpref": bpref,
+    "num_rel": relevant_count,
+    "num_ret": retrieved_count,
+    "num_rel_ret": relevant_retrieved_count,
+    **{f"iprec_{level}": interpolated_precision_at(level) for level in RECALL_LEVELS},
+    "iprec_avg": eleven_point_average,
+    **{metric: rank_biased_precision(p) for metric, p in RBP_PERSISTENCES.items()},
+    **{f"{metric}_res": rbp_residual(p) for metric, p in RBP_PERSISTENCES.items()},
+    "judged": judged_share,
+    "unjudged": unjudged_count,
     "cg": cumulative_gain,
     "dcg": dcg,
     "ndcg": ndcg,

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from .aggregate import binary_vote, mean_grade
 from .decisions import Decisions, with_decisions
-from .formulas import metric_value
-from .metrics import check_cutoff, check_profile, metric_scale
+from .formulas import emptied_by_condensing, metric_value
+from .metrics import check_cutoff, check_profile, metric_scale, split_condensed
 from .scales import Scale, check_grades, get_scale
 from .transformers import resolve_rules
 
@@ -70,18 +70,27 @@ def score_keyword(
     snapshot_grades = with_decisions(snapshot_grades, decisions, native)
     resolved_rules = resolve_rules(native, rules)
 
-    values_by_scale: dict[str, list[float | None]] = {}
+    values_by_scale: dict[tuple[str, bool], list[float | None]] = {}
     unretrieved_by_scale: dict[str, list[float]] = {}
 
-    def stage_one(target: str) -> list[float | None]:
-        if target not in values_by_scale:
-            values_by_scale[target] = snapshot_values_on(
-                snapshot_grades,
+    def stage_one(target: str, condensed: bool = False) -> list[float | None]:
+        if (target, condensed) not in values_by_scale:
+            values_by_scale[(target, condensed)] = snapshot_values_on(
+                condensed_grades() if condensed else snapshot_grades,
                 source=native.name,
                 target=target,
                 mapping=resolved_rules[target],
             )
-        return values_by_scale[target]
+        return values_by_scale[(target, condensed)]
+
+    def condensed_grades() -> SnapshotGrades:
+        # The condensed list: the results with a value on the native scale, in order.
+        native_values = stage_one(native.name)
+        return [
+            slots
+            for slots, value in zip(snapshot_grades, native_values, strict=True)
+            if value is not None
+        ]
 
     def judged_elsewhere(target: str) -> list[float]:
         # One grade each, so stage 1 of an unretrieved document is its mapped grade.
@@ -93,10 +102,15 @@ def score_keyword(
     results = {}
     for metric, k in metrics:
         target = targets[metric]
+        base, condensed = split_condensed(metric)
+        values = stage_one(target, condensed)
+        if condensed and snapshot_grades and not values:
+            results[(metric, k)] = emptied_by_condensing(profile, judged_elsewhere(target))
+            continue
         results[(metric, k)] = metric_value(
-            metric,
+            base,
             k,
-            stage_one(target),
+            values,
             profile,
             unretrieved=judged_elsewhere(target),
             zero_without_results=zero_without_results,

@@ -7,13 +7,17 @@ formulas live in ``formulas.py`` (one keyword) and ``batch.py`` (many keywords).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from .errors import EngineError
 from .scales import Scale, get_scale
 
 T = TypeVar("T")
+
+# The scale of a measure read on the evaluation's own scale (coverage: whether a result
+# has a value at all), whatever that scale is.
+NATIVE = "native"
 
 SEARCHTWEAK = "searchtweak"
 TREC = "trec"
@@ -25,38 +29,197 @@ PROFILES: tuple[str, ...] = (SEARCHTWEAK, TREC)
 class MetricDef:
     """One metric: ``name`` is the label for one keyword ("AP"), ``mean_name`` the label
     of its mean over several keywords ("MAP"; same as ``name`` for non-binary metrics,
-    whose mean has no conventional name of its own)."""
+    whose mean has no conventional name of its own); ``description`` is its one-line
+    definition, shown where metrics are chosen (docs/metrics.md has the conventions).
+    ``ranks`` is false for a measure that describes a list rather than rates it (a count,
+    RBP's residual): a comparison says it differs, never that it is better or worse."""
 
     id: str
     name: str
     scale: str
     mean_name: str
+    description: str = field(default="", compare=False)
+    ranks: bool = field(default=True, compare=False)
 
 
-def _metric(id: str, name: str, scale: str, mean_name: str | None = None) -> MetricDef:
-    return MetricDef(id=id, name=name, scale=scale, mean_name=mean_name or name)
+def _metric(
+    id: str,
+    name: str,
+    scale: str,
+    mean_name: str | None = None,
+    *,
+    says: str = "",
+    ranks: bool = True,
+) -> MetricDef:
+    return MetricDef(
+        id=id,
+        name=name,
+        scale=scale,
+        mean_name=mean_name or name,
+        description=says,
+        ranks=ranks,
+    )
+
+
+def _interpolated_precision(level: int) -> MetricDef:
+    recall = f"{level / 100:.1f}"
+    return _metric(
+        f"iprec_{level}",
+        f"IPrec({recall})",
+        "binary",
+        says=f"Interpolated precision at recall {recall}: the best precision once "
+        f"{level} % of the relevant documents are found (trec_eval's iprec_at_recall_"
+        f"{level / 100:.2f}).",
+    )
+
+
+def _rank_biased_precision(percent: str) -> tuple[MetricDef, MetricDef]:
+    p = f"0.{percent.rstrip('0')}"
+    return (
+        _metric(
+            f"rbp_{percent}",
+            f"RBP({p})",
+            "binary",
+            says=f"Rank-biased precision: a searcher goes on to the next result with "
+            f"probability {p}; the share of their attention spent on relevant results.",
+        ),
+        _metric(
+            f"rbp_{percent}_res",
+            f"RBP({p}) residual",
+            "binary",
+            ranks=False,
+            says=f"How much RBP({p}) could still rise if the unjudged results, and those "
+            "below the list, were relevant.",
+        ),
+    )
 
 
 METRICS: dict[str, MetricDef] = {
     metric.id: metric
     for metric in (
-        _metric("precision", "P", "binary", "MP"),
-        _metric("ap", "AP", "binary", "MAP"),
-        _metric("rr", "RR", "binary", "MRR"),
-        _metric("recall", "R", "binary", "MR"),
-        _metric("f1", "F1", "binary", "MF1"),
-        _metric("cg", "CG", "graded"),
-        _metric("dcg", "DCG", "graded"),
-        _metric("ndcg", "nDCG", "graded"),
-        _metric("dcg_exp", "DCG-exp", "graded"),
-        _metric("ndcg_exp", "nDCG-exp", "graded"),
-        _metric("err", "ERR", "graded"),
-        _metric("err_018", "ERR-0.18", "graded"),
-        _metric("cg_d", "CG(d)", "detail"),
-        _metric("dcg_d", "DCG(d)", "detail"),
-        _metric("ndcg_d", "nDCG(d)", "detail"),
+        _metric("precision", "P", "binary", "MP", says="Relevant results among the top k."),
+        _metric(
+            "ap",
+            "AP",
+            "binary",
+            "MAP",
+            says="Average precision: the mean of the precision at each relevant result.",
+        ),
+        _metric(
+            "rr", "RR", "binary", "MRR", says="Reciprocal rank: 1 / the rank of the first relevant."
+        ),
+        _metric(
+            "recall", "R", "binary", "MR", says="The share of the relevant found in the top k."
+        ),
+        _metric("f1", "F1", "binary", "MF1", says="The harmonic mean of precision and recall."),
+        _metric("success", "Success", "binary", says="1 when a relevant result is in the top k."),
+        _metric(
+            "rprec",
+            "Rprec",
+            "binary",
+            says="R-precision: relevant results in the top R, R the number of relevant.",
+        ),
+        _metric(
+            "bpref",
+            "bpref",
+            "binary",
+            says="How rarely a judged non-relevant result is ranked above a relevant one; "
+            "unjudged results count nowhere.",
+        ),
+        _metric(
+            "num_rel",
+            "num_rel",
+            "binary",
+            ranks=False,
+            says="The number of relevant documents (R).",
+        ),
+        _metric(
+            "num_ret", "num_ret", "binary", ranks=False, says="The number of results in the top k."
+        ),
+        _metric("num_rel_ret", "num_rel_ret", "binary", says="The relevant results in the top k."),
+        _metric(
+            "judged",
+            "Judged",
+            NATIVE,
+            ranks=False,
+            says="Coverage: the share of the top k that has a judgement (a grade, or a lead's "
+            "decision).",
+        ),
+        _metric(
+            "unjudged",
+            "Unjudged",
+            NATIVE,
+            ranks=False,
+            says="The results in the top k that nobody has judged yet.",
+        ),
+        *(_interpolated_precision(level) for level in range(0, 101, 10)),
+        _metric(
+            "iprec_avg",
+            "11pt-IPrec",
+            "binary",
+            says="The mean of interpolated precision at recall 0.0, 0.1 ... 1.0 "
+            "(trec_eval's 11pt_avg).",
+        ),
+        *_rank_biased_precision("50"),
+        *_rank_biased_precision("80"),
+        *_rank_biased_precision("95"),
+        _metric("cg", "CG", "graded", says="Cumulative gain: the sum of the grades in the top k."),
+        _metric(
+            "dcg",
+            "DCG",
+            "graded",
+            says="Discounted cumulative gain: grades divided by log2(rank + 1), summed.",
+        ),
+        _metric("ndcg", "nDCG", "graded", says="DCG over the DCG of the ideal ranking."),
+        _metric(
+            "dcg_exp",
+            "DCG-exp",
+            "graded",
+            says="DCG with the gain 2^grade - 1, rewarding the top grades.",
+        ),
+        _metric("ndcg_exp", "nDCG-exp", "graded", says="nDCG with the gain 2^grade - 1."),
+        _metric(
+            "err",
+            "ERR",
+            "graded",
+            says="Expected reciprocal rank: where a searcher who stops at a good result stops.",
+        ),
+        _metric(
+            "err_018", "ERR-0.18", "graded", says="ERR with a gentler discount, 1 / rank^0.18."
+        ),
+        _metric("cg_d", "CG(d)", "detail", says="CG on the detail scale (1 to 10)."),
+        _metric("dcg_d", "DCG(d)", "detail", says="DCG on the detail scale."),
+        _metric("ndcg_d", "nDCG(d)", "detail", says="nDCG on the detail scale."),
     )
 }
+
+
+# A metric id with this suffix is its base metric on the condensed list: the results
+# nobody judged are removed first and the rest move up (Sakai's AP', nDCG'), which keeps
+# unjudged results from counting as not relevant. Every rating metric has one.
+CONDENSED = "_cond"
+
+
+def _condensed_twin(metric: MetricDef) -> MetricDef:
+    return _metric(
+        metric.id + CONDENSED,
+        metric.name + "′",
+        metric.scale,
+        metric.mean_name + "′",
+        says=f"{metric.name} on the condensed list: unjudged results removed first.",
+    )
+
+
+METRICS |= {
+    twin.id: twin for twin in (_condensed_twin(m) for m in list(METRICS.values()) if m.ranks)
+}
+
+
+def split_condensed(metric: str) -> tuple[str, bool]:
+    """(the base metric, whether on the condensed list): "ndcg_cond" -> ("ndcg", True)."""
+    if metric.endswith(CONDENSED):
+        return metric[: -len(CONDENSED)], True
+    return metric, False
 
 
 def get_metric(metric: str) -> MetricDef:
@@ -79,8 +242,10 @@ def metric_scale(metric: str, native: Scale) -> Scale:
     for a graded or detail metric of a custom scale the custom levels themselves (the
     gain is the level, as in trec_eval)."""
     definition = get_metric(metric)
+    if definition.scale == NATIVE:
+        return native
     if native.custom and definition.scale != "binary":
-        if metric in NOT_ON_CUSTOM_SCALES:
+        if split_condensed(metric)[0] in NOT_ON_CUSTOM_SCALES:
             raise EngineError(
                 f"{definition.name} is defined on the graded scale's grades 0 to 3; "
                 "it is not offered on a custom scale"

@@ -127,7 +127,8 @@ class EvaluationForm(forms.Form):
         required=False,
         label="Relevant from",
         initial=1,
-        help_text="The lowest level the binary metrics (P, AP, RR, recall) count as relevant.",
+        help_text="The lowest level the binary metrics (P, AP, RR, recall, Success, Rprec) count "
+        "as relevant.",
     )
     levels_labels = forms.CharField(
         required=False,

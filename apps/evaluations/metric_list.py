@@ -25,6 +25,12 @@ TREC_EVAL_ALIASES: dict[str, tuple[str, int | None]] = {
     "recall": ("recall", None),
     "set_recall": ("recall", WHOLE_LIST),
     "ndcg_cut": ("ndcg", None),
+    "success": ("success", None),
+    "11pt_avg": ("iprec_avg", None),
+    **{
+        f"iprec_at_recall_{level / 100:.2f}": (f"iprec_{level}", None)
+        for level in range(0, 101, 10)
+    },
 }
 _CUTOFF_SUFFIX = re.compile(r"^(?P<name>[a-z_]+?)_(?P<k>\d+)$")
 

@@ -3,7 +3,7 @@ reference evaluation (reference.py chooses which) and its history; the values th
 polls while graders work. The dashboard's pins are drawn with the same cards."""
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -109,6 +109,8 @@ class MetricCard:
     reference_value: float | None = None
     change: float | None = None
     history: list[HistoryPoint] = field(default_factory=list)
+    # RBP's residual at the same k when the evaluation has it: RBP reads "0.41 ± 0.12".
+    residual: float | None = None
 
     @property
     def key(self) -> str:
@@ -136,6 +138,7 @@ def cards_of(
     histories: dict[int, list[HistoryPoint]] | None = None,
 ) -> list[MetricCard]:
     """A card per metric, with its change against the reference (no queries)."""
+    residuals = residuals_of((m.metric, m.k, m.value) for m in metrics)
     cards = []
     for m in metrics:
         reference_value = reference.values.get((m.metric, m.k)) if reference else None
@@ -152,9 +155,26 @@ def cards_of(
                 reference_value=reference_value,
                 change=change(m.value, reference_value),
                 history=(histories or {}).get(m.id, []),
+                residual=residuals.get((m.metric, m.k)),
             )
         )
     return cards
+
+
+def residuals_of(
+    values: Iterable[tuple[str, int, float | None]],
+) -> dict[tuple[str, int], float | None]:
+    """(RBP metric, k) -> its residual's value, for each RBP whose residual at the same k
+    is among ``values`` (metric, k, value)."""
+    by_key = {(metric, k): value for metric, k, value in values}
+    return {
+        (metric[: -len(RESIDUAL)], k): value
+        for (metric, k), value in by_key.items()
+        if metric.endswith(RESIDUAL) and (metric[: -len(RESIDUAL)], k) in by_key
+    }
+
+
+RESIDUAL = "_res"
 
 
 def metric_histories(evaluation: Evaluation) -> dict[int, list[HistoryPoint]]:
@@ -197,13 +217,16 @@ def metric_cards(
     )
 
 
-def metric_values(evaluation: Evaluation) -> list[tuple[int, float | None]]:
-    """(id, value) of each of the evaluation's metrics, for the page's live update."""
-    return list(
+def metric_values(evaluation: Evaluation) -> list[tuple[int, float | None, float | None]]:
+    """(id, value, RBP's residual or None) of each of the evaluation's metrics, for the
+    page's live update."""
+    rows = list(
         EvaluationMetric.objects.filter(evaluation=evaluation)
         .order_by("position", "id")
-        .values_list("id", "value")
+        .values_list("id", "metric", "k", "value")
     )
+    residuals = residuals_of((metric, k, value) for _, metric, k, value in rows)
+    return [(id, value, residuals.get((metric, k))) for id, metric, k, value in rows]
 
 
 def evaluation_metric_in_team(*, metric_id: int, evaluation_id: int, team_id: int) -> Any:

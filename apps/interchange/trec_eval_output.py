@@ -7,13 +7,16 @@ Values have four decimals, as trec_eval prints them; the names are padded to 22
 characters as trec_eval pads them, so `diff` lines up line for line.
 
 Under the `trec` profile a metric trec_eval offers takes trec_eval's name (P_10,
-map_cut_100, map, recip_rank, recall_100, set_recall, ndcg_cut_10, ndcg, set_P) and its
-value equals trec_eval's; within a query the measures come in trec_eval's order. Every
-other metric, and every metric under `searchtweak` (whose numbers differ from
-trec_eval's by design), is named `<metric id>_cut_<k>`, or the id alone for the whole
-list, so no line claims a trec_eval name it would not reproduce.
+map_cut_100, map, Rprec, bpref, recip_rank, iprec_at_recall_0.10, 11pt_avg, recall_100,
+set_recall, ndcg_cut_10, ndcg, success_10, set_P, num_rel...) and its value equals
+trec_eval's; the counts (num_ret, num_rel, num_rel_ret) are whole numbers per query and
+their sum in `all`, as trec_eval prints them; within a query the measures come in
+trec_eval's order. Every other metric, and every metric under `searchtweak` (whose
+numbers differ from trec_eval's by design), is named `<metric id>_cut_<k>`, or the id
+alone for the whole list, so no line claims a trec_eval name it would not reproduce.
 """
 
+import math
 from collections.abc import Iterable
 from typing import TextIO
 
@@ -26,23 +29,44 @@ from .trec_columns import to_column
 RUN_ID = "relevo"
 
 # Relevo metric -> (trec_eval name at a cutoff, trec_eval name over the whole list).
-TREC_EVAL_NAMES: dict[str, tuple[str | None, str]] = {
+TREC_EVAL_NAMES: dict[str, tuple[str | None, str | None]] = {
     "ap": ("map_cut_{k}", "map"),
     "rr": (None, "recip_rank"),
     "precision": ("P_{k}", "set_P"),
     "recall": ("recall_{k}", "set_recall"),
     "ndcg": ("ndcg_cut_{k}", "ndcg"),
+    "rprec": (None, "Rprec"),
+    "bpref": (None, "bpref"),
+    "success": ("success_{k}", None),
+    "num_ret": (None, "num_ret"),
+    "num_rel": (None, "num_rel"),
+    "num_rel_ret": (None, "num_rel_ret"),
+    "iprec_avg": (None, "11pt_avg"),
+    **{
+        f"iprec_{level}": (None, f"iprec_at_recall_{level / 100:.2f}")
+        for level in range(0, 101, 10)
+    },
 }
+# Counts: trec_eval prints them as whole numbers, and sums them over the queries in `all`.
+COUNTS = {"num_ret", "num_rel", "num_rel_ret"}
 # The order in which trec_eval prints these measures (its measure table), cutoffs
 # ascending within each.
 TREC_EVAL_ORDER = [
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
     "map",
+    "Rprec",
+    "bpref",
     "recip_rank",
+    "iprec_at_recall_",
     "P_",
     "recall_",
+    "11pt_avg",
     "ndcg",
     "ndcg_cut_",
     "map_cut_",
+    "success_",
     "set_P",
     "set_recall",
 ]
@@ -52,9 +76,9 @@ def measure_name(metric: str, k: int, profile: str) -> str:
     """The name of (metric, k) in the output (see the module docstring)."""
     if profile == "trec" and metric in TREC_EVAL_NAMES:
         at_k, whole = TREC_EVAL_NAMES[metric]
-        if k == WHOLE_LIST:
+        if k == WHOLE_LIST and whole is not None:
             return whole
-        if at_k is not None:
+        if k != WHOLE_LIST and at_k is not None:
             return at_k.format(k=k)
     return metric if k == WHOLE_LIST else f"{metric}_cut_{k}"
 
@@ -62,7 +86,9 @@ def measure_name(metric: str, k: int, profile: str) -> str:
 def _sort_key(name: str) -> tuple[int, str, int]:
     """trec_eval's measures in its order, by cutoff within one; the others after them."""
     stem, _, cutoff = name.rpartition("_")
-    if cutoff.isdigit():
+    if stem == "iprec_at_recall":  # iprec_at_recall_0.10: its level orders it
+        stem, number = stem + "_", int(round(float(cutoff) * 100))
+    elif cutoff.isdigit():
         stem, number = stem + "_", int(cutoff)
     else:
         stem, number = name, 0
@@ -93,13 +119,23 @@ def export_trec_eval(evaluation: Evaluation, out: TextIO) -> None:
         for key, name in ordered:
             value = values.get(key)
             if value is not None:
-                out.write(_line(name, query, f"{value:6.4f}"))
+                out.write(_line(name, query, _shown(key, value)))
     out.write(_line("runid", "all", RUN_ID))
     out.write(_line("num_q", "all", str(answered)))
     means = {(metric, k): value for metric, k, value in metrics}
     for key, name in ordered:
-        if means[key] is not None:
-            out.write(_line(name, "all", f"{means[key]:6.4f}"))
+        if key[0] in COUNTS:
+            counted = [
+                value for values in per_query.values() if (value := values.get(key)) is not None
+            ]
+            if counted:
+                out.write(_line(name, "all", _shown(key, math.fsum(counted))))
+        elif (mean := means[key]) is not None:
+            out.write(_line(name, "all", _shown(key, mean)))
+
+
+def _shown(key: tuple[str, int], value: float) -> str:
+    return str(round(value)) if key[0] in COUNTS else f"{value:6.4f}"
 
 
 def _values_by_query(evaluation: Evaluation) -> dict[str, dict[tuple[str, int], float | None]]:

@@ -24,7 +24,9 @@ NORMALISED = [
 
 
 def possible_stage_one_values(scale: str) -> list[float]:
-    """Every value stage 1 can produce from 1 to 3 slots on ``scale``."""
+    """Every value stage 1 can produce from 1 to 3 slots on ``scale`` (a coverage measure's
+    native scale: the graded one)."""
+    scale = "graded" if scale == "native" else scale
     if scale == "binary":
         return [0.0, 1.0]
     grades = SCALES[scale].grades
@@ -109,7 +111,11 @@ def test_searchtweak_and_trec_agree_when_everything_up_to_k_is_judged_and_nothin
     )
     searchtweak = metric_value(metric, k, values, "searchtweak")
     trec = metric_value(metric, k, values, "trec")
-    if metric in ("recall", "f1") and 1.0 not in values:
+    # The measures that divide by R: undefined under searchtweak, 0 under trec, when
+    # nothing is relevant.
+    base = metric.removesuffix("_cond")
+    divides_by_r = ("recall", "f1", "rprec", "bpref", "iprec_avg")
+    if (base in divides_by_r or base.startswith("iprec_")) and 1.0 not in values:
         assert searchtweak is None and trec == 0.0
     else:
         assert searchtweak == trec

@@ -122,6 +122,34 @@ def test_another_teams_model_is_never_offered_or_prefilled(owner, team_b):
     assert "secret" not in page and theirs.name not in page
 
 
+def test_the_metric_field_lists_every_metric_with_its_definition(owner):
+    page = text(client_for(owner).get(NEW))
+
+    help_table = page[page.index('data-testid="metric-help"') :]
+    assert "<code>bpref</code>" in help_table
+    assert "<code>rbp_80_res</code>" in help_table
+    assert (
+        "How rarely a judged non-relevant result is ranked above a relevant one"
+        in html.unescape(help_table)
+    )
+
+
+def test_a_lead_creates_an_evaluation_with_issue_19s_measures_by_trec_eval_names(owner, team_a):
+    post = valid_post(profile="trec", metrics="Rprec, bpref, 11pt_avg, success_5, rbp_80@10")
+
+    response = client_for(owner).post(NEW, post)
+
+    evaluation = Evaluation.objects.get(team=team_a)
+    assert response.status_code == 302
+    assert list(evaluation.metrics.values_list("metric", "k")) == [
+        ("rprec", 0),
+        ("bpref", 0),
+        ("iprec_avg", 0),
+        ("success", 5),
+        ("rbp_80", 10),
+    ]
+
+
 def test_a_lead_creates_an_evaluation_from_a_model_and_lands_on_its_page(
     owner, team_a, model, django_capture_on_commit_callbacks
 ):

@@ -621,6 +621,18 @@ def test_two_slots_of_a_snapshot_cannot_share_an_index():
         ),
         ("P@5, map@10, NDCG", [("precision", 5), ("ap", 10), ("ndcg", 0)]),
         ("err_018@3, ndcg_d", [("err_018", 3), ("ndcg_d", 0)]),
+        (
+            "Rprec, bpref, success_10, 11pt_avg, iprec_at_recall_0.10, num_rel_ret",
+            [
+                ("rprec", 0),
+                ("bpref", 0),
+                ("success", 10),
+                ("iprec_avg", 0),
+                ("iprec_10", 0),
+                ("num_rel_ret", 0),
+            ],
+        ),
+        ("rbp_80@20, rbp_80_res@20", [("rbp_80", 20), ("rbp_80_res", 20)]),
     ],
 )
 def test_metrics_are_written_as_relevo_or_trec_eval_names_them(written, meant):

@@ -65,6 +65,11 @@ class MetricComparison:
     def key(self) -> str:
         return metric_text(self.metric, self.k)
 
+    @property
+    def ranks(self) -> bool:
+        """False for a count or a residual: its difference is neither better nor worse."""
+        return engine.get_metric(self.metric).ranks
+
 
 @dataclass(frozen=True)
 class PairComparison:
@@ -437,7 +442,11 @@ def _metric_comparisons(
                 result,
                 excluded=len(baseline_values) - result.compared,
                 sentence=verdict(
-                    baseline=baseline.name, candidate=candidate.name, label=label, result=result
+                    baseline=baseline.name,
+                    candidate=candidate.name,
+                    label=label,
+                    result=result,
+                    ranks=engine.get_metric(metric).ranks,
                 ),
                 bar=bar,
             )

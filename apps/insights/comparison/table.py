@@ -11,6 +11,7 @@ from typing import Any, TextIO
 import numpy as np
 from django.core.paginator import Page, Paginator
 
+from apps import engine
 from apps.core.errors import InvalidInput
 from apps.core.spreadsheet import number_cell, text_cell
 
@@ -36,6 +37,8 @@ class Cell:
 
     @property
     def tone(self) -> str:
+        if not engine.get_metric(self.metric.partition("@")[0]).ranks:
+            return ""  # a count or a residual: neither better nor worse
         return difference_tone(self.difference)
 
 

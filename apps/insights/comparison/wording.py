@@ -18,12 +18,19 @@ def p_texts(result: PairedResult) -> str:
     return shown if adjusted in ("", shown) else f"{shown}, Holm-adjusted {adjusted}"
 
 
-def verdict(*, baseline: str, candidate: str, label: str, result: PairedResult) -> str:
-    """'B is better than A on nDCG@10 (p = 0.003)', or that no difference was found."""
+def verdict(
+    *, baseline: str, candidate: str, label: str, result: PairedResult, ranks: bool = True
+) -> str:
+    """'B is better than A on nDCG@10 (p = 0.003)', or that no difference was found.
+    A measure that does not rate a ranking (``ranks`` false: a count, a residual) is only
+    ever higher or lower: 'B is higher than A on num_ret (p = 0.003)'."""
     if result.compared == 0:
         return f"No keyword has a {label} value in both {candidate} and {baseline}."
     if result.significant and result.difference is not None and result.difference != 0:
-        direction = "better" if result.difference > 0 else "worse"
+        if ranks:
+            direction = "better" if result.difference > 0 else "worse"
+        else:
+            direction = "higher" if result.difference > 0 else "lower"
         return f"{candidate} is {direction} than {baseline} on {label} ({p_texts(result)})"
     return (
         f"No significant difference between {candidate} and {baseline} on {label} "

@@ -271,6 +271,14 @@ def test_the_sentence_says_better_worse_or_no_significant_difference():
     )
 
 
+def test_a_count_or_a_residual_is_higher_or_lower_never_better_or_worse():
+    more = one([3, 4, 5, 6, 7, 8] * 4, [9, 10, 11, 12, 13, 14] * 4)
+
+    said = verdict(baseline="A", candidate="B", label="num_ret", result=more, ranks=False)
+
+    assert said == "B is higher than A on num_ret (p < 0.001)"
+
+
 # --- Several metrics: Holm's adjustment -----------------------------------------------
 
 

@@ -262,6 +262,27 @@ def test_the_live_answer_shows_fresh_progress_and_metric_values(evaluation, owne
     assert "<html" not in fragment
 
 
+def test_rbp_reads_plus_or_minus_its_residual_on_the_card_and_live(team_a, owner):
+    evaluation = make_evaluation(
+        team=team_a,
+        scale="binary",
+        metrics=[("rbp_50", 3), ("rbp_50_res", 3)],
+        keywords={"red shoes": 3},
+    )
+    # Relevant, not relevant, unjudged: RBP(0.5)@3 = 0.5; residual 0.125 + 0.5^3 = 0.25.
+    grade_slots(evaluation, {"red shoes": [1, 0]})
+    client = client_for(owner)
+
+    page_card = card(client.get(f"/evaluations/{evaluation.id}/"), "rbp_50@3")
+    live = text(client.get(live_url(evaluation), {"shown": "Active"}))
+
+    assert '0.5000 <span class="residual"' in page_card and "± 0.2500" in page_card
+    rbp = EvaluationMetric.objects.get(evaluation=evaluation, metric="rbp_50")
+    assert re.search(rf'id="metric-value-{rbp.id}"[^>]*>0.5000 <span[^>]*>± 0.2500', live)
+    # The residual's own card reads as a plain value.
+    assert "± " not in card(client.get(f"/evaluations/{evaluation.id}/"), "rbp_50_res@3")
+
+
 def test_the_live_answer_is_304_until_a_grade_changes_it(evaluation, owner):
     client = client_for(owner)
     first = client.get(live_url(evaluation), {"shown": "Active"})

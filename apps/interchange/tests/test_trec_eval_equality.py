@@ -36,19 +36,40 @@ TREC_EVAL_NAMES = {
     "recall": ("recall_{k}", "set_recall"),
     "ndcg": ("ndcg_cut_{k}", "ndcg"),
 }
+# Measures trec_eval has over the whole list only (issue 19's among them).
+WHOLE_LIST_NAMES = {
+    "rr": "recip_rank",
+    "rprec": "Rprec",
+    "bpref": "bpref",
+    "num_ret": "num_ret",
+    "num_rel": "num_rel",
+    "num_rel_ret": "num_rel_ret",
+    "iprec_avg": "11pt_avg",
+    **{f"iprec_{level}": f"iprec_at_recall_{level / 100:.2f}" for level in range(0, 101, 10)},
+}
+COUNTS = ("num_ret", "num_rel", "num_rel_ret")
 METRICS = [(metric, k) for metric in TREC_EVAL_NAMES for k in (*CUTOFFS, WHOLE_LIST)]
-METRICS.append(("rr", WHOLE_LIST))
+METRICS += [(metric, WHOLE_LIST) for metric in WHOLE_LIST_NAMES]
+METRICS += [("success", k) for k in (1, 5, 10)]
 MEASURES = {
     *(f"{name}.{','.join(map(str, CUTOFFS))}" for name in ("P", "map_cut", "recall", "ndcg_cut")),
-    *("set_P", "set_recall", "map", "ndcg", "recip_rank"),
+    *("set_P", "set_recall", "map", "ndcg", "recip_rank", "success.1,5,10"),
+    *("Rprec", "bpref", "num_ret", "num_rel", "num_rel_ret", "11pt_avg", "iprec_at_recall"),
 }
 
 
 def trec_eval_name(metric: str, k: int) -> str:
-    if metric == "rr":
-        return "recip_rank"
+    if metric in WHOLE_LIST_NAMES:
+        return WHOLE_LIST_NAMES[metric]
+    if metric == "success":
+        return f"success_{k}"
     at_k, whole = TREC_EVAL_NAMES[metric]
     return whole if k == WHOLE_LIST else at_k.format(k=k)
+
+
+def trec_eval_printed(metric: str, value: float) -> str:
+    """A value as trec_eval -q prints it: counts whole, the rest with four decimals."""
+    return str(int(value)) if metric in COUNTS else f"{value:6.4f}"
 
 
 def write_trec_files(folder: Path, seed: int) -> tuple[Path, Path]:
@@ -132,6 +153,7 @@ def test_every_measure_equals_trec_eval_per_query_and_in_the_mean(trec_files):
             assert values[(metric, k)] == pytest.approx(reference_value, abs=1e-9), (qid, metric, k)
     for row in EvaluationMetric.objects.filter(evaluation=evaluation):
         name = trec_eval_name(row.metric, row.k)
+        # (trec_eval's `all` line sums the counts; the export test checks that.)
         mean = sum(measures[name] for measures in expected.values()) / len(expected)
         assert row.value == pytest.approx(mean, abs=1e-9), (row.metric, row.k)
 
@@ -187,18 +209,23 @@ def test_the_trec_eval_export_prints_what_trec_eval_q_prints(trec_files):
     for qid, measures in expected.items():
         for metric, k in METRICS:
             name = trec_eval_name(metric, k)
-            assert values[(name, qid)] == f"{measures[name]:6.4f}", (name, qid)
+            assert values[(name, qid)] == trec_eval_printed(metric, measures[name]), (name, qid)
     assert ("map", "998") not in values  # not evaluated, as trec_eval leaves it out
     assert values[("num_q", "all")] == str(len(expected))
     assert values[("runid", "all")] == "relevo"
     mean_map = sum(m["map"] for m in expected.values()) / len(expected)
     assert values[("map", "all")] == f"{mean_map:6.4f}"
+    for count in COUNTS:
+        assert values[(count, "all")] == str(int(sum(m[count] for m in expected.values())))
     # Queries in trec_eval's order (ids as text), measures in its order within each.
     queries = [line.split("\t")[1] for line in lines if not line.endswith("relevo")]
     blocks = list(dict.fromkeys(query for query in queries if query != "all"))
     assert blocks == sorted(blocks)
     first_block = [line.split("\t")[0].strip() for line in lines if f"\t{blocks[0]}\t" in line]
+    assert first_block.index("num_ret") < first_block.index("map") < first_block.index("bpref")
     assert first_block.index("map") < first_block.index("recip_rank") < first_block.index("P_1")
+    assert first_block.index("iprec_at_recall_0.00") < first_block.index("iprec_at_recall_0.10")
+    assert first_block.index("iprec_at_recall_0.90") < first_block.index("iprec_at_recall_1.00")
     assert first_block.index("P_5") < first_block.index("P_10") < first_block.index("P_100")
 
 
