@@ -51,6 +51,17 @@ class MetricComparisonOut(serializers.Serializer):
     ties = serializers.IntegerField()
     losses = serializers.IntegerField()
     summary = serializers.CharField(help_text="the comparison in one sentence")
+    baseline_judged = serializers.FloatField(
+        allow_null=True,
+        help_text="the baseline's judged@k over the common keywords: the mean share of each "
+        "top k that has a judgement",
+    )
+    judged = serializers.FloatField(allow_null=True, help_text="this evaluation's judged@k")
+    baseline_unjudged = serializers.IntegerField(help_text="unjudged results in its top k")
+    unjudged = serializers.IntegerField(help_text="unjudged results in this one's top k")
+    coverage_warning = serializers.CharField(
+        help_text="why uneven coverage biases this metric's comparison; empty when even"
+    )
 
 
 class RankCorrelationOut(serializers.Serializer):
@@ -163,6 +174,11 @@ def _pair(comparison: Comparison, pair: PairComparison, with_keywords: bool) -> 
                 "ties": m.result.ties,
                 "losses": m.result.losses,
                 "summary": m.sentence,
+                "baseline_judged": m.baseline_coverage.judged if m.baseline_coverage else None,
+                "judged": m.candidate_coverage.judged if m.candidate_coverage else None,
+                "baseline_unjudged": m.baseline_coverage.unjudged if m.baseline_coverage else 0,
+                "unjudged": m.candidate_coverage.unjudged if m.candidate_coverage else 0,
+                "coverage_warning": m.coverage_warning,
             }
             for m in pair.metrics
         ],

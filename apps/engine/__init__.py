@@ -19,9 +19,10 @@ from .batch import BatchScores, score_keywords_batch
 from .decisions import with_decisions
 from .errors import EngineError
 from .evaluation import mean_of, progress
-from .formulas import metric_value
+from .formulas import COVERAGE, metric_value
 from .keyword import KeywordScore, score_keyword
 from .metrics import (
+    CONDENSED,
     MAX_CUTOFF,
     METRICS,
     PROFILES,
@@ -30,11 +31,14 @@ from .metrics import (
     get_metric,
     metric_label,
     metric_scale,
+    split_condensed,
 )
 from .scales import SCALES, Scale, custom_scale, custom_scale_problems, get_scale
 from .transformers import default_rules, resolve_rules, validate_rules
 
 __all__ = [
+    "CONDENSED",
+    "COVERAGE",
     "MAX_CUTOFF",
     "METRICS",
     "PROFILES",
@@ -59,6 +63,7 @@ __all__ = [
     "score_keyword",
     "score_keywords_batch",
     "snapshot_value",
+    "split_condensed",
     "validate_rules",
     "with_decisions",
 ]

@@ -4,9 +4,10 @@ value of each metric, and the slot a lead resets there."""
 from collections import defaultdict
 from dataclasses import dataclass
 
-from apps.evaluations.models import FeedbackSlot, Keyword, SnapshotSkip
+from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot, SnapshotSkip
 from apps.scoring.models import KeywordMetric
 
+from .coverage import COVERAGE_MEASURES, Coverage, keyword_coverage
 from .metric_columns import Column, keyword_columns
 
 
@@ -64,16 +65,33 @@ def _skips_by_snapshot(
     return found
 
 
-def keyword_values(keyword: Keyword) -> list[tuple[Column, float | None]]:
-    """The keyword's value of each of its evaluation's metrics, in two queries."""
+def keyword_values(
+    keyword: Keyword, snapshot_values: list[float | None] | None = None
+) -> list[tuple[Column, float | None, Coverage | None]]:
+    """The keyword's value of each of its evaluation's metrics with its coverage at the
+    metric's cutoff (judged@k; none for the coverage measures themselves), read from
+    ``snapshot_values`` (its results' stage-1 values in position order) when the caller
+    has them; two queries, or three."""
     values = dict(
         ((metric, k), value)
         for metric, k, value in KeywordMetric.objects.filter(keyword=keyword).values_list(
             "metric", "k", "value"
         )
     )
+    if snapshot_values is None:
+        snapshot_values = list(
+            Snapshot.objects.filter(keyword=keyword)
+            .order_by("position")
+            .values_list("value", flat=True)
+        )
     return [
-        (column, values.get((column.metric, column.k)))
+        (
+            column,
+            values.get((column.metric, column.k)),
+            None
+            if column.metric in COVERAGE_MEASURES
+            else keyword_coverage(column.k, snapshot_values),
+        )
         for column in keyword_columns(keyword.evaluation)
     ]
 

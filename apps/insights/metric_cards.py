@@ -15,6 +15,7 @@ from apps import engine
 from apps.evaluations.models import Evaluation, EvaluationMetric, EvaluationMetricPoint, Status
 
 from . import charts
+from .coverage import COVERAGE_MEASURES, Coverage, coverage_by_cutoff
 from .metric_columns import MetricKey, keyword_counts, metric_key_text
 from .reference import EvaluationKey, change, reference_for
 
@@ -111,6 +112,8 @@ class MetricCard:
     history: list[HistoryPoint] = field(default_factory=list)
     # RBP's residual at the same k when the evaluation has it: RBP reads "0.41 ± 0.12".
     residual: float | None = None
+    # How far the judgements reach into the metric's top k (coverage.py).
+    coverage: Coverage | None = None
 
     @property
     def key(self) -> str:
@@ -136,8 +139,10 @@ def cards_of(
     many_keywords: bool,
     reference: Reference | None,
     histories: dict[int, list[HistoryPoint]] | None = None,
+    coverage: dict[int, Coverage] | None = None,
 ) -> list[MetricCard]:
-    """A card per metric, with its change against the reference (no queries)."""
+    """A card per metric, with its change against the reference and its coverage at
+    its cutoff (no queries)."""
     residuals = residuals_of((m.metric, m.k, m.value) for m in metrics)
     cards = []
     for m in metrics:
@@ -156,6 +161,7 @@ def cards_of(
                 change=change(m.value, reference_value),
                 history=(histories or {}).get(m.id, []),
                 residual=residuals.get((m.metric, m.k)),
+                coverage=(coverage or {}).get(m.k) if m.metric not in COVERAGE_MEASURES else None,
             )
         )
     return cards
@@ -212,13 +218,25 @@ def metric_cards(
         EvaluationMetric.objects.filter(evaluation=evaluation).order_by("position", "id")
     )
     histories = metric_histories(evaluation) if with_history else None
-    return MetricCards(
-        cards_of(metrics, many_keywords=many, reference=reference, histories=histories), reference
+    coverage = coverage_by_cutoff(evaluation.id, (m.k for m in metrics))
+    cards = cards_of(
+        metrics, many_keywords=many, reference=reference, histories=histories, coverage=coverage
     )
+    return MetricCards(cards, reference)
 
 
-def metric_values(evaluation: Evaluation) -> list[tuple[int, float | None, float | None]]:
-    """(id, value, RBP's residual or None) of each of the evaluation's metrics, for the
+@dataclass(frozen=True)
+class LiveMetric:
+    """What the evaluation page's live answer redraws of one metric's card."""
+
+    id: int
+    value: float | None
+    residual: float | None
+    coverage: Coverage | None
+
+
+def metric_values(evaluation: Evaluation) -> list[LiveMetric]:
+    """Each of the evaluation's metrics' value, RBP's residual and coverage, for the
     page's live update."""
     rows = list(
         EvaluationMetric.objects.filter(evaluation=evaluation)
@@ -226,7 +244,16 @@ def metric_values(evaluation: Evaluation) -> list[tuple[int, float | None, float
         .values_list("id", "metric", "k", "value")
     )
     residuals = residuals_of((metric, k, value) for _, metric, k, value in rows)
-    return [(id, value, residuals.get((metric, k))) for id, metric, k, value in rows]
+    coverage = coverage_by_cutoff(evaluation.id, (k for _, _, k, _ in rows))
+    return [
+        LiveMetric(
+            id,
+            value,
+            residuals.get((metric, k)),
+            coverage.get(k) if metric not in COVERAGE_MEASURES else None,
+        )
+        for id, metric, k, value in rows
+    ]
 
 
 def evaluation_metric_in_team(*, metric_id: int, evaluation_id: int, team_id: int) -> Any:

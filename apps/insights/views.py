@@ -216,14 +216,15 @@ def _team_keyword(request: TeamRequest, evaluation_id: int, keyword_id: int) -> 
 def _keyword_page(
     request: TeamRequest, keyword: Keyword, notes_form: KeywordNotesForm, status: int = 200
 ) -> HttpResponse:
+    snapshots = keyword_snapshots(keyword)
     return render(
         request,
         "insights/keyword_detail.html",
         {
             "keyword": keyword,
             "evaluation": keyword.evaluation,
-            "snapshots": keyword_snapshots(keyword),
-            "values": keyword_values(keyword),
+            "snapshots": snapshots,
+            "values": keyword_values(keyword, [row.value for row in snapshots]),
             "unretrieved": keyword.unretrieved.order_by("id"),
             "notes": notes_of(keyword),
             "notes_form": notes_form,

@@ -52,6 +52,9 @@ def test_a_comparison_answers_means_difference_interval_p_value_and_counts(api, 
     assert (ndcg["wins"], ndcg["ties"], ndcg["losses"]) == (20, 0, 0)
     assert (ndcg["keywords_compared"], ndcg["keywords_excluded"]) == (20, 0)
     assert ndcg["summary"] == "Ranking B is better than Ranking A on nDCG@10 (p < 0.001)"
+    # Every result of both is judged: full coverage, nothing to warn about.
+    assert (ndcg["baseline_judged"], ndcg["judged"]) == (1.0, 1.0)
+    assert (ndcg["baseline_unjudged"], ndcg["unjudged"], ndcg["coverage_warning"]) == (0, 0, "")
     assert precision["baseline_mean"] == pytest.approx(0.6)
     assert precision["mean"] == pytest.approx(0.9)
     correlation = compared["rank_correlation"]
@@ -181,8 +184,8 @@ def test_a_metric_only_the_baseline_reports_is_refused(api, team_a):
 
 
 # Token (2: look-up and its team), then the evaluations, their metrics, keywords, metric
-# values and result lists (5): the same for 2 and 40 keywords.
-API_QUERIES = 7
+# values, coverage and result lists (6): the same for 2 and 40 keywords.
+API_QUERIES = 8
 
 
 @pytest.mark.parametrize("size", [2, 40])

@@ -12,4 +12,7 @@ register = template.Library()
 
 @register.inclusion_tag("evaluations/_metric_help.html")
 def metric_help() -> dict[str, Any]:
-    return {"metrics": list(engine.METRICS.values())}
+    # A condensed twin (ndcg_cond) is its metric again on another list: one line says so.
+    return {
+        "metrics": [m for m in engine.METRICS.values() if not m.id.endswith(engine.CONDENSED)]
+    }

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -28,9 +28,10 @@ from apps.evaluations.models import Evaluation, EvaluationMetric, Keyword, Snaps
 from apps.scoring.models import KeywordMetric
 from apps.stats import paired as stats
 
+from ..coverage import Coverage, coverage_of_keywords
 from . import ranking
 from .chart import DifferenceBar, difference_bar
-from .wording import verdict
+from .wording import coverage_warning, verdict
 
 MAX_EVALUATIONS = 6
 MAX_ID = 2**63 - 1
@@ -60,6 +61,11 @@ class MetricComparison:
     excluded: int  # common keywords left out: no value in one of the two evaluations
     sentence: str
     bar: DifferenceBar | None
+    # Over the common keywords, at the metric's k: how much of each top k is judged.
+    baseline_coverage: Coverage | None = None
+    candidate_coverage: Coverage | None = None
+    # Said when the two coverages differ enough to bias this metric's comparison.
+    coverage_warning: str = ""
 
     @property
     def key(self) -> str:
@@ -182,6 +188,7 @@ def comparison_build(
     keyword_ids, texts, counts = _common_keywords(ids)
     wanted = {(ids.index(e), key) for e in ids for key in reported[e]}
     values = _keyword_values(ids, keyword_ids, wanted)
+    coverage = _coverage_of_common_keywords(ids, keyword_ids, reported)
     plans = []
     for candidate in evaluations[1:]:
         keys = [
@@ -226,12 +233,56 @@ def comparison_build(
                 [lists[keyword_id] for keyword_id in keyword_ids[index]],
                 settings.rbo_persistence,
             )
+            metrics_compared = with_coverage(
+                future.result(),
+                (baseline.name, coverage[baseline.id]),
+                (candidate.name, coverage[candidate.id]),
+                many_keywords=len(texts) > 1,
+            )
             pairs.append(
                 PairComparison(
-                    candidate, future.result(), baseline_values, candidate_values, tau, rbo
+                    candidate, metrics_compared, baseline_values, candidate_values, tau, rbo
                 )
             )
     return Comparison(baseline, evaluations, counts, texts, pairs, settings)
+
+
+def _coverage_of_common_keywords(
+    ids: list[int], keyword_ids: list[list[int]], reported: dict[int, list[MetricKey]]
+) -> dict[int, dict[int, Coverage]]:
+    """Evaluation id -> k -> its coverage over the common keywords, at each cutoff its
+    metrics use; one query."""
+    return coverage_of_keywords(
+        dict(zip(ids, keyword_ids, strict=True)),
+        {evaluation_id: [k for _metric, k in reported[evaluation_id]] for evaluation_id in ids},
+    )
+
+
+def with_coverage(
+    metrics: list[MetricComparison],
+    baseline: tuple[str, dict[int, Coverage]],
+    candidate: tuple[str, dict[int, Coverage]],
+    *,
+    many_keywords: bool,
+) -> list[MetricComparison]:
+    """The metric comparisons with each side's (name, coverage by k) at the metric's k,
+    and a warning where it differs enough to bias the comparison (coverage.py)."""
+    (baseline_name, baseline_coverage), (candidate_name, candidate_coverage) = baseline, candidate
+    return [
+        replace(
+            metric,
+            baseline_coverage=baseline_coverage.get(metric.k),
+            candidate_coverage=candidate_coverage.get(metric.k),
+            coverage_warning=coverage_warning(
+                metric.metric,
+                metric.k,
+                (baseline_name, baseline_coverage.get(metric.k)),
+                (candidate_name, candidate_coverage.get(metric.k)),
+                many_keywords=many_keywords,
+            ),
+        )
+        for metric in metrics
+    ]
 
 
 def reported_metrics(ids: list[int]) -> dict[int, list[MetricKey]]:

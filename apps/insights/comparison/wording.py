@@ -1,6 +1,9 @@
 """What a lead reads about one metric's comparison: p-values and a plain sentence."""
 
+from apps import engine
 from apps.stats.paired import SIGNIFICANCE, PairedResult
+
+from ..coverage import Coverage, uneven
 
 
 def p_text(p_value: float | None) -> str:
@@ -36,3 +39,49 @@ def verdict(
         f"No significant difference between {candidate} and {baseline} on {label} "
         f"({p_texts(result)}, significance at p < {SIGNIFICANCE})"
     )
+
+
+def coverage_warning(
+    metric: str,
+    k: int,
+    baseline: tuple[str, Coverage | None],
+    candidate: tuple[str, Coverage | None],
+    *,
+    many_keywords: bool = True,
+) -> str:
+    """What a lead must know when two evaluations' top k are judged unevenly: the less
+    judged one is held down on this metric by results nobody judged ('' when even, and
+    for a condensed metric or a coverage measure, which unjudged results do not hold down).
+    """
+    (baseline_name, baseline_coverage), (candidate_name, candidate_coverage) = baseline, candidate
+    base, condensed = engine.split_condensed(metric)
+    if condensed or base in engine.COVERAGE or not engine.get_metric(metric).ranks:
+        return ""
+    if baseline_coverage is None or candidate_coverage is None:
+        return ""
+    if not uneven(baseline_coverage, candidate_coverage):
+        return ""
+    shares = f"{_judged_at(k)} is {_percent(baseline_coverage.judged)} for {baseline_name}"
+    shares += f" and {_percent(candidate_coverage.judged)} for {candidate_name}"
+    less_name, less = (
+        (candidate_name, candidate_coverage)
+        if (candidate_coverage.judged or 0) < (baseline_coverage.judged or 0)
+        else (baseline_name, baseline_coverage)
+    )
+    label = engine.metric_label(metric, k, many_keywords=many_keywords)
+    twin = engine.metric_label(base + engine.CONDENSED, k, many_keywords=many_keywords)
+    return (
+        f"Coverage differs: {shares}. A metric counts an unjudged result as not relevant, "
+        f"so {less_name}'s {label} is held down by its {less.unjudged} unjudged "
+        f"result{'s' if less.unjudged != 1 else ''}. Judge them, or compare {twin} "
+        f"({base}{engine.CONDENSED}{'' if k == engine.WHOLE_LIST else f'@{k}'}), "
+        "which leaves them out."
+    )
+
+
+def _judged_at(k: int) -> str:
+    return "judged" if k == engine.WHOLE_LIST else f"judged@{k}"
+
+
+def _percent(share: float | None) -> str:
+    return "–" if share is None else f"{share * 100:.1f} %"

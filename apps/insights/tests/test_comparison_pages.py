@@ -71,6 +71,44 @@ def test_a_lead_reads_that_b_is_significantly_better_with_means_interval_and_cou
     assert "20</strong> keywords common to all 2 evaluations" in page
 
 
+def test_uneven_coverage_is_shown_beside_each_metric_and_warned_about(owner, team_a):
+    # Both rank five results of each keyword; B's last two nobody has judged yet.
+    graded = {f"query {n}": [(f"q{n}-{i}", i % 4) for i in range(5)] for n in range(10)}
+    half = {
+        text: [
+            (doc, grade if position < 3 else None) for position, (doc, grade) in enumerate(results)
+        ]
+        for text, results in graded.items()
+    }
+    first = imported_evaluation(team_a, "Judged A", graded)
+    second = imported_evaluation(team_a, "Half-judged B", half)
+
+    response = client_for(owner).get(URL + query(first, second))
+
+    page = response.content.decode()
+    [each] = response.context["comparison"].pairs
+    precision = next(m for m in each.metrics if m.key == "precision@5")
+    assert precision.baseline_coverage.judged == 1.0
+    assert precision.candidate_coverage.judged == pytest.approx(0.6)
+    assert precision.candidate_coverage.unjudged == 20
+    assert "100.0 % / 60.0 %" in page
+    assert precision.coverage_warning == (
+        "Coverage differs: judged@5 is 100.0 % for Judged A and 60.0 % for Half-judged B. "
+        "A metric counts an unjudged result as not relevant, so Half-judged B's MP@5 is held "
+        "down by its 20 unjudged results. Judge them, or compare MP′@5 (precision_cond@5), "
+        "which leaves them out."
+    )
+    assert 'data-testid="coverage-warning"' in page
+
+
+def test_even_coverage_says_nothing(owner, pair):
+    response = client_for(owner).get(URL + query(*pair))
+
+    assert 'data-testid="coverage-warning"' not in response.content.decode()
+    [each] = response.context["comparison"].pairs
+    assert all(metric.coverage_warning == "" for metric in each.metrics)
+
+
 def test_an_admin_may_compare_too(admin, pair):
     response = client_for(admin).get(URL + query(*pair))
 
@@ -386,8 +424,8 @@ def test_the_evaluation_list_has_a_compare_form_with_a_box_per_evaluation(owner,
 
 # --- Bounded queries -------------------------------------------------------------------
 
-# Session, user and membership (3), then the evaluations, their metrics, keywords,
-# metric values and result lists (5): the same for 2 and 40 keywords.
+# Session, user and membership (one query), then the evaluations, their metrics,
+# keywords, metric values, coverage and result lists (6): the same for 2 and 40 keywords.
 PAGE_QUERIES = 8
 
 

@@ -262,6 +262,33 @@ def test_the_live_answer_shows_fresh_progress_and_metric_values(evaluation, owne
     assert "<html" not in fragment
 
 
+def test_each_card_says_how_much_of_its_top_k_is_judged(evaluation, owner):
+    # red shoes: both results judged; blue hat (2 results) and boots (1) not at all.
+    grade_slots(evaluation, {"red shoes": [3, 0]})
+    client = client_for(owner)
+
+    response = client.get(f"/evaluations/{evaluation.id}/")
+    live = text(client.get(live_url(evaluation), {"shown": "Active"}))
+
+    # The mean of the keywords' judged@k: (1 + 0 + 0) / 3; 3 results unjudged.
+    assert "judged@10: 33.3 % · 3 unjudged" in card(response, "ndcg@10")
+    assert "judged@5: 33.3 % · 3 unjudged" in card(response, "precision@5")
+    ndcg = EvaluationMetric.objects.get(evaluation=evaluation, metric="ndcg")
+    assert re.search(rf'id="metric-coverage-{ndcg.id}"[^>]*>judged@10: 33.3 %', live)
+
+
+def test_coverage_follows_the_cutoff_and_a_fully_judged_top_k_has_no_unjudged(team_a, owner):
+    evaluation = make_evaluation(
+        team=team_a, metrics=[("ndcg", 1), ("ndcg", 0)], keywords={"red shoes": 3}
+    )
+    grade_slots(evaluation, {"red shoes": [2]})
+
+    response = client_for(owner).get(f"/evaluations/{evaluation.id}/")
+
+    assert re.search(r">judged@1: 100.0 %</p>", card(response, "ndcg@1"))
+    assert "judged: 33.3 % · 2 unjudged" in card(response, "ndcg")
+
+
 def test_rbp_reads_plus_or_minus_its_residual_on_the_card_and_live(team_a, owner):
     evaluation = make_evaluation(
         team=team_a,

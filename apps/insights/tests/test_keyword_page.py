@@ -63,6 +63,14 @@ def test_a_lead_sees_every_slots_grade_grader_and_reason(evaluation, owner):
     assert page.count('<dl class="keyword-values"') == 1 and "nDCG@10" in page
 
 
+def test_the_keyword_page_says_how_much_of_each_top_k_is_judged(evaluation, owner):
+    # Only the first of the three results has grades.
+    page = text(client_for(owner).get(url(evaluation)))
+
+    values = page[page.index('<dl class="keyword-values"') :]
+    assert "judged@10: 33.3 % · 2 unjudged" in values
+
+
 def test_reset_buttons_show_for_slots_with_a_grade_or_a_grader_only(evaluation, owner):
     slots = slots_of(evaluation)
 
