@@ -246,4 +246,7 @@ def _float_or_none(value: float) -> float | None:
 
 
 def _floats_or_none(values: FloatArray) -> list[float | None]:
-    return [_float_or_none(value) for value in values.tolist()]
+    floats = values.tolist()
+    if not np.isnan(values).any():
+        return floats  # the common case, and the cheap one: no value to turn into None
+    return [None if value != value else value for value in floats]  # NaN: None
