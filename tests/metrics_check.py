@@ -47,7 +47,7 @@ def metric_differences(evaluation_id: int, *, limit: int = 5) -> list[str]:
             if kept != value:
                 problems.append(f"keyword {keyword.id} {metric}@{k}: stored {kept}, fresh {value}")
     for mean in EvaluationMetric.objects.filter(evaluation_id=evaluation_id):
-        exact = engine.mean_of(fresh_by_metric.get((mean.metric, mean.k), []))
+        exact = engine.metric_mean(mean.metric, fresh_by_metric.get((mean.metric, mean.k), []))
         if mean.value != exact or not mean.means_exact:
             problems.append(
                 f"mean {mean.metric}@{mean.k}: stored {mean.value} "

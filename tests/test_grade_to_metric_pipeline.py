@@ -248,6 +248,30 @@ def test_means_kept_incrementally_are_made_exact_by_the_sweep():
     assert metric.value == math.fsum(values) / len(values)
 
 
+def test_gmap_is_exp_of_the_mean_log_ap_grade_by_grade_and_once_made_exact():
+    evaluation = make_evaluation(
+        scale="binary", metrics=[("gm_ap", 0), ("ap", 0)], keywords={"a": 3, "b": 3, "c": 2}
+    )
+    grade_all(slots_of(evaluation, "a"), [1, 0, 1])  # AP (1 + 2/3) / 2
+    grade_all(slots_of(evaluation, "b"), [0, 0, 0])  # AP 0: log(0.00001)
+    grade_all(slots_of(evaluation, "c"), [0, 1])  # AP 1/2
+
+    logs = [math.log((1 + 2 / 3) / 2), math.log(0.00001), math.log(0.5)]
+    assert keyword_value("a", "gm_ap", 0) == pytest.approx(logs[0])
+    assert keyword_value("b", "gm_ap", 0) == pytest.approx(logs[1])
+    gmap = math.exp(math.fsum(logs) / 3)
+    # Kept grade by grade: the sum of the logs, the count, exp of their mean.
+    assert evaluation_value(evaluation, "gm_ap", 0) == pytest.approx(gmap, rel=1e-12)
+    # One keyword at 0 pulls GMAP far below MAP.
+    assert evaluation_value(evaluation, "ap", 0) == pytest.approx((5 / 6 + 0 + 0.5) / 3)
+    assert gmap < 0.03
+
+    services.keywords_recompute_marked()
+
+    metric = EvaluationMetric.objects.get(evaluation=evaluation, metric="gm_ap")
+    assert metric.means_exact and metric.value == math.exp(math.fsum(logs) / 3)
+
+
 def test_a_full_recompute_gives_the_same_values_as_grade_by_grade():
     keywords = {f"q{i}": 4 for i in range(5)}
     evaluation = make_evaluation(

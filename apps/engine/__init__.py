@@ -18,7 +18,7 @@ from .aggregate import snapshot_value
 from .batch import BatchScores, score_keywords_batch
 from .decisions import with_decisions
 from .errors import EngineError
-from .evaluation import mean_of, progress
+from .evaluation import mean_from_sum, mean_of, metric_mean, progress
 from .formulas import COVERAGE, metric_value
 from .keyword import KeywordScore, score_keyword
 from .metrics import (
@@ -54,7 +54,9 @@ __all__ = [
     "custom_scale_problems",
     "get_metric",
     "get_scale",
+    "mean_from_sum",
     "mean_of",
+    "metric_mean",
     "metric_label",
     "metric_scale",
     "metric_value",

@@ -8,6 +8,7 @@ floats come out bit for bit the same (see batch.py).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from functools import cached_property
 
@@ -16,6 +17,7 @@ import numpy as np
 from .formulas import (
     COVERAGE,
     ERR_MAX_GAIN,
+    GEOMETRIC_FLOOR,
     RBP_PERSISTENCES,
     RECALL_LEVELS,
     err_018_rank_factor,
@@ -216,6 +218,12 @@ def _average_precision(stage: StageOneMatrix, k: int, profile: str) -> FloatArra
     total = _sum_by_rank(np.where(relevant, relevant_so_far / _ranks(relevant.shape[1]), 0.0))
     divisor = stage.relevant_in_pool if profile == TREC else relevant.sum(axis=1)
     return np.where(divisor > 0, total / divisor, 0.0)
+
+
+def _log_average_precision(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+    # math.log per value, not numpy's: both paths must give the same bits (batch.py).
+    average_precisions = np.maximum(_average_precision(stage, k, profile), GEOMETRIC_FLOOR)
+    return np.array([math.log(value) for value in average_precisions.tolist()])
 
 
 def _reciprocal_rank(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
@@ -448,6 +456,7 @@ def _err_018(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
 BATCH_FORMULAS: dict[str, Callable[[StageOneMatrix, int, str], FloatArray]] = {
     "precision": _precision,
     "ap": _average_precision,
+    "gm_ap": _log_average_precision,
     "rr": _reciprocal_rank,
     "recall": _recall,
     "f1": _f1,

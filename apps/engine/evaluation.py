@@ -6,6 +6,7 @@ import math
 from collections.abc import Iterable
 
 from .errors import EngineError
+from .metrics import get_metric
 
 
 def mean_of(values: Iterable[float | None]) -> float | None:
@@ -19,6 +20,22 @@ def mean_of(values: Iterable[float | None]) -> float | None:
     # fsum is exactly rounded and so independent of order: the mean of the same values
     # is the same number to the last bit however the database returns the rows.
     return math.fsum(kept) / len(kept) if kept else None
+
+
+def mean_from_sum(metric: str, total: float, count: int) -> float | None:
+    """The evaluation's value of ``metric`` from the sum and count of its keyword values:
+    their mean, or exp of it for a geometric metric (GMAP, whose keyword values are
+    logarithms). None without a value."""
+    if not count:
+        return None
+    mean = total / count
+    return math.exp(mean) if get_metric(metric).geometric else mean
+
+
+def metric_mean(metric: str, values: Iterable[float | None]) -> float | None:
+    """``mean_of`` for ``metric``: exp of the mean for a geometric metric."""
+    kept = [value for value in values if value is not None and not math.isnan(value)]
+    return mean_from_sum(metric, math.fsum(kept), len(kept))
 
 
 def progress(graded: int, total: int) -> float:

@@ -153,6 +153,15 @@ def average_precision(top: Values, pool: Values, k: int, profile: str) -> float:
     return total / divisor if divisor else 0.0
 
 
+# trec_eval's floor for AP inside gm_map's logarithm: a keyword with AP 0 counts as this.
+GEOMETRIC_FLOOR = 0.00001
+
+
+def log_average_precision(top: Values, pool: Values, k: int, profile: str) -> float:
+    """log(max(AP, 0.00001)): a keyword's share of GMAP, as trec_eval -q prints gm_map."""
+    return math.log(max(average_precision(top, pool, k, profile), GEOMETRIC_FLOOR))
+
+
 def reciprocal_rank(top: Values, pool: Values, k: int, profile: str) -> float:
     for rank, value in enumerate(top, start=1):
         if value == 1:
@@ -430,6 +439,7 @@ def err_018(top: Values, pool: Values, k: int, profile: str) -> float:
 FORMULAS: dict[str, Formula] = {
     "precision": precision,
     "ap": average_precision,
+    "gm_ap": log_average_precision,
     "rr": reciprocal_rank,
     "recall": recall,
     "f1": f1,

@@ -40,6 +40,9 @@ class MetricDef:
     mean_name: str
     description: str = field(default="", compare=False)
     ranks: bool = field(default=True, compare=False)
+    # How keyword values make the evaluation's value: their mean, or exp of their mean
+    # for a metric whose keyword values are logarithms (GMAP).
+    geometric: bool = field(default=False, compare=False)
 
 
 def _metric(
@@ -50,6 +53,7 @@ def _metric(
     *,
     says: str = "",
     ranks: bool = True,
+    geometric: bool = False,
 ) -> MetricDef:
     return MetricDef(
         id=id,
@@ -58,6 +62,7 @@ def _metric(
         mean_name=mean_name or name,
         description=says,
         ranks=ranks,
+        geometric=geometric,
     )
 
 
@@ -112,6 +117,16 @@ METRICS: dict[str, MetricDef] = {
             "recall", "R", "binary", "MR", says="The share of the relevant found in the top k."
         ),
         _metric("f1", "F1", "binary", "MF1", says="The harmonic mean of precision and recall."),
+        _metric(
+            "gm_ap",
+            "log AP",
+            "binary",
+            "GMAP",
+            geometric=True,
+            says="Geometric mean AP (trec_eval's gm_map): a keyword's value is log(AP), AP "
+            "at least 0.00001; the evaluation's is exp of their mean, which a keyword near "
+            "0 pulls down far more than MAP.",
+        ),
         _metric("success", "Success", "binary", says="1 when a relevant result is in the top k."),
         _metric(
             "rprec",
@@ -207,6 +222,7 @@ def _condensed_twin(metric: MetricDef) -> MetricDef:
         metric.scale,
         metric.mean_name + "′",
         says=f"{metric.name} on the condensed list: unjudged results removed first.",
+        geometric=metric.geometric,
     )
 
 

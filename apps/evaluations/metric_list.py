@@ -18,6 +18,7 @@ from apps.engine import WHOLE_LIST
 # k None when the name carries its cutoff after "_" (P_10) or takes "@k" (P@10).
 TREC_EVAL_ALIASES: dict[str, tuple[str, int | None]] = {
     "map": ("ap", WHOLE_LIST),
+    "gm_map": ("gm_ap", WHOLE_LIST),
     "map_cut": ("ap", None),
     "p": ("precision", None),
     "set_p": ("precision", WHOLE_LIST),

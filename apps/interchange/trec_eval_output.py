@@ -7,7 +7,7 @@ Values have four decimals, as trec_eval prints them; the names are padded to 22
 characters as trec_eval pads them, so `diff` lines up line for line.
 
 Under the `trec` profile a metric trec_eval offers takes trec_eval's name (P_10,
-map_cut_100, map, Rprec, bpref, recip_rank, iprec_at_recall_0.10, 11pt_avg, recall_100,
+map_cut_100, map, gm_map, Rprec, bpref, recip_rank, iprec_at_recall_0.10, 11pt_avg, recall_100,
 set_recall, ndcg_cut_10, ndcg, success_10, set_P, num_rel...) and its value equals
 trec_eval's; the counts (num_ret, num_rel, num_rel_ret) are whole numbers per query and
 their sum in `all`, as trec_eval prints them; within a query the measures come in
@@ -37,6 +37,7 @@ TREC_EVAL_NAMES: dict[str, tuple[str | None, str | None]] = {
     "ndcg": ("ndcg_cut_{k}", "ndcg"),
     "rprec": (None, "Rprec"),
     "bpref": (None, "bpref"),
+    "gm_ap": (None, "gm_map"),
     "success": ("success_{k}", None),
     "num_ret": (None, "num_ret"),
     "num_rel": (None, "num_rel"),
@@ -56,6 +57,7 @@ TREC_EVAL_ORDER = [
     "num_rel",
     "num_rel_ret",
     "map",
+    "gm_map",
     "Rprec",
     "bpref",
     "recip_rank",

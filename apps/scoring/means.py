@@ -78,7 +78,9 @@ def store_exact_means(*, evaluation_id: int) -> None:
             ]
             evaluation_metric.value_sum = math.fsum(values)
             evaluation_metric.value_count = len(values)
-            evaluation_metric.value = engine.mean_of(values)
+            evaluation_metric.value = engine.mean_from_sum(
+                evaluation_metric.metric, evaluation_metric.value_sum, len(values)
+            )
             evaluation_metric.means_exact = True
         EvaluationMetric.objects.bulk_update(
             metrics, ["value_sum", "value_count", "value", "means_exact"]

@@ -35,6 +35,7 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Case, F, Field, FloatField, IntegerField, Q, Value, When
+from django.db.models.functions import Exp
 from django.utils import timezone
 
 from apps import engine
@@ -232,10 +233,24 @@ def _move_means(evaluation_id: int, deltas: dict[MetricKey, tuple[float, int]]) 
             default=F("value_sum") + sum_delta,
         )
 
-    def new_mean(sum_delta: float, count_delta: int) -> Any:
+    def new_mean(metric: str) -> Callable[[float, int], Any]:
+        def mean(sum_delta: float, count_delta: int) -> Any:
+            value = (F("value_sum") + sum_delta) / (F("value_count") + count_delta)
+            return Case(
+                When(value_count=-count_delta, then=Value(None)),
+                # A geometric metric's keyword values are logarithms (engine.mean_from_sum).
+                default=Exp(value) if engine.get_metric(metric).geometric else value,
+                output_field=FloatField(),
+            )
+
+        return mean
+
+    def per_metric_mean() -> Case:
         return Case(
-            When(value_count=-count_delta, then=Value(None)),
-            default=(F("value_sum") + sum_delta) / (F("value_count") + count_delta),
+            *(
+                When(metric=metric, k=k, then=new_mean(metric)(sum_delta, count_delta))
+                for (metric, k), (sum_delta, count_delta) in deltas.items()
+            ),
             output_field=FloatField(),
         )
 
@@ -245,7 +260,7 @@ def _move_means(evaluation_id: int, deltas: dict[MetricKey, tuple[float, int]]) 
     EvaluationMetric.objects.filter(which, evaluation_id=evaluation_id).update(
         value_count=per_metric(new_count, IntegerField()),
         value_sum=per_metric(new_sum, FloatField()),
-        value=per_metric(new_mean, FloatField()),
+        value=per_metric_mean(),
         means_exact=False,
     )
 

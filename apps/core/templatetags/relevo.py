@@ -1,6 +1,7 @@
 """Template filters shared by every page."""
 
 import json
+import math
 from typing import Any
 
 from django import template
@@ -24,6 +25,12 @@ def render_value(value: Any) -> str:
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False)
     return str(value)
+
+
+@register.filter
+def exp(value: float | None) -> float | None:
+    """e to the value (GMAP from a mean of log AP); None stays None."""
+    return None if value is None else math.exp(value)
 
 
 @register.filter

@@ -233,7 +233,8 @@ def test_the_registry_names_every_metric_on_its_scale():
     assert METRICS["ndcg"] == MetricDef(id="ndcg", name="nDCG", scale="graded", mean_name="nDCG")
     scales = {m.id: m.scale for m in METRICS.values() if not m.id.endswith("_cond")}
     assert scales == {
-        **dict.fromkeys(["precision", "ap", "rr", "recall", "f1", "success", "rprec"], "binary"),
+        **dict.fromkeys(["precision", "ap", "gm_ap", "rr", "recall", "f1"], "binary"),
+        **dict.fromkeys(["success", "rprec"], "binary"),
         **dict.fromkeys(["bpref", "num_rel", "num_ret", "num_rel_ret", "iprec_avg"], "binary"),
         **{f"iprec_{level}": "binary" for level in range(0, 101, 10)},
         **dict.fromkeys(["rbp_50", "rbp_80", "rbp_95"], "binary"),

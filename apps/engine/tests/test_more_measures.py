@@ -156,10 +156,10 @@ def reference(keywords, unretrieved) -> dict[tuple[str, str, int], float]:
     return values
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_the_trec_profile_equals_ir_measures_on_random_judgements(seed):
+@pytest.mark.parametrize(("seed", "size"), [(1, 300), (2, 300), (3, 1000)])
+def test_the_trec_profile_equals_ir_measures_on_random_judgements(seed, size):
     rng = random.Random(seed)
-    keywords = random_keywords(seed, 300)
+    keywords = random_keywords(seed, size)
     # Judged documents the search did not return, relevant or not, for some keywords.
     unretrieved = [
         [rng.choice([0, 1, 2]) for _ in range(rng.choice([0, 0, 1, 3]))] for _ in keywords
@@ -310,6 +310,7 @@ def test_rbp_equals_its_definition_on_random_judgements(seed):
 
 
 TREC_EVAL_NAMED = {
+    "gm_ap": "gm_map",
     "bpref": "bpref",
     "num_rel": "num_rel",
     "num_ret": "num_ret",
@@ -319,19 +320,20 @@ TREC_EVAL_NAMED = {
 }
 
 
-@pytest.mark.parametrize("seed", [21, 22])
+@pytest.mark.parametrize(("seed", "size"), [(21, 400), (22, 1000)])
 @pytest.mark.parametrize("depth", [None, 3, 10])
-def test_bpref_counts_and_interpolated_precision_equal_trec_eval(seed, depth):
+def test_bpref_counts_and_interpolated_precision_equal_trec_eval(seed, size, depth):
     """Against trec_eval's own code (pytrec_eval) on random judgements with judged
     documents the search missed; at a cutoff k, trec_eval reads the run cut at k."""
     rng = random.Random(seed)
-    keywords = random_keywords(seed, 400)
+    keywords = random_keywords(seed, size)
     unretrieved = [
         [rng.choice([0, 1, 2]) for _ in range(rng.choice([0, 0, 1, 3]))] for _ in keywords
     ]
     qrels, run = pytrec_qrels(keywords, unretrieved), pytrec_run(keywords, depth)
     expected = pytrec_eval.RelevanceEvaluator(
-        qrels, {"bpref", "num_rel", "num_ret", "num_rel_ret", "11pt_avg", "iprec_at_recall"}
+        qrels,
+        {"bpref", "num_rel", "num_ret", "num_rel_ret", "11pt_avg", "iprec_at_recall", "gm_map"},
     ).evaluate(run)
     k = WHOLE_LIST if depth is None else depth
     metrics = [(metric, k) for metric in TREC_EVAL_NAMED]

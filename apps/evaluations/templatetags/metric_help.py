@@ -13,6 +13,4 @@ register = template.Library()
 @register.inclusion_tag("evaluations/_metric_help.html")
 def metric_help() -> dict[str, Any]:
     # A condensed twin (ndcg_cond) is its metric again on another list: one line says so.
-    return {
-        "metrics": [m for m in engine.METRICS.values() if not m.id.endswith(engine.CONDENSED)]
-    }
+    return {"metrics": [m for m in engine.METRICS.values() if not m.id.endswith(engine.CONDENSED)]}

@@ -633,6 +633,7 @@ def test_two_slots_of_a_snapshot_cannot_share_an_index():
             ],
         ),
         ("rbp_80@20, rbp_80_res@20", [("rbp_80", 20), ("rbp_80_res", 20)]),
+        ("gm_map, gm_ap@10, ndcg_cond@10", [("gm_ap", 0), ("gm_ap", 10), ("ndcg_cond", 10)]),
     ],
 )
 def test_metrics_are_written_as_relevo_or_trec_eval_names_them(written, meant):

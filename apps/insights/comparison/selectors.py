@@ -10,6 +10,7 @@ every other one is compared with it, on each (metric, k) both report.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -75,6 +76,24 @@ class MetricComparison:
     def ranks(self) -> bool:
         """False for a count or a residual: its difference is neither better nor worse."""
         return engine.get_metric(self.metric).ranks
+
+    @property
+    def geometric(self) -> bool:
+        """GMAP: the keyword values are logarithms, so the statistics run on them (the
+        paired test of log AP is GMAP's), and a lead reads the means as exp of theirs and
+        the difference, with its interval, as the ratio of the two GMAPs."""
+        return engine.get_metric(self.metric).geometric
+
+    @property
+    def shown_means(self) -> tuple[float | None, float | None]:
+        """(baseline, candidate) as the evaluation page shows them (GMAP: exp of the mean)."""
+        baseline, candidate = self.result.baseline_mean, self.result.candidate_mean
+        if not self.geometric:
+            return baseline, candidate
+        return (
+            None if baseline is None else math.exp(baseline),
+            None if candidate is None else math.exp(candidate),
+        )
 
 
 @dataclass(frozen=True)

@@ -101,6 +101,25 @@ def test_uneven_coverage_is_shown_beside_each_metric_and_warned_about(owner, tea
     assert 'data-testid="coverage-warning"' in page
 
 
+def test_gmap_compares_log_ap_and_reads_as_geometric_means_and_their_ratio(owner, team_a):
+    gmap = [("gm_ap", 0)]
+    # A finds the relevant document at rank 2 (AP 1/2), B at rank 1 (AP 1), for all 8.
+    a = {f"q{n}": [(f"q{n}-x", 0), (f"q{n}-y", 2)] for n in range(8)}
+    b = {f"q{n}": [(f"q{n}-y", 2), (f"q{n}-x", 0)] for n in range(8)}
+    first = imported_evaluation(team_a, "A", a, metrics=gmap)
+    second = imported_evaluation(team_a, "B", b, metrics=gmap)
+
+    response = client_for(owner).get(URL + query(first, second))
+
+    [each] = response.context["comparison"].pairs
+    [compared] = each.metrics
+    assert compared.result.difference == pytest.approx(math.log(2))  # mean of log(1) - log(1/2)
+    assert compared.shown_means == pytest.approx((0.5, 1.0))
+    page = response.content.decode()
+    assert "×2.0000" in page and ">0.5000<" in page and ">1.0000<" in page
+    assert "B is better than A on GMAP (p = 0.008)" in page  # 2 of 2^8 sign patterns
+
+
 def test_even_coverage_says_nothing(owner, pair):
     response = client_for(owner).get(URL + query(*pair))
 

@@ -9,6 +9,7 @@ mean, at several cutoffs and over the whole list.
 
 import io
 import json
+import math
 import random
 from pathlib import Path
 
@@ -41,6 +42,7 @@ WHOLE_LIST_NAMES = {
     "rr": "recip_rank",
     "rprec": "Rprec",
     "bpref": "bpref",
+    "gm_ap": "gm_map",
     "num_ret": "num_ret",
     "num_rel": "num_rel",
     "num_rel_ret": "num_rel_ret",
@@ -55,6 +57,7 @@ MEASURES = {
     *(f"{name}.{','.join(map(str, CUTOFFS))}" for name in ("P", "map_cut", "recall", "ndcg_cut")),
     *("set_P", "set_recall", "map", "ndcg", "recip_rank", "success.1,5,10"),
     *("Rprec", "bpref", "num_ret", "num_rel", "num_rel_ret", "11pt_avg", "iprec_at_recall"),
+    "gm_map",
 }
 
 
@@ -155,6 +158,8 @@ def test_every_measure_equals_trec_eval_per_query_and_in_the_mean(trec_files):
         name = trec_eval_name(row.metric, row.k)
         # (trec_eval's `all` line sums the counts; the export test checks that.)
         mean = sum(measures[name] for measures in expected.values()) / len(expected)
+        if name == "gm_map":  # per query log AP; in all, exp of their mean
+            mean = math.exp(mean)
         assert row.value == pytest.approx(mean, abs=1e-9), (row.metric, row.k)
 
 
@@ -215,6 +220,8 @@ def test_the_trec_eval_export_prints_what_trec_eval_q_prints(trec_files):
     assert values[("runid", "all")] == "relevo"
     mean_map = sum(m["map"] for m in expected.values()) / len(expected)
     assert values[("map", "all")] == f"{mean_map:6.4f}"
+    mean_log = sum(m["gm_map"] for m in expected.values()) / len(expected)
+    assert values[("gm_map", "all")] == f"{math.exp(mean_log):6.4f}"
     for count in COUNTS:
         assert values[(count, "all")] == str(int(sum(m[count] for m in expected.values())))
     # Queries in trec_eval's order (ids as text), measures in its order within each.
