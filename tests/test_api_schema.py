@@ -75,6 +75,7 @@ def test_the_schema_lists_every_v1_operation_and_nothing_else():
         "/api/v1/evaluations/{evaluation_id}/pin/": ["delete", "post"],
         "/api/v1/evaluations/{evaluation_id}/baseline/": ["delete", "post"],
         "/api/v1/evaluations/{evaluation_id}/start/": ["post"],
+        "/api/v1/evaluations/{evaluation_id}/stale/requeue/": ["post"],
         "/api/v1/evaluations/{evaluation_id}/stop/": ["post"],
         "/api/v1/evaluations/{evaluation_id}/finish/": ["post"],
         "/api/v1/evaluations/{evaluation_id}/export/": ["get"],

@@ -14,12 +14,15 @@ from django.db.models import (
     Case,
     Count,
     F,
+    OuterRef,
     Prefetch,
     Q,
     QuerySet,
+    Subquery,
     Value,
     When,
 )
+from django.db.models.functions import Coalesce
 from django.http import FileResponse, HttpRequest
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -35,9 +38,17 @@ from apps.accounts.models import Tag
 from apps.accounts.services import tags_get_or_create
 from apps.core.errors import InvalidInput
 from apps.endpoints.models import SearchModel
-from apps.evaluations import lifecycle, services
+from apps.evaluations import lifecycle, services, stale
 from apps.evaluations.metric_list import cutoff_out, parse_metric_list
-from apps.evaluations.models import Evaluation, EvaluationMetric, Profile, Reuse, Scale, Status
+from apps.evaluations.models import (
+    Evaluation,
+    EvaluationMetric,
+    FeedbackSlot,
+    Profile,
+    Reuse,
+    Scale,
+    Status,
+)
 from apps.interchange.downloads import EXPORT_FORMAT_NAMES, export_download
 
 from .documents import DOCUMENT_UPLOAD, EVALUATION_DOCUMENT
@@ -102,6 +113,10 @@ class EvaluationOut(serializers.Serializer):
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
     metrics = serializers.SerializerMethodField()
+    stale_judgements = serializers.IntegerField(
+        help_text="grades copied from an earlier evaluation whose document changed since it "
+        "was graded; the metrics count them (POST .../stale/requeue/ sends them back)"
+    )
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_tags(self, evaluation: Evaluation) -> list[str]:
@@ -187,6 +202,18 @@ def team_evaluations(request: Request) -> QuerySet[Evaluation]:
                 "keywords", filter=Q(keywords__executed_at__isnull=False), distinct=True
             ),
             keywords_failed_count=Count("keywords", filter=Q(keywords__failed=True), distinct=True),
+            stale_judgements=Coalesce(
+                Subquery(
+                    FeedbackSlot.objects.filter(
+                        evaluation_id=OuterRef("id"), stale=True, grade__isnull=False
+                    )
+                    .order_by()
+                    .values("evaluation_id")
+                    .annotate(count=Count("id"))
+                    .values("count")
+                ),
+                0,
+            ),
             is_baseline=Case(
                 When(team__baseline_evaluation_id=F("id"), then=Value(True)),
                 default=Value(False),
@@ -338,6 +365,20 @@ class EvaluationFinish(APIView):
     @extend_schema(summary="Finish an active evaluation now", request=None, responses=EvaluationOut)
     def post(self, request: Request, evaluation_id: int) -> Response:
         lifecycle.evaluation_finish_now(evaluation=evaluation_of(request, evaluation_id))
+        return answer(request, evaluation_id)
+
+
+class EvaluationStaleRequeue(APIView):
+    @extend_schema(
+        summary="Send an evaluation's stale judgements back to the queue",
+        description="Clears every grade copied from an earlier evaluation whose document "
+        "changed since it was graded, so people grade the document as it is now. Only "
+        "while the evaluation is pending or active (409 otherwise).",
+        request=None,
+        responses=EvaluationOut,
+    )
+    def post(self, request: Request, evaluation_id: int) -> Response:
+        stale.stale_requeue(evaluation=evaluation_of(request, evaluation_id), lead=None)
         return answer(request, evaluation_id)
 
 

@@ -51,6 +51,11 @@ v1 = [
         name="evaluation_finish",
     ),
     path(
+        "evaluations/<int:evaluation_id>/stale/requeue/",
+        evaluations.EvaluationStaleRequeue.as_view(),
+        name="evaluation_stale_requeue",
+    ),
+    path(
         "evaluations/<int:evaluation_id>/clone/",
         lifecycle.EvaluationClone.as_view(),
         name="evaluation_clone",

@@ -348,6 +348,14 @@ class FeedbackSlot(models.Model):
     # work today or on the leaderboard. The grade writer turns both flags off when it
     # writes or clears the grade. The database's default lets raw inserts leave it out.
     imported = models.BooleanField(default=False, db_default=False)
+    # The document content the grade was given on (fingerprints.py), when that is not
+    # this result's own: a grade copied from an earlier evaluation keeps its source's.
+    # Empty: given on this result as it is. `stale`: that content differs from this
+    # result's, so the document changed since it was graded (reuse marks it; the lead
+    # sees the count and may send them back to the queue). The grade writer clears both
+    # when it writes or clears the grade.
+    content_fingerprint = models.CharField(max_length=32, blank=True, default="", db_default="")
+    stale = models.BooleanField(default=False, db_default=False)
 
     # Copies that let the queue walk one index in its order of preference: snapshots
     # that already have a grade first (finish what is started), then keyword order,

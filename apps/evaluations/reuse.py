@@ -7,9 +7,13 @@ grades are copied into its slots, most recent first, one per grader: a grader ne
 holds two slots of one snapshot, here as in the queue.
 
 Copied slots are flagged `reused` (they are not new work for the leaderboard) and keep
-the original grade time and reason. They are written by the grade writer's bulk entry
-(apps.judging.judgements.slots_judge_in_bulk), which marks their keywords for scoring in
-the same transaction, so the metrics follow through the normal pipeline.
+the original grade time and reason. Each keeps the fingerprint of the content it was
+graded on (fingerprints.py); when that differs from the new result's, the document
+changed since, and the copy is marked `stale`: it counts, but the lead sees how many the
+metrics rest on and may send them back to the queue (stale.py). They are written by the
+grade writer's bulk entry (apps.judging.judgements.slots_judge_in_bulk), which marks
+their keywords for scoring in the same transaction, so the metrics follow through the
+normal pipeline.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from django.db.models import F
 
 from apps.judging.judgements import BulkJudgement, slots_judge_in_bulk
 
+from .fingerprints import content_fingerprint
 from .models import Evaluation, FeedbackSlot, Reuse, Snapshot, Status
 
 
@@ -33,6 +38,7 @@ class EarlierGrade:
     grade: int
     reason: str
     graded_at: datetime | None
+    fingerprint: str  # of the content it was given on
 
     @property
     def who(self) -> tuple[int | None, str]:
@@ -91,12 +97,33 @@ def _earlier_grades(
             "grade",
             "reason",
             "graded_at",
+            "content_fingerprint",
+            "snapshot__name",
+            "snapshot__image",
+            "snapshot__attributes",
         )
         .iterator(chunk_size=5000)
     )
-    for text, doc_id, position, grader_id, external, grade, reason, graded_at in rows:
+    for (
+        text,
+        doc_id,
+        position,
+        grader_id,
+        external,
+        grade,
+        reason,
+        graded_at,
+        fingerprint,
+        name,
+        image,
+        attributes,
+    ) in rows:
         key = _match_key(evaluation.reuse, text, doc_id, position)
-        found[key].append(EarlierGrade(grader_id, external, int(grade or 0), reason, graded_at))
+        # A copy keeps the fingerprint of its own source; a grade given there, its result's.
+        seen = fingerprint or content_fingerprint(name, image, attributes)
+        found[key].append(
+            EarlierGrade(grader_id, external, int(grade or 0), reason, graded_at, seen)
+        )
     return found
 
 
@@ -128,14 +155,15 @@ def reuse_apply(*, evaluation: Evaluation) -> int:
         return 0
     snapshots = list(
         Snapshot.objects.filter(id__in=list(untouched)).values_list(
-            "id", "keyword_id", "keyword__text", "doc_id", "position"
+            "id", "keyword__text", "doc_id", "position", "name", "image", "attributes"
         )
     )
-    earlier = _earlier_grades(evaluation, {text for _, _, text, _, _ in snapshots})
+    earlier = _earlier_grades(evaluation, {text for _, text, *_ in snapshots})
     judgements: list[BulkJudgement] = []
-    for snapshot_id, _keyword_id, text, doc_id, position in snapshots:
+    for snapshot_id, text, doc_id, position, name, image, attributes in snapshots:
         grades = earlier.get(_match_key(evaluation.reuse, text, doc_id, position), [])
         chosen = _one_per_grader(grades, evaluation.strategy)
+        shown_now = content_fingerprint(name, image, attributes)
         for slot_id, grade in zip(untouched[snapshot_id], chosen, strict=False):
             judgements.append(
                 BulkJudgement(
@@ -145,6 +173,8 @@ def reuse_apply(*, evaluation: Evaluation) -> int:
                     grader_id=grade.grader_id,
                     external_grader=grade.external_grader,
                     graded_at=grade.graded_at,
+                    content_fingerprint=grade.fingerprint,
+                    stale=grade.fingerprint != shown_now,
                 )
             )
     return slots_judge_in_bulk(evaluation=evaluation, judgements=judgements, reused=True)

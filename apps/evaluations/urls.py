@@ -27,6 +27,11 @@ urlpatterns = [
     path("<int:evaluation_id>/finish/", views.evaluation_finish, name="evaluation_finish"),
     path("<int:evaluation_id>/clone/", views.evaluation_clone, name="evaluation_clone"),
     path("<int:evaluation_id>/archive/", views.evaluation_archive, name="evaluation_archive"),
+    path(
+        "<int:evaluation_id>/stale/requeue/",
+        views.evaluation_stale_requeue,
+        name="evaluation_stale_requeue",
+    ),
     path("<int:evaluation_id>/pin/", views.evaluation_pin, name="evaluation_pin"),
     path("<int:evaluation_id>/baseline/", views.evaluation_baseline, name="evaluation_baseline"),
     path("<int:evaluation_id>/delete/", views.evaluation_delete, name="evaluation_delete"),

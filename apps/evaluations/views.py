@@ -22,7 +22,7 @@ from apps.accounts.requests import TeamRequest
 from apps.core.errors import DomainError, InvalidInput
 from apps.endpoints.models import SearchModel
 
-from . import lifecycle, services
+from . import lifecycle, services, stale
 from .editing import evaluation_update
 from .forms import (
     DEFAULT_METRICS,
@@ -264,6 +264,18 @@ def _switch(
         return reports[0] if on else reports[1]
 
     return _act(request, evaluation_id, f"Not {field}", action, flag=field)
+
+
+@require_POST
+@lead_required
+def evaluation_stale_requeue(request: TeamRequest, evaluation_id: int) -> HttpResponse:
+    def requeue(request: TeamRequest, evaluation: Evaluation) -> str:
+        sent = stale.stale_requeue(evaluation=evaluation, lead=request.user)
+        if not sent:
+            return "No stale judgement to send back."
+        return f"{sent} stale judgement{'s' if sent != 1 else ''} sent back to the queue."
+
+    return _act(request, evaluation_id, "Not sent back", requeue)
 
 
 @require_POST

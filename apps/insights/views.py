@@ -21,6 +21,7 @@ from apps.core.live import live_page
 from apps.endpoints.models import SearchModel
 from apps.evaluations.keyword_notes import keyword_notes_set, notes_of
 from apps.evaluations.models import Evaluation, Keyword, Status
+from apps.evaluations.stale import stale_count
 from apps.judges.selectors import evaluation_judges
 
 from . import evaluation_list as evaluation_lists
@@ -159,6 +160,7 @@ def evaluation_detail(request: TeamRequest, evaluation_id: int) -> HttpResponse:
             "evaluation": evaluation,
             "cards": metrics.cards,
             "reference": metrics.reference,
+            "stale_judgements": stale_count(evaluation.id),
             "table": table,
             "headers": table_headers(columns, query["sort"]),
             "query": query,

@@ -254,8 +254,9 @@ def _check_giver(slot: _ReadSlot, giver: Giver, action: Action) -> None:
 
 
 # A grade written or cleared here is no longer one an import wrote or reuse copied: the
-# leaderboard and a grader's count of today count it as the work of whoever gave it.
-GIVEN_HERE = {"reused": False, "imported": False}
+# leaderboard and a grader's count of today count it as the work of whoever gave it, and
+# it was given on this result's content, so it is not stale.
+GIVEN_HERE = {"reused": False, "imported": False, "stale": False, "content_fingerprint": ""}
 
 
 def _grade_columns(
@@ -322,6 +323,10 @@ class BulkJudgement:
     grader_id: int | None = None
     external_grader: str = ""
     graded_at: datetime | None = None
+    # A copied grade: the fingerprint of the content it was given on, and whether that
+    # differs from this result's (models.FeedbackSlot).
+    content_fingerprint: str = ""
+    stale: bool = False
 
 
 def slots_judge_in_bulk(
@@ -357,6 +362,8 @@ def slots_judge_in_bulk(
                 "external_grader": [j.external_grader for j in judgements],
                 "graded_at": [j.graded_at for j in judgements],
                 "reused": [reused] * len(judgements),
+                "content_fingerprint": [j.content_fingerprint for j in judgements],
+                "stale": [j.stale for j in judgements],
             },
         )
         snapshots = sorted({snapshot for _, snapshot, _ in rows})

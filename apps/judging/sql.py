@@ -360,8 +360,9 @@ def grade_held_started_slot() -> str:
     scale_of_slot = f"(SELECT e.%s FROM {EVALUATIONS} e WHERE e.id = evaluation_id)"
     return (
         f"UPDATE {SLOTS} SET grade = %s, reason = %s, graded_at = %s, "
-        # the grader's own grade now, even of a slot an import or reuse graded
-        "reused = FALSE, imported = FALSE "
+        # the grader's own grade now, on this content, even of a slot an import or reuse
+        # graded
+        "reused = FALSE, imported = FALSE, stale = FALSE, content_fingerprint = '' "
         "WHERE id = %s AND grader_id = %s AND snapshot_started AND EXISTS ("
         f"SELECT 1 FROM {EVALUATIONS} e WHERE e.id = evaluation_id AND e.status = %s "
         "AND e.team_id = %s) "
