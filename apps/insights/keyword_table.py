@@ -32,6 +32,13 @@ class KeywordRow:
     slots: int
     # judged documents that are not among its results (counted in the trec pool)
     unretrieved: int = 0
+    columns: Sequence[Column] = ()
+
+    @property
+    def cells(self) -> list[tuple[Column, float | None]]:
+        """Each metric's column with the keyword's value: a value links to how it was
+        computed (the metric explainer)."""
+        return list(zip(self.columns, self.values, strict=True))
 
 
 @dataclass(frozen=True)
@@ -143,6 +150,7 @@ def keyword_table(
             keyword.graded_slots,
             slot_counts.get(keyword.id, 0),
             unretrieved.get(keyword.id, 0),
+            columns,
         )
         for keyword in page_keywords
     ]

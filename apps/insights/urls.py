@@ -16,6 +16,11 @@ urlpatterns = [
         name="keyword_detail",
     ),
     path(
+        "evaluations/<int:evaluation_id>/keywords/<int:keyword_id>/explain/",
+        views.keyword_explain,
+        name="keyword_explain",
+    ),
+    path(
         "evaluations/<int:evaluation_id>/keywords/<int:keyword_id>/notes/",
         views.keyword_notes_save,
         name="keyword_notes_save",

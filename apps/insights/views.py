@@ -27,6 +27,7 @@ from apps.judges.selectors import evaluation_judges
 from . import evaluation_list as evaluation_lists
 from . import services
 from .dashboard_content import dashboard_context
+from .explainer import explain_value
 from .forms import (
     EvaluationListForm,
     KeywordNotesForm,
@@ -206,6 +207,19 @@ def keyword_detail(request: TeamRequest, evaluation_id: int, keyword_id: int) ->
     return _keyword_page(request, keyword, KeywordNotesForm(initial=notes_of(keyword)))
 
 
+@lead_required
+def keyword_explain(request: TeamRequest, evaluation_id: int, keyword_id: int) -> HttpResponse:
+    """How the keyword's value of one of its evaluation's metrics (?metric=ndcg&k=10) was
+    computed; a metric the evaluation does not report is 404."""
+    keyword = _team_keyword(request, evaluation_id, keyword_id)
+    explained = explain_value(keyword, request.GET.get("metric", ""), request.GET.get("k", ""))
+    return render(
+        request,
+        "insights/keyword_explain.html",
+        {"keyword": keyword, "evaluation": keyword.evaluation, **explained},
+    )
+
+
 def _team_keyword(request: TeamRequest, evaluation_id: int, keyword_id: int) -> Keyword:
     return get_object_or_404(
         Keyword.objects.select_related("evaluation", "notes"),
@@ -279,6 +293,7 @@ def slot_reset(request: TeamRequest, evaluation_id: int, slot_id: int) -> HttpRe
         {
             "snapshot": row,
             "evaluation": slot.evaluation,
+            "keyword": slot.keyword,
             "error": error,
             "reset_slot": slot.id,
             "fresh_values": [] if error else keyword_values(slot.keyword),

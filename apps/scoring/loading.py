@@ -7,6 +7,7 @@ from itertools import groupby
 from typing import Any
 
 from apps import engine
+from apps.engine.explain import Explanation, explain_keyword
 from apps.evaluations.models import (
     Evaluation,
     EvaluationMetric,
@@ -117,6 +118,22 @@ class KeywordInputs:
 
     def score(self) -> engine.KeywordScore:
         return self.settings.score(self.snapshots, self.unretrieved)
+
+    def explain(self, metric: str, k: int) -> Explanation:
+        """How the keyword's value of (metric, k) is computed, from the inputs `score`
+        reads (apps/engine/explain.py)."""
+        settings = self.settings
+        return explain_keyword(
+            [snapshot.grades for snapshot in self.snapshots],
+            scale=settings.scale,
+            metric=metric,
+            k=k,
+            profile=settings.profile,
+            rules=_int_keyed(settings.transformers) or None,
+            decisions=settings._decisions(self.snapshots),
+            unretrieved=settings._on_scale(self.unretrieved),
+            zero_without_results=settings.zero_without_results,
+        )
 
 
 def _int_keyed(transformers: dict[str, Any]) -> dict[str, dict[int, int]]:

@@ -123,6 +123,7 @@ def test_a_lead_reads_sorts_resets_and_watches_progress_move(live_server, page, 
     assert charts_drawn(page) == 2
     # Hovering a point of the chart shows its value.
     canvas = cg.locator("canvas")
+    canvas.scroll_into_view_if_needed()  # the mouse reaches only what the window shows
     box = canvas.bounding_box()
     page.mouse.move(box["x"] + box["width"] - 4, box["y"] + box["height"] / 2)
     page.wait_for_function(
@@ -156,7 +157,7 @@ def test_a_lead_reads_sorts_resets_and_watches_progress_move(live_server, page, 
     )
     assert (slot.grade, slot.grader_id) == (None, None)
     # The keyword's own values follow: CG@3 was 3 + 3 + 2.
-    assert page.locator("#keyword-values [data-metric='cg@3'] dd").inner_text() == "5.0000"
+    assert page.locator("#keyword-values [data-metric='cg@3'] dd.value").inner_text() == "5.0000"
     save(page, "keyword-after-reset")
 
     # Back on the evaluation page, a grade lands while the lead watches.
@@ -172,6 +173,25 @@ def test_a_lead_reads_sorts_resets_and_watches_progress_move(live_server, page, 
     # The metric values are swapped in with the progress: CG@3 now counts "tent" too.
     ndcg_value = EvaluationMetric.objects.get(evaluation=current, metric="cg").value
     assert cg.locator(".metric-value").inner_text() == f"{ndcg_value:.4f}"
+
+
+def test_a_lead_clicks_a_keywords_value_and_reads_how_it_was_computed(live_server, page, shop):
+    current = shop["current"]
+    log_in(page, live_server.url, "lead@shop.test")
+    page.goto(f"{live_server.url}/evaluations/{current.id}/")
+
+    # nDCG@3 of "trail shoes" (graded 3, 2, 0): in the table, a link.
+    row = page.locator("[data-testid=keyword-table] tr[data-keyword='trail shoes']")
+    row.get_by_role("link", name="1.0000").click()
+
+    page.wait_for_url("**/explain/?metric=ndcg&k=3")
+    expect(page.get_by_role("heading", level=1)).to_have_text("nDCG@3 of “trail shoes” = 1.0000")
+    ranks = page.get_by_test_id("explained-ranks")
+    expect(ranks.locator("tbody tr")).to_have_count(3)
+    assert "trail shoes 1" in ranks.locator("tr[data-rank='1']").inner_text()
+    expect(page.get_by_test_id("explained-ideal").locator("tbody tr")).to_have_count(3)
+    expect(page.get_by_test_id("other-profile")).to_contain_text("would be 1.0000: the same.")
+    save(page, "metric-explainer")
 
 
 def test_a_reset_clicked_before_htmx_has_started_is_asked_first(live_server, page, shop):

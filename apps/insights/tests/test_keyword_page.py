@@ -121,7 +121,9 @@ def test_a_lead_resets_a_grade_with_htmx_and_sees_the_result_redrawn(evaluation,
     assert cg.get().value == 2.0
     # The keyword's values come along, swapped in by id.
     assert 'id="keyword-values" data-testid="keyword-values" hx-swap-oob="true"' in fragment
-    assert '<dd title="2.0">2.0000</dd>' in fragment
+    assert re.search(
+        r'<dd class="value" title="2.0"><a class="explain-link"[^>]*>2.0000</a></dd>', fragment
+    )
     assert '<td title="2.0">2.00</td>' in fragment  # the result's value, redrawn
 
 
