@@ -55,7 +55,8 @@ _AI_JUDGE = {
 }
 _GRADE = {
     "nullable": True,
-    "description": "a grade, null for an empty slot, or {grader, grade, reason, ai_judge}",
+    "description": "a grade, null for an empty slot, or {grader, grade, reason, ai_judge, "
+    "content_fingerprint}",
     "oneOf": [
         {"type": "integer", "minimum": -100, "maximum": 100},
         {
@@ -67,6 +68,13 @@ _GRADE = {
                 "grade": {"type": "integer", "minimum": -100, "maximum": 100},
                 "reason": _TEXT,
                 "ai_judge": _AI_JUDGE,
+                "content_fingerprint": {
+                    "type": "string",
+                    "pattern": "^[0-9a-f]{32}$",
+                    "description": "the content the grade was given on (an export names it "
+                    "for a grade copied from an earlier evaluation); when it differs from "
+                    "the snapshot's, the imported grade is stale",
+                },
             },
         },
     ],

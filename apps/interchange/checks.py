@@ -5,13 +5,15 @@ writer stores. (The settings: settings_check.py.)
 """
 
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from typing import Any, TypeGuard
 
 from apps import engine
 from apps.accounts.models import Membership, Tag, Team
 from apps.core.image_sources import RULE as IMAGE_RULE
 from apps.core.image_sources import is_image_source
+from apps.evaluations.fingerprints import content_fingerprint
 from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot
 from apps.judges.models import JudgeGrade
 from apps.judging.judgements import REASON_MAX_LENGTH
@@ -35,7 +37,11 @@ SNAPSHOT_KEYS = {
     "value",
     "skips",
 }
-GRADE_KEYS = {"grader", "grade", "reason", "ai_judge"}
+GRADE_KEYS = {"grader", "grade", "reason", "ai_judge", "content_fingerprint"}
+# A grade that names the content it was given on takes the full check, which compares it
+# with its snapshot's (rare: an export's copied grades).
+QUICK_GRADE_KEYS = GRADE_KEYS - {"content_fingerprint"}
+FINGERPRINT = re.compile(r"[0-9a-f]{32}")
 AI_JUDGE_KEYS = {"model", "prompt_version"}
 DECISION_KEYS = {"grade", "by", "reason"}
 
@@ -270,8 +276,8 @@ class KeywordCheck:
             elif type(entry) is int:
                 if entry not in grade_set:
                     return None
-                slots.append((entry, None, "", ""))
-            elif type(entry) is dict and entry.keys() <= GRADE_KEYS:
+                slots.append((entry, None, "", "", ""))
+            elif type(entry) is dict and entry.keys() <= QUICK_GRADE_KEYS:
                 grade, grader, reason = entry.get("grade"), entry.get("grader"), entry.get("reason")
                 if reason is None:
                     reason = ""
@@ -293,13 +299,13 @@ class KeywordCheck:
                 if type(grade) is not int or grade not in grade_set:
                     return None
                 if grader is None:
-                    slots.append((grade, None, "", reason))
+                    slots.append((grade, None, "", reason, ""))
                     continue
                 identity: int | str = external if user is None else user
                 if identity in graders:
                     return None
                 graders.add(identity)
-                slots.append((grade, user, external, reason))
+                slots.append((grade, user, external, reason, ""))
             else:
                 return None
         return slots
@@ -356,7 +362,11 @@ class KeywordCheck:
                 attributes_json = encode_json(attributes)
                 if "\\u0000" in attributes_json:
                     add(f"{where}.attributes: must not contain NUL characters")
-        grades = self._grades(where, snapshot.get("grades"))
+        grades = self._grades(
+            where,
+            snapshot.get("grades"),
+            lambda: content_fingerprint(name, image, attributes or {}),
+        )
         decision = self._decision(f"{where}.decision", snapshot.get("decision"))
         if self.problems.count != before:
             return None
@@ -373,7 +383,9 @@ class KeywordCheck:
             self.problems.add(f"{where}.{key}: at most {limit} characters (got {len(value)})")
         return value
 
-    def _grades(self, where: str, grades: Any) -> list[SlotGrade | None]:
+    def _grades(self, where: str, grades: Any, shown: Callable[[], str]) -> list[SlotGrade | None]:
+        """`shown`: the fingerprint of the snapshot's content (fingerprints.py), read only
+        for a grade that says which content it was given on."""
         add = self.problems.add
         if grades is None:
             return []
@@ -389,9 +401,9 @@ class KeywordCheck:
             if entry is None:
                 slots.append(None)
             elif isinstance(entry, dict):
-                slots.append(self._graded_entry(location, entry, number, graders))
+                slots.append(self._graded_entry(location, entry, number, graders, shown))
             elif self._grade(location, entry):
-                slots.append((entry, None, "", ""))
+                slots.append((entry, None, "", "", ""))
             else:
                 slots.append(None)
         return slots
@@ -410,7 +422,12 @@ class KeywordCheck:
         return True
 
     def _graded_entry(
-        self, location: str, entry: dict[str, Any], number: int, graders: dict[tuple[str, Any], int]
+        self,
+        location: str,
+        entry: dict[str, Any],
+        number: int,
+        graders: dict[tuple[str, Any], int],
+        shown: Callable[[], str],
     ) -> SlotGrade | None:
         add = self.problems.add
         self._unknown_fields(location, entry, GRADE_KEYS)
@@ -448,7 +465,18 @@ class KeywordCheck:
                 add(
                     f"{location}.grader: {grader!r} already graded this snapshot in grades[{first}]"
                 )
-        return (grade, user_id, external, reason)
+        return (grade, user_id, external, reason, self._graded_on(location, entry, shown))
+
+    def _graded_on(self, location: str, entry: dict[str, Any], shown: Callable[[], str]) -> str:
+        """The fingerprint of the content a grade was given on when the file names one
+        that differs from its snapshot's (the grade is stale), else ""."""
+        given = entry.get("content_fingerprint")
+        if given is None:
+            return ""
+        if type(given) is not str or not FINGERPRINT.fullmatch(given):
+            self.problems.add(f"{location}.content_fingerprint: must be 32 hexadecimal digits")
+            return ""
+        return "" if given == shown() else given
 
     def _ai_judge(self, where: str, given: Any) -> None:
         """An AI judge's mark: {"model", "prompt_version"}, each a text or null, or null.

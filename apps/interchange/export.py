@@ -54,6 +54,10 @@ class SlotOut:
     grader: str | None
     reason: str
     ai_judge: AiJudgeOut | None = None  # set for an AI judge's grade only
+    # The content the grade was given on, when that is not its result's own (a grade
+    # copied from an earlier evaluation); "" for a grade given on this result.
+    content_fingerprint: str = ""
+    stale: bool = False
 
 
 @dataclass
@@ -167,6 +171,8 @@ def keywords_of(
                 "grader__email",
                 "external_grader",
                 "reason",
+                "content_fingerprint",
+                "stale",
                 *AI_JUDGE_COLUMNS,
             )
         )
@@ -242,18 +248,22 @@ def _slot_out(
     email: str | None,
     external: str,
     reason: str,
+    fingerprint: str,
+    stale: bool,
     judge_name: str | None,
     model: str | None,
     prompt_version: str | None,
 ) -> SlotOut:
     """A slot as exported: an AI judge's grade names the judge (its grader address means
-    nothing to a reader) and what made it; a person's is as it always was."""
+    nothing to a reader) and what made it; a person's is as it always was. A copied
+    grade names the content it was given on, so an import tells a stale one."""
     if judge_name is None:
-        return SlotOut(index, grade, email or external or None, reason)
+        return SlotOut(index, grade, email or external or None, reason, None, fingerprint, stale)
     # The grader decides whether the grade is the judge's: when a lead clears a judge's
     # grade and a person grades the slot again, its JudgeGrade row stays, and must not
     # mark the person's grade.
-    return SlotOut(index, grade, judge_name, reason, AiJudgeOut(model, prompt_version))
+    judged_by = AiJudgeOut(model, prompt_version)
+    return SlotOut(index, grade, judge_name, reason, judged_by, fingerprint, stale)
 
 
 def _metric_keys(evaluation: Evaluation) -> list[tuple[str, int, float | None]]:
@@ -353,6 +363,8 @@ def _grade_document(slot: SlotOut) -> dict[str, Any]:
             "model": slot.ai_judge.model,
             "prompt_version": slot.ai_judge.prompt_version,
         }
+    if slot.content_fingerprint and slot.grade is not None:  # a copied grade's source
+        document["content_fingerprint"] = slot.content_fingerprint
     return document
 
 

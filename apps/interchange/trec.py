@@ -391,6 +391,6 @@ def _snapshot_rows(query: _Query, grades: dict[str, int], *, keep_rank: bool) ->
     for position, result in zip(positions, ordered, strict=True):
         doc_id = from_column(result.docno)
         grade = grades.get(doc_id)
-        slots: list[SlotGrade | None] = [] if grade is None else [(grade, None, "", "")]
+        slots: list[SlotGrade | None] = [] if grade is None else [(grade, None, "", "", "")]
         rows.append((position, doc_id, "", "", "{}", slots, None))
     return rows

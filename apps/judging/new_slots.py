@@ -28,8 +28,10 @@ from apps.evaluations.models import FeedbackSlot, UnretrievedJudgement
 from .judgements import check_grade
 from .models import SnapshotDecision
 
-# grade, grader user id (None: a grader named in the file), that grader's name, reason
-SlotGrade = tuple[int, int | None, str, str]
+# grade, grader user id (None: a grader named in the file), that grader's name, reason,
+# and the fingerprint of the content the grade was given on when that is not the
+# result's own (the file's grade is stale: the document changed since), else ""
+SlotGrade = tuple[int, int | None, str, str, str]
 # a lead's decision: grade, the deciding user's id (None: not a member), reason
 Decision = tuple[int, int | None, str]
 # one new snapshot: its keyword's id and position, its own id and position, and each slot
@@ -53,6 +55,8 @@ SLOT_FIELDS = (
     "snapshot_position",
     "snapshot_started",
     "imported",
+    "content_fingerprint",
+    "stale",
 )
 UNRETRIEVED_FIELDS = ("keyword", "doc_id", "grade")
 DECISION_FIELDS = ("snapshot", "evaluation", "grade", "decided_by", "reason", "decided_at")
@@ -78,15 +82,15 @@ class NewJudgedSlots:
             suffix = f"\t{keyword_position}\t{snapshot_position}\t{started}"
             for index, entry in enumerate(entries):
                 if entry is None:
-                    yield f"{prefix}{index}\t{NULL}\t\t{NULL}\t\t{NULL}\t{NULL}{suffix}\tf"
+                    yield f"{prefix}{index}\t{NULL}\t\t{NULL}\t\t{NULL}\t{NULL}{suffix}\tf\t\tf"
                     continue
-                grade, user, external, reason = entry
+                grade, user, external, reason, graded_on = entry
                 if grade not in grades or type(grade) is not int:  # inline: millions of grades
                     check_grade(grade, self.scale)
                 grader, assigned = (NULL, NULL) if user is None else (str(user), now)
                 yield (
                     f"{prefix}{index}\t{grader}\t{text(external)}\t{grade}\t{text(reason)}\t"
-                    f"{assigned}\t{now}{suffix}\tt"
+                    f"{assigned}\t{now}{suffix}\tt\t{graded_on}\t{'t' if graded_on else 'f'}"
                 )
 
     def objects(self, snapshots: Iterable[NewSnapshot]) -> Iterator[FeedbackSlot]:
@@ -104,7 +108,8 @@ class NewJudgedSlots:
                     snapshot_started=started,
                 )
                 if entry is not None:
-                    grade, user, external, reason = entry
+                    grade, user, external, reason, graded_on = entry
+                    slot.content_fingerprint, slot.stale = graded_on, bool(graded_on)
                     slot.grade = self._check(grade)
                     slot.grader_id, slot.external_grader, slot.reason = user, external, reason
                     slot.assigned_at = None if user is None else self.now

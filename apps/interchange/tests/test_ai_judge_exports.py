@@ -11,6 +11,7 @@ import pytest
 from django.test import Client
 
 from apps.accounts.api_tokens import api_token_create
+from apps.evaluations.fingerprints import content_fingerprint
 from apps.evaluations.models import Evaluation, FeedbackSlot
 from apps.interchange.downloads import EXPORT_FORMAT_NAMES
 from apps.judges import controls, runs
@@ -169,6 +170,8 @@ def test_a_reused_judge_grade_exports_as_the_judges_without_model_or_prompt(team
         "grade": 0,
         "reason": UNSURE,
         "ai_judge": {"model": None, "prompt_version": None},
+        # A copied grade names the content it was given on (issue 19: stale judgements).
+        "content_fingerprint": content_fingerprint("Result 2", "", {}),
     }
 
 

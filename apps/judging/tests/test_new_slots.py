@@ -11,10 +11,11 @@ from apps.core.errors import InvalidInput
 from apps.judging.new_slots import SLOT_FIELDS, NewJudgedSlots
 
 NOW = datetime(2026, 11, 25, 6, 0, tzinfo=UTC)
+STALE = "0123456789abcdef0123456789abcdef"
 # keyword 7 (position 1): snapshot 70 graded by member 3 in slot 0, by "Ann" (named in the
-# file) in slot 1; snapshot 71 not graded
+# file) in slot 1 on content the document no longer shows (stale); snapshot 71 not graded
 SNAPSHOTS = [
-    (7, 1, 70, 1, [(1, 3, "", "on topic"), (0, None, "Ann", ""), None]),
+    (7, 1, 70, 1, [(1, 3, "", "on topic", ""), (0, None, "Ann", "", STALE), None]),
     (7, 1, 71, 2, [None, None, None]),
 ]
 
@@ -43,6 +44,12 @@ def test_every_graded_slot_is_marked_imported_and_an_empty_one_is_not():
     assert [slot.imported for slot in slots] == [True, True, False, False, False, False]
 
 
+def test_a_grade_given_on_other_content_is_stale_and_keeps_that_contents_fingerprint():
+    member, named, *_ = binary_slots().objects(SNAPSHOTS)
+    assert (member.stale, member.content_fingerprint) == (False, "")
+    assert (named.stale, named.content_fingerprint) == (True, STALE)
+
+
 def test_copy_lines_hold_the_same_values_as_the_models():
     lines = list(binary_slots().copy_lines(SNAPSHOTS))
     slots = list(binary_slots().objects(SNAPSHOTS))
@@ -56,12 +63,14 @@ def test_copy_lines_hold_the_same_values_as_the_models():
         assert columns["assigned_at"] == ("\\N" if slot.assigned_at is None else NOW.isoformat())
         assert columns["snapshot_started"] == ("t" if slot.snapshot_started else "f")
         assert columns["imported"] == ("t" if slot.imported else "f")
+        assert columns["content_fingerprint"] == slot.content_fingerprint
+        assert columns["stale"] == ("t" if slot.stale else "f")
 
 
 @pytest.mark.parametrize("grade", [2, -1, True])
 def test_a_grade_off_the_scale_stops_the_import_whichever_row_holds_it(grade):
     slots = binary_slots()
-    snapshot = [(7, 1, 70, 1, [(grade, None, "Ann", "")])]
+    snapshot = [(7, 1, 70, 1, [(grade, None, "Ann", "", "")])]
     writes = [
         lambda: list(slots.copy_lines(snapshot)),
         lambda: list(slots.objects(snapshot)),
