@@ -485,3 +485,58 @@ def test_condensing_follows_the_native_scale_and_coverage_equals_ir_measures_jud
     for q in range(len(keywords)):
         ours = batch.keyword_score(q).metrics[("judged", 5)]
         assert ours == pytest.approx(reference.get(f"q{q}", 0.0), abs=1e-12)
+
+
+IR_MEASURES_NAMED = {
+    ("bpref", WHOLE_LIST): "Bpref",
+    ("rprec", WHOLE_LIST): "Rprec",
+    ("num_rel", WHOLE_LIST): "NumRel",
+    ("num_ret", WHOLE_LIST): "NumRet",
+    ("num_rel_ret", WHOLE_LIST): "NumRet(rel=1)",
+    ("iprec_0", WHOLE_LIST): "IPrec@0.0",
+    ("iprec_30", WHOLE_LIST): "IPrec@0.3",
+    ("iprec_70", WHOLE_LIST): "IPrec@0.7",
+    ("iprec_100", WHOLE_LIST): "IPrec@1.0",
+    ("success", 5): "Success@5",
+    ("judged", 5): "Judged@5",
+}
+
+
+@pytest.mark.parametrize(("seed", "size"), [(61, 50), (62, 1000)])
+def test_the_new_measures_equal_ir_measures_on_small_and_1000_keyword_data(seed, size):
+    """ir_measures, with unretrieved judged documents; it skips a query without
+    judgements, and scores a judged query without results 0 (trec_eval -c)."""
+    rng = random.Random(seed)
+    keywords = random_keywords(seed, size)
+    unretrieved = [[rng.choice([0, 1, 2]) for _ in range(rng.choice([0, 1, 3]))] for _ in keywords]
+    qrels = [
+        ir_measures.Qrel(q, doc, grade)
+        for q, judged in pytrec_qrels(keywords, unretrieved).items()
+        for doc, grade in judged.items()
+    ]
+    run = [
+        ir_measures.ScoredDoc(q, doc, score)
+        for q, scored in pytrec_run(keywords).items()
+        for doc, score in scored.items()
+    ]
+    parsed = {
+        request: ir_measures.parse_measure(name) for request, name in IR_MEASURES_NAMED.items()
+    }
+    expected = {
+        (row.query_id, str(row.measure)): row.value
+        for row in ir_measures.iter_calc(list(parsed.values()), qrels, run)
+    }
+    compared = 0
+    metrics = list(IR_MEASURES_NAMED)
+    scores = scored_both_ways(keywords, metrics, unretrieved, zero_without_results=True)
+    for q, grades, score in scores:
+        for request, measure in parsed.items():
+            key = (f"q{q}", str(measure))
+            if key not in expected:
+                continue
+            ours = score.metrics[request]
+            if request[0] == "judged" and not grades:
+                continue  # no results: ir_measures says 0 of nothing; Relevo has no share
+            assert ours == pytest.approx(expected[key], abs=1e-12), (q, request, grades)
+            compared += 1
+    assert compared > size * 5
