@@ -5,7 +5,7 @@ SQL: building and compiling an ORM query costs about half a millisecond of Pytho
 than the query itself. RowModels turns their rows into the instances the ORM would give.
 """
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from django.db import connection
@@ -17,8 +17,26 @@ class RowModels:
     `build(row)` applies each field's database converters (dates on SQLite, JSON, ...)
     and returns one instance per model."""
 
-    def __init__(self, *parts: tuple[type[Model], str]) -> None:
-        self.parts = [(model, alias, model._meta.concrete_fields) for model, alias in parts]
+    def __init__(
+        self,
+        *parts: tuple[type[Model], str],
+        leave_out: Mapping[type[Model], Collection[str]] | None = None,
+    ) -> None:
+        """`leave_out`: per model, fields the reader never needs, which the instance then
+        defers (read on first access, as QuerySet.defer gives them)."""
+        leave_out = leave_out or {}
+        self.parts = [
+            (
+                model,
+                alias,
+                [
+                    field
+                    for field in model._meta.concrete_fields
+                    if field.name not in leave_out.get(model, ())
+                ],
+            )
+            for model, alias in parts
+        ]
         self.names = [[field.attname for field in fields] for _model, _alias, fields in self.parts]
         self.columns = ", ".join(
             f'{alias}."{field.column}"' for _model, alias, fields in self.parts for field in fields
@@ -51,7 +69,8 @@ class RowModels:
 
 
 def instance_from_db(model: type[Model], names: list[str], values: Sequence[Any]) -> Model:
-    """`model.from_db` for a row of every concrete field, in their order. (Building the
+    """`model.from_db` for a row of the concrete fields `names` (all of them, or some: the
+    others are deferred), in their order. (Building the
     instance without Model.__init__ saved 11 to 28 us a read, 1.03 to 1.16x: not enough
     to keep a copy of Django's construction; bench/raw_sql_bench.py at d7c3974.)"""
     return model.from_db(connection.alias, names, values)
