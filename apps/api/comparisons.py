@@ -62,6 +62,11 @@ class MetricComparisonOut(serializers.Serializer):
     coverage_warning = serializers.CharField(
         help_text="why uneven coverage biases this metric's comparison; empty when even"
     )
+    detectable_change = serializers.FloatField(
+        allow_null=True,
+        help_text="the smallest mean difference these keywords could have detected with 80 % "
+        "power at p < 0.05, from the spread of their differences (for gm_ap, in log AP)",
+    )
 
 
 class RankCorrelationOut(serializers.Serializer):
@@ -179,6 +184,7 @@ def _pair(comparison: Comparison, pair: PairComparison, with_keywords: bool) -> 
                 "baseline_unjudged": m.baseline_coverage.unjudged if m.baseline_coverage else 0,
                 "unjudged": m.candidate_coverage.unjudged if m.candidate_coverage else 0,
                 "coverage_warning": m.coverage_warning,
+                "detectable_change": m.detectable,
             }
             for m in pair.metrics
         ],

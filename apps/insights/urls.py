@@ -9,6 +9,7 @@ app_name = "insights"
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("evaluations/", views.evaluation_list, name="evaluation_list"),
+    path("evaluations/plan/", views.evaluation_plan, name="evaluation_plan"),
     path("evaluations/<int:evaluation_id>/", views.evaluation_detail, name="evaluation_detail"),
     path(
         "evaluations/<int:evaluation_id>/keywords/<int:keyword_id>/",

@@ -15,7 +15,7 @@ from apps.accounts.decorators import lead_required, team_member_required
 from apps.accounts.models import Tag
 from apps.accounts.requests import TeamRequest
 from apps.core import live
-from apps.core.errors import DomainError
+from apps.core.errors import DomainError, InvalidInput
 from apps.core.forms import add_problems
 from apps.core.live import live_page
 from apps.endpoints.models import SearchModel
@@ -48,6 +48,7 @@ from .leaderboard import leaderboard as leaderboard_rows
 from .metric_cards import evaluation_metric_in_team, metric_cards
 from .metric_columns import keyword_columns
 from .model_history import model_history as model_history_of
+from .planning import DEFAULT_POWER, plan_keywords
 
 
 @lead_required
@@ -205,6 +206,29 @@ def metric_pin(request: TeamRequest, evaluation_id: int, metric_id: int) -> Http
 def keyword_detail(request: TeamRequest, evaluation_id: int, keyword_id: int) -> HttpResponse:
     keyword = _team_keyword(request, evaluation_id, keyword_id)
     return _keyword_page(request, keyword, KeywordNotesForm(initial=notes_of(keyword)))
+
+
+@lead_required
+def evaluation_plan(request: TeamRequest) -> HttpResponse:
+    """How many keywords an evaluation needs to detect a change in a metric, from the
+    spread of the team's earlier evaluations (planning.py)."""
+    asked = {
+        "metric": request.GET.get("metric", "ndcg@10"),
+        "change": request.GET.get("change", "0.02"),
+        "power": request.GET.get("power", str(DEFAULT_POWER)),
+    }
+    plan, problems = None, []
+    if "change" in request.GET:
+        try:
+            plan = plan_keywords(team_id=request.membership.team_id, **asked)
+        except InvalidInput as error:
+            problems = error.problems
+    return render(
+        request,
+        "insights/evaluation_plan.html",
+        {"asked": asked, "plan": plan, "problems": problems},
+        status=400 if problems else 200,
+    )
 
 
 @lead_required

@@ -55,6 +55,7 @@ def test_a_comparison_answers_means_difference_interval_p_value_and_counts(api, 
     # Every result of both is judged: full coverage, nothing to warn about.
     assert (ndcg["baseline_judged"], ndcg["judged"]) == (1.0, 1.0)
     assert (ndcg["baseline_unjudged"], ndcg["unjudged"], ndcg["coverage_warning"]) == (0, 0, "")
+    assert 0 < ndcg["detectable_change"] < 1  # the page's test checks it against statsmodels
     assert precision["baseline_mean"] == pytest.approx(0.6)
     assert precision["mean"] == pytest.approx(0.9)
     correlation = compared["rank_correlation"]

@@ -120,6 +120,23 @@ def test_gmap_compares_log_ap_and_reads_as_geometric_means_and_their_ratio(owner
     assert "B is better than A on GMAP (p = 0.008)" in page  # 2 of 2^8 sign patterns
 
 
+def test_each_metric_says_how_small_a_change_its_keywords_could_detect(owner, pair):
+    from statsmodels.stats.power import TTestPower
+
+    first, second = pair
+    response = client_for(owner).get(URL + query(first, second))
+
+    [each] = response.context["comparison"].pairs
+    ndcg = next(m for m in each.metrics if m.key == "ndcg@10")
+    a, b = stored(first, "ndcg", 10), stored(second, "ndcg", 10)
+    differences = [b[text] - a[text] for text in a]
+    mean = sum(differences) / len(differences)
+    spread = math.sqrt(sum((d - mean) ** 2 for d in differences) / (len(differences) - 1))
+    effect = TTestPower().solve_power(nobs=20, alpha=0.05, power=0.8, alternative="two-sided")
+    assert ndcg.detectable == pytest.approx(effect * spread, rel=1e-4)
+    assert f"±{ndcg.detectable:.4f}" in response.content.decode()
+
+
 def test_even_coverage_says_nothing(owner, pair):
     response = client_for(owner).get(URL + query(*pair))
 
