@@ -21,8 +21,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy import stats as scipy_stats
-
 # The fewest keywords a t-test can use (one degree of freedom), and the most a plan names:
 # past that, the change asked for is too small to be worth planning for.
 MIN_KEYWORDS = 2
@@ -37,6 +35,10 @@ def paired_power(*, change: float, sd: float, keywords: int, alpha: float = 0.05
         raise ValueError(f"at least {MIN_KEYWORDS} keywords, got {keywords}")
     if sd == 0:  # every keyword moves alike: any change shows, none is noise
         return 1.0 if change else alpha
+    # Imported here, not with the module: scipy.stats costs every process that loads
+    # Relevo's code about 60 MB, and only planning and Compare read it.
+    from scipy import stats as scipy_stats
+
     df = keywords - 1
     shift = abs(change) / sd * math.sqrt(keywords)
     critical = scipy_stats.t.ppf(1 - alpha / 2, df)
