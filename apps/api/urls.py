@@ -10,6 +10,7 @@ from . import (
     calibrations,
     comparisons,
     evaluations,
+    gate,
     judge_chains,
     judge_prompts,
     judge_runs,
@@ -192,6 +193,7 @@ v1 = [
         name="search_model_detail",
     ),
     path("comparisons/", comparisons.ComparisonView.as_view(), name="comparison"),
+    path("gate/", gate.GateView.as_view(), name="gate"),
 ]
 
 # Until issue 16 these routes had no trailing slash, and integrations call them so: their
