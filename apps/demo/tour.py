@@ -11,7 +11,8 @@ from django.urls import reverse
 
 from apps.accounts.models import Team
 from apps.endpoints.models import SearchModel
-from apps.evaluations.models import Evaluation, Keyword
+from apps.evaluations.metric_list import metric_text
+from apps.evaluations.models import Evaluation, EvaluationMetric, Keyword
 
 from .seed import TEAM_NAME
 
@@ -34,16 +35,25 @@ def demo_tour() -> list[Stop]:
     assert keyword is not None, "the demo's graded evaluation has keywords"
     model = SearchModel.objects.get(team=team)
     compare = reverse("insights:evaluation_comparison")
+    metric = EvaluationMetric.objects.filter(evaluation=graded).order_by("position", "id")[0]
+    metric_query = f"metric={metric.metric}&k={metric.k}"
+    planned = f"metric={metric_text(metric.metric, metric.k)}&change=0.05&power=0.8"
     return [
         Stop("dashboard", reverse("insights:dashboard"), phone=True),
         Stop("evaluations", reverse("insights:evaluation_list"), phone=True),
         Stop("evaluation", reverse("insights:evaluation_detail", args=[graded.id]), phone=True),
         Stop("keyword", reverse("insights:keyword_detail", args=[graded.id, keyword.id])),
+        Stop(
+            "metric-explainer",
+            f"{reverse('insights:keyword_explain', args=[graded.id, keyword.id])}?{metric_query}",
+            phone=True,
+        ),
         Stop("compare", f"{compare}?e={binary.id}&e={graded.id}", phone=True),
         Stop("agreement", reverse("insights:evaluation_agreement", args=[graded.id])),
         Stop("disagreements", reverse("insights:disagreement_queue", args=[graded.id])),
         Stop("leaderboard", reverse("insights:leaderboard")),
         Stop("new-evaluation", reverse("evaluations:evaluation_new")),
+        Stop("plan", f"{reverse('insights:evaluation_plan')}?{planned}"),
         Stop("edit-evaluation", reverse("evaluations:evaluation_edit", args=[live.id])),
         Stop("import", reverse("interchange:evaluation_import")),
         Stop("search-models", reverse("endpoints:search_model_list")),
