@@ -8,7 +8,7 @@ graded), scores it, spreads its grades over 20 members and 30 days, gives each m
 history of 3,000 minutes, pins it and one metric, and times through Django's test client
 (the whole request: session, queries, rendering), median (min) of --runs after a warm-up:
 the evaluation page (first page; sorted by a metric, 250 a page; filtered to keywords
-with open results), the progress fragment the page polls, a keyword's page, the
+with open results), the live answer an open page asks after a change, a keyword's page, the
 leaderboard (30 days) and the dashboard. Each line gives the number of queries too.
 
 There is no numeric target for these (issue 6 gives none); the figures are recorded in
@@ -74,6 +74,7 @@ def run(args: argparse.Namespace) -> None:
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
+    from django.urls import reverse
 
     from apps.accounts.models import User
     from apps.accounts.services import member_add, team_create
@@ -114,7 +115,11 @@ def run(args: argparse.Namespace) -> None:
         ("evaluation page, first 50 keywords", page),
         ("evaluation page, sorted by -ndcg@10, 250 a page", f"{page}?sort=-ndcg@10&size=250"),
         ("evaluation page, only keywords with open results", f"{page}?only=ungraded"),
-        ("progress fragment (polled every 3 s)", f"{page}progress/"),
+        (
+            "live answer (what each open page asks after a change)",
+            f"{reverse('insights:live_evaluation', args=[evaluation.id])}"
+            f"?shown={evaluation.status_shown}",
+        ),
         ("a keyword's page", f"{page}keywords/{keyword.id}/"),
         ("leaderboard, last 30 days", "/leaderboard/"),
         ("dashboard with the pins", "/"),

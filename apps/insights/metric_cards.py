@@ -15,7 +15,7 @@ from apps import engine
 from apps.evaluations.models import Evaluation, EvaluationMetric, EvaluationMetricPoint, Status
 
 from . import charts
-from .coverage import COVERAGE_MEASURES, Coverage, coverage_by_cutoff
+from .coverage import COVERAGE_MEASURES, Coverage, evaluation_coverage
 from .metric_columns import MetricKey, keyword_counts, metric_key_text
 from .reference import EvaluationKey, change, reference_for
 
@@ -218,7 +218,7 @@ def metric_cards(
         EvaluationMetric.objects.filter(evaluation=evaluation).order_by("position", "id")
     )
     histories = metric_histories(evaluation) if with_history else None
-    coverage = coverage_by_cutoff(evaluation.id, (m.k for m in metrics))
+    coverage = evaluation_coverage(evaluation, (m.k for m in metrics))
     cards = cards_of(
         metrics, many_keywords=many, reference=reference, histories=histories, coverage=coverage
     )
@@ -244,7 +244,7 @@ def metric_values(evaluation: Evaluation) -> list[LiveMetric]:
         .values_list("id", "metric", "k", "value")
     )
     residuals = residuals_of((metric, k, value) for _, metric, k, value in rows)
-    coverage = coverage_by_cutoff(evaluation.id, (k for _, _, k, _ in rows))
+    coverage = evaluation_coverage(evaluation, (k for _, _, k, _ in rows))
     return [
         LiveMetric(
             id,

@@ -277,6 +277,28 @@ def test_each_card_says_how_much_of_its_top_k_is_judged(evaluation, owner):
     assert re.search(rf'id="metric-coverage-{ndcg.id}"[^>]*>judged@10: 33.3 %', live)
 
 
+def test_coverage_is_computed_once_per_change_whatever_the_pages_asking(
+    evaluation, owner, monkeypatch
+):
+    from apps.insights import coverage
+
+    computed = []
+    original = coverage.coverage_by_cutoff
+    monkeypatch.setattr(
+        coverage, "coverage_by_cutoff", lambda *a, **kw: computed.append(1) or original(*a, **kw)
+    )
+    client = client_for(owner)
+
+    for _ in range(3):  # three open pages ask after the same change
+        client.get(live_url(evaluation), {"shown": "Active"})
+    assert len(computed) == 1
+    grade_slots(evaluation, {"red shoes": [3, 0]})  # a change renews the evaluation's token
+
+    live = text(client.get(live_url(evaluation), {"shown": "Active"}))
+    assert len(computed) == 2
+    assert "judged@10: 33.3 % · 3 unjudged" in live
+
+
 def test_coverage_follows_the_cutoff_and_a_fully_judged_top_k_has_no_unjudged(team_a, owner):
     evaluation = make_evaluation(
         team=team_a, metrics=[("ndcg", 1), ("ndcg", 0)], keywords={"red shoes": 3}
