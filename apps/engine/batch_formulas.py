@@ -18,14 +18,12 @@ from .formulas import (
     COVERAGE,
     ERR_MAX_GAIN,
     GEOMETRIC_FLOOR,
-    RBP_PERSISTENCES,
-    RECALL_LEVELS,
     err_018_rank_factor,
     exponential_gain,
     rank_discount,
     rbp_weight,
 )
-from .metrics import TREC, WHOLE_LIST
+from .metrics import RBP_PERSISTENCES, RECALL_LEVELS, TREC, WHOLE_LIST
 from .scales import Scale
 
 FloatArray = np.ndarray  # float64; NaN marks null

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from .decisions import Decisions, with_decisions
 from .formulas import (
     ERR_MAX_GAIN,
-    RBP_PERSISTENCES,
     count_judged,
     count_relevant,
     err_018_rank_factor,
@@ -28,6 +27,7 @@ from .formulas import (
 )
 from .keyword import score_keyword, snapshot_values_on
 from .metrics import (
+    RBP_PERSISTENCES,
     SEARCHTWEAK,
     TREC,
     WHOLE_LIST,

@@ -11,6 +11,8 @@ import math
 from collections.abc import Callable, Sequence
 
 from .metrics import (
+    RBP_PERSISTENCES,
+    RECALL_LEVELS,
     TREC,
     WHOLE_LIST,
     check_cutoff,
@@ -247,11 +249,6 @@ def bpref(top: Values, pool: Values, k: int, profile: str) -> float | None:
     return total / relevant_anywhere
 
 
-# Interpolated precision is read at these recall levels, in per cent (trec_eval's
-# iprec_at_recall_0.00 ... _1.00); 11pt_avg is their mean.
-RECALL_LEVELS = tuple(range(0, 101, 10))
-
-
 def relevant_needed(level: int, relevant_anywhere: int) -> int:
     """How many relevant results reach recall ``level`` (per cent) of R: trec_eval's
     rounding, level x R + 0.9 cut to a whole number, so a level a hair above a reachable
@@ -303,10 +300,6 @@ def eleven_point_average(top: Values, pool: Values, k: int, profile: str) -> flo
     for value in interpolated_precisions(top, relevant_anywhere):
         total += value
     return total / len(RECALL_LEVELS)
-
-
-# Rank-biased precision: the searcher looks at the next result with probability p.
-RBP_PERSISTENCES = {"rbp_50": 0.5, "rbp_80": 0.8, "rbp_95": 0.95}
 
 
 def rbp_weight(rank: int, persistence: float) -> float:

@@ -66,6 +66,18 @@ def _metric(
     )
 
 
+# Interpolated precision is read at these recall levels, in per cent (trec_eval's
+# iprec_at_recall_0.00 ... _1.00); 11pt_avg is their mean.
+RECALL_LEVELS = tuple(range(0, 101, 10))
+# Rank-biased precision: the searcher looks at the next result with probability p.
+RBP_PERSISTENCES = {"rbp_50": 0.5, "rbp_80": 0.8, "rbp_95": 0.95}
+
+
+def trec_eval_recall_name(level: int) -> str:
+    """trec_eval's name of interpolated precision at recall `level` per cent."""
+    return f"iprec_at_recall_{level / 100:.2f}"
+
+
 def _interpolated_precision(level: int) -> MetricDef:
     recall = f"{level / 100:.1f}"
     return _metric(
@@ -73,23 +85,23 @@ def _interpolated_precision(level: int) -> MetricDef:
         f"IPrec({recall})",
         "binary",
         says=f"Interpolated precision at recall {recall}: the best precision once "
-        f"{level} % of the relevant documents are found (trec_eval's iprec_at_recall_"
-        f"{level / 100:.2f}).",
+        f"{level} % of the relevant documents are found (trec_eval's "
+        f"{trec_eval_recall_name(level)}).",
     )
 
 
-def _rank_biased_precision(percent: str) -> tuple[MetricDef, MetricDef]:
-    p = f"0.{percent.rstrip('0')}"
+def _rank_biased_precision(metric: str, persistence: float) -> tuple[MetricDef, MetricDef]:
+    p = f"{persistence:g}"
     return (
         _metric(
-            f"rbp_{percent}",
+            metric,
             f"RBP({p})",
             "binary",
             says=f"Rank-biased precision: a searcher goes on to the next result with "
             f"probability {p}; the share of their attention spent on relevant results.",
         ),
         _metric(
-            f"rbp_{percent}_res",
+            f"{metric}_res",
             f"RBP({p}) residual",
             "binary",
             ranks=False,
@@ -167,7 +179,7 @@ METRICS: dict[str, MetricDef] = {
             ranks=False,
             says="The results in the top k that nobody has judged yet.",
         ),
-        *(_interpolated_precision(level) for level in range(0, 101, 10)),
+        *(_interpolated_precision(level) for level in RECALL_LEVELS),
         _metric(
             "iprec_avg",
             "11pt-IPrec",
@@ -175,9 +187,11 @@ METRICS: dict[str, MetricDef] = {
             says="The mean of interpolated precision at recall 0.0, 0.1 ... 1.0 "
             "(trec_eval's 11pt_avg).",
         ),
-        *_rank_biased_precision("50"),
-        *_rank_biased_precision("80"),
-        *_rank_biased_precision("95"),
+        *(
+            definition
+            for metric, persistence in RBP_PERSISTENCES.items()
+            for definition in _rank_biased_precision(metric, persistence)
+        ),
         _metric("cg", "CG", "graded", says="Cumulative gain: the sum of the grades in the top k."),
         _metric(
             "dcg",

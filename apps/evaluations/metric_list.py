@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from apps.engine import WHOLE_LIST
+from apps.engine.metrics import RECALL_LEVELS, trec_eval_recall_name
 
 # trec_eval's names for the measures Relevo has, so people coming from trec_eval can
 # write what they know: "map, P_10, ndcg_cut_100, recip_rank". Name -> (metric, k),
@@ -28,10 +29,7 @@ TREC_EVAL_ALIASES: dict[str, tuple[str, int | None]] = {
     "ndcg_cut": ("ndcg", None),
     "success": ("success", None),
     "11pt_avg": ("iprec_avg", None),
-    **{
-        f"iprec_at_recall_{level / 100:.2f}": (f"iprec_{level}", None)
-        for level in range(0, 101, 10)
-    },
+    **{trec_eval_recall_name(level): (f"iprec_{level}", None) for level in RECALL_LEVELS},
 }
 _CUTOFF_SUFFIX = re.compile(r"^(?P<name>[a-z_]+?)_(?P<k>\d+)$")
 

@@ -25,11 +25,8 @@ from django.core.cache import cache
 from django.db.models import Count, Q, QuerySet
 
 from apps.core import live
-from apps.engine import COVERAGE, WHOLE_LIST
+from apps.engine import WHOLE_LIST
 from apps.evaluations.models import Evaluation, Snapshot
-
-# The coverage measures themselves (judged, unjudged): no coverage is shown beside them.
-COVERAGE_MEASURES = COVERAGE
 
 # Two evaluations whose judged@k differ by this much or more are compared with a warning:
 # the one with more unjudged results is held down by results nobody judged.

@@ -4,10 +4,11 @@ value of each metric, and the slot a lead resets there."""
 from collections import defaultdict
 from dataclasses import dataclass
 
+from apps import engine
 from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot, SnapshotSkip
 from apps.scoring.models import KeywordMetric
 
-from .coverage import COVERAGE_MEASURES, Coverage, keyword_coverage
+from .coverage import Coverage, keyword_coverage
 from .metric_columns import Column, keyword_columns
 
 
@@ -89,7 +90,7 @@ def keyword_values(
             column,
             values.get((column.metric, column.k)),
             None
-            if column.metric in COVERAGE_MEASURES
+            if column.metric in engine.COVERAGE
             else keyword_coverage(column.k, snapshot_values),
         )
         for column in keyword_columns(keyword.evaluation)

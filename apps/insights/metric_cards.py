@@ -15,7 +15,7 @@ from apps import engine
 from apps.evaluations.models import Evaluation, EvaluationMetric, EvaluationMetricPoint, Status
 
 from . import charts
-from .coverage import COVERAGE_MEASURES, Coverage, evaluation_coverage
+from .coverage import Coverage, evaluation_coverage
 from .metric_columns import MetricKey, keyword_counts, metric_key_text
 from .reference import EvaluationKey, change, reference_for
 
@@ -161,7 +161,7 @@ def cards_of(
                 change=change(m.value, reference_value),
                 history=(histories or {}).get(m.id, []),
                 residual=residuals.get((m.metric, m.k)),
-                coverage=(coverage or {}).get(m.k) if m.metric not in COVERAGE_MEASURES else None,
+                coverage=(coverage or {}).get(m.k) if m.metric not in engine.COVERAGE else None,
             )
         )
     return cards
@@ -250,7 +250,7 @@ def metric_values(evaluation: Evaluation) -> list[LiveMetric]:
             id,
             value,
             residuals.get((metric, k)),
-            coverage.get(k) if metric not in COVERAGE_MEASURES else None,
+            coverage.get(k) if metric not in engine.COVERAGE else None,
         )
         for id, metric, k, value in rows
     ]

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from typing import TextIO
 
 from apps.engine import WHOLE_LIST
+from apps.engine.metrics import RECALL_LEVELS, trec_eval_recall_name
 from apps.evaluations.models import Evaluation, EvaluationMetric
 from apps.scoring.models import KeywordMetric
 
@@ -43,10 +44,7 @@ TREC_EVAL_NAMES: dict[str, tuple[str | None, str | None]] = {
     "num_rel": (None, "num_rel"),
     "num_rel_ret": (None, "num_rel_ret"),
     "iprec_avg": (None, "11pt_avg"),
-    **{
-        f"iprec_{level}": (None, f"iprec_at_recall_{level / 100:.2f}")
-        for level in range(0, 101, 10)
-    },
+    **{f"iprec_{level}": (None, trec_eval_recall_name(level)) for level in RECALL_LEVELS},
 }
 # Counts: trec_eval prints them as whole numbers, and sums them over the queries in `all`.
 COUNTS = {"num_ret", "num_rel", "num_rel_ret"}
