@@ -84,6 +84,7 @@ def test_the_schema_lists_every_v1_operation_and_nothing_else():
         "/api/v1/evaluations/{evaluation_id}/keywords/{keyword_id}/notes/": ["put"],
         "/api/v1/evaluations/{evaluation_id}/judgements/": ["get"],
         "/api/v1/evaluations/{evaluation_id}/agreement/": ["get"],
+        "/api/v1/evaluations/{evaluation_id}/decisive-order/": ["delete", "get", "put"],
         "/api/v1/evaluations/{evaluation_id}/judge-chain/": ["get", "post"],
         "/api/v1/evaluations/{evaluation_id}/judge-chain/steps/": ["get"],
         "/api/v1/models/": ["get"],

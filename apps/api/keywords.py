@@ -279,7 +279,7 @@ class JudgementList(generics.ListAPIView):
             # An AI judge's grade names the judge and what made it: its grader's judge
             # (Judge.user) and the slot's JudgeGrade, left joins on unique keys.
             .select_related("keyword", "snapshot", "grader__ai_judge", "judge_grade")
-            .order_by("keyword_position", "snapshot_position", "index")
+            .order_by("keyword__position", "snapshot_position", "index")
         )
         if self.request.query_params.get("graded") in ("true", "1"):
             slots = slots.filter(grade__isnull=False)

@@ -9,6 +9,7 @@ from . import (
     agreement,
     calibrations,
     comparisons,
+    decisive_order,
     evaluations,
     gate,
     judge_chains,
@@ -105,6 +106,11 @@ v1 = [
         "evaluations/<int:evaluation_id>/agreement/",
         agreement.EvaluationAgreement.as_view(),
         name="evaluation_agreement",
+    ),
+    path(
+        "evaluations/<int:evaluation_id>/decisive-order/",
+        decisive_order.DecisiveOrderDetail.as_view(),
+        name="decisive_order",
     ),
     path(
         "evaluations/<int:evaluation_id>/judge-chain/",

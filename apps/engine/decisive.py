@@ -31,7 +31,7 @@ from .errors import EngineError
 from .formulas import exponential_gain, linear_gain, rank_discount, rbp_weight
 from .metrics import RBP_PERSISTENCES, TREC, WHOLE_LIST, check_cutoff, get_metric, metric_scale
 from .scales import Scale, get_scale
-from .transformers import resolve_rules
+from .transformers import Rules, resolve_rules
 
 Gain = Callable[[float | None], float]
 
@@ -174,7 +174,7 @@ def side_of(
     k: int,
     scale: str | Scale,
     profile: str,
-    rules: Mapping[str, Mapping[int, int]] | None = None,
+    rules: Rules | None = None,
 ) -> Side:
     """The Side of an evaluation on ``scale`` with transformer ``rules`` and ``profile``;
     EngineError when the metric is not additive under that profile, or k is not a cutoff."""

@@ -8,6 +8,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from apps.core import live
+from apps.judging.decisive import decisive_order_refresh
 
 from .models import Evaluation, Status
 from .reuse import reuse_apply
@@ -29,6 +30,8 @@ def evaluation_open(*, evaluation: Evaluation, after_fetch: bool = False) -> boo
         # Reuse writes its grades through the grade writer, which marks their keywords
         # in this transaction and queues their recompute once it commits.
         reuse_apply(evaluation=current)
+        # Keywords added while it was pending take their place in a decision order.
+        decisive_order_refresh(evaluation=current)
         Evaluation.objects.filter(id=evaluation.id).update(
             status=Status.ACTIVE,
             fetching=False,

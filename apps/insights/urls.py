@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import live_views, views
+from . import decisive_views, live_views, views
 from .agreement import views as agreement_views
 from .comparison import views as comparison_views
 
@@ -94,5 +94,19 @@ urlpatterns += [
         "evaluations/compare/keyword/",
         comparison_views.evaluation_comparison_keyword,
         name="evaluation_comparison_keyword",
+    ),
+]
+
+# Judge what decides: the queue in decision order for a comparison (apps/judging/decisive.py).
+urlpatterns += [
+    path(
+        "evaluations/<int:evaluation_id>/decisive-order/",
+        decisive_views.decisive_order_on,
+        name="decisive_order_on",
+    ),
+    path(
+        "evaluations/<int:evaluation_id>/decisive-order/off/",
+        decisive_views.decisive_order_off,
+        name="decisive_order_off",
     ),
 ]

@@ -23,6 +23,7 @@ from apps.evaluations.keyword_notes import keyword_notes_set, notes_of
 from apps.evaluations.models import Evaluation, Keyword, Status
 from apps.evaluations.stale import stale_count
 from apps.judges.selectors import evaluation_judges
+from apps.judging.decisive import decisive_status, rival_choices
 
 from . import evaluation_list as evaluation_lists
 from . import services
@@ -163,6 +164,8 @@ def evaluation_detail(request: TeamRequest, evaluation_id: int) -> HttpResponse:
             "cards": metrics.cards,
             "reference": metrics.reference,
             "stale_judgements": stale_count(evaluation.id),
+            "decisive": decisive_status(evaluation=evaluation),
+            "decisive_rivals": rival_choices(evaluation=evaluation),
             "table": table,
             "headers": table_headers(columns, query["sort"]),
             "query": query,

@@ -193,7 +193,7 @@ def _unseen(chain: JudgeChain) -> list[FeedbackSlot]:
         )
         .exclude(id__in=seen)
         .select_related("keyword", "snapshot")
-        .order_by("keyword_position", "snapshot_position")[:BATCH_RESULTS]
+        .order_by("keyword__position", "snapshot_position")[:BATCH_RESULTS]
     )
 
 

@@ -34,3 +34,27 @@ class SnapshotDecision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.snapshot_id} decided {self.grade}"
+
+
+class DecisiveOrder(models.Model):
+    """A lead's choice to order an evaluation's queue by what decides its comparison with
+    a rival evaluation of the team on one additive metric (apps/judging/decisive.py):
+    the unjudged results that can still change the verdict come first, for people and
+    AI judges alike. Its absence is keyword order."""
+
+    evaluation = models.OneToOneField(
+        Evaluation, on_delete=models.CASCADE, primary_key=True, related_name="decisive_order"
+    )
+    # Deleting the rival deletes the option; the queue keeps the order last written.
+    rival = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="+")
+    metric = models.CharField(max_length=16)
+    k = models.PositiveSmallIntegerField()
+    # A mean difference within this of 0 is "no difference that matters".
+    min_change = models.FloatField(default=0.0)
+    set_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    set_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.evaluation_id} ordered by its comparison with {self.rival_id}"

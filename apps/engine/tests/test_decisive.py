@@ -109,8 +109,8 @@ def test_a_leads_decision_settles_a_result_whatever_its_open_slots():
 
 
 def test_transformer_rules_set_which_grades_an_open_result_can_reach():
-    # Graded grades on the binary scale: 0 and 1 not relevant, 2 and 3 relevant (the
-    # default); under rules that make every grade relevant, a result one grader has
+    # Graded grades on the binary scale: by default 0 is not relevant and 1 to 3 are;
+    # under rules that make every grade relevant, a result one grader has
     # graded is relevant whatever the other two say.
     default = side_of(metric="rbp_50", k=1, scale="graded", profile="searchtweak")
     lenient = side_of(

@@ -171,7 +171,7 @@ def disagreements(evaluation: Evaluation, *, undecided_only: bool = True) -> Que
         )
     grouped = graded.values("snapshot_id").annotate(
         grades=Count("id"),
-        keyword_order=Min("keyword_position"),
+        keyword_order=Min("keyword__position"),
         position=Min("snapshot_position"),
     )
     if evaluation.scale == "binary":
