@@ -109,7 +109,10 @@ def judge_until_decided(
         low, high = low + our_low - their_high, high + our_high - their_low
     final = verdict_of(_mean_difference(pair, side), min_change)
     given = 0
-    while verdict_of(low / count, min_change) != verdict_of(high / count, min_change):
+    # Once every open result is given the sums hold one value (up to rounding): decided.
+    while given < len(order) and (
+        verdict_of(low / count, min_change) != verdict_of(high / count, min_change)
+    ):
         index, rank = order[given]
         ours = pair.candidate[index]
         weight = side.weight(rank + 1, len(ours))
@@ -129,3 +132,28 @@ def _mean_difference(pair: Pair, side: Side) -> float:
     everything = standing(_keywords(pair, set(keyword_order(pair))), this=side, rival=side)
     assert everything.low == everything.high
     return everything.low
+
+
+def moved_pair(
+    rng: random.Random, *, keywords: int = 1000, results: int = 20, better: float = 0.3
+) -> Pair:
+    """The comparison bench's lists (bench/comparison_bench.py): the candidate's list is
+    the rival's with four swaps and three documents replaced by new ones, which are a
+    little better on average (each grade 0 to 3, raised by one with probability
+    `better`)."""
+    candidate, rival, truth = [], [], []
+    for number in range(keywords):
+        documents = [f"doc-{number}-{position}" for position in range(results)]
+        grades = {doc: rng.choice((0, 0, 1, 1, 2, 3)) for doc in documents}
+        moved = documents[:]
+        for _ in range(4):
+            i, j = rng.randrange(results), rng.randrange(results)
+            moved[i], moved[j] = moved[j], moved[i]
+        for position in rng.sample(range(results), 3):
+            new = f"doc-{number}-new-{position}"
+            grades[new] = min(3, rng.choice((0, 0, 1, 1, 2, 3)) + (rng.random() < better))
+            moved[position] = new
+        candidate.append(moved)
+        rival.append(documents)
+        truth.append(grades)
+    return Pair(candidate, rival, truth)
