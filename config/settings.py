@@ -101,6 +101,7 @@ INSTALLED_APPS = [
     "apps.insights",
     "apps.endpoints",
     "apps.judges",
+    "apps.notifications",
     "apps.interchange",
     "apps.demo",
     "apps.api",
@@ -381,6 +382,14 @@ CELERY_BEAT_SCHEDULE = {
         "task": "apps.judges.tasks.resume_stalled_runs",
         "schedule": crontab(minute="*"),
     },
+    "watch-disagreement-queues": {
+        "task": "apps.insights.tasks.watch_disagreements",
+        "schedule": crontab(minute="*"),
+    },
+    "send-due-webhook-deliveries": {
+        "task": "apps.notifications.tasks.send_due_deliveries",
+        "schedule": crontab(minute="*"),
+    },
 }
 
 # --- Brute force and abuse: log-in lock-out and throttles (docs/security.md) -------------
@@ -529,6 +538,16 @@ SEARCH_ALLOW_PRIVATE_ADDRESSES = env_bool("SEARCH_ALLOW_PRIVATE_ADDRESSES", Fals
 # AI judges' base URLs follow the same rule, with a setting of their own: allow it to
 # use a model server on this machine or network (Ollama, vLLM, llama.cpp, LM Studio).
 AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = env_bool("AI_JUDGES_ALLOW_PRIVATE_ADDRESSES", False)
+# Webhooks (apps/notifications): their URLs follow the same rule, with a setting of their
+# own (a receiver inside the network: a chat server, a CI system). A delivery waits this
+# long for an answer; a failed one is tried again WEBHOOK_RETRY_SECONDS × 4^n later
+# (n = 0, 1, …; six attempts in all).
+WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = env_bool("WEBHOOKS_ALLOW_PRIVATE_ADDRESSES", False)
+WEBHOOK_TIMEOUT_SECONDS = env_float("WEBHOOK_TIMEOUT_SECONDS", 10.0, minimum=0.1)
+WEBHOOK_RETRY_SECONDS = env_float("WEBHOOK_RETRY_SECONDS", 30.0, minimum=0.01)
+# Where people reach Relevo: the links in e-mails and webhook payloads, which are read
+# outside any request that could tell.
+SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
 SEARCH_MAX_RESPONSE_BYTES = env_int("SEARCH_MAX_RESPONSE_BYTES", 5_000_000, minimum=1_000)
 # Test model runs in a web request and holds a web worker while it waits: it waits at most
 # this long for the search system, however long the endpoint's own timeout (up to 120 s,
@@ -554,7 +573,10 @@ LOGGING = {
     # One line per task is noise at the rate graders work; failures still show.
     "loggers": {
         "celery.app.trace": {"level": "WARNING"},
-        # httpx logs every request URL at INFO; search URLs may carry API keys.
+        # httpx logs every request URL at INFO; search URLs may carry API keys, and a
+        # webhook's URL (a chat tool's) is a credential. httpx2 (the AI providers' and
+        # the webhooks' client) is the same code under another name.
         "httpx": {"level": "WARNING"},
+        "httpx2": {"level": "WARNING"},
     },
 }

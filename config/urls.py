@@ -13,6 +13,7 @@ urlpatterns = [
     path("demo/", include("apps.demo.urls")),
     path("", include("apps.endpoints.urls")),
     path("", include("apps.judges.urls")),
+    path("", include("apps.notifications.urls")),
 ]
 
 # An error raised outside any view (in a middleware, e.g. a session saved as the response

@@ -17,6 +17,7 @@ APPS = [
     "endpoints",
     "api",
     "demo",
+    "notifications",
 ]
 
 

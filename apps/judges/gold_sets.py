@@ -24,11 +24,11 @@ from django.db import transaction
 
 from apps.accounts.models import Team, User
 from apps.core.errors import InvalidInput, InvalidState
+from apps.core.naming import save_with_unique_name
 from apps.evaluations.models import Evaluation, EvaluationMetric, FeedbackSlot, Keyword, Snapshot
 from apps.judging.models import SnapshotDecision
 
 from .models import CalibrationStatus, GoldItem, GoldSet
-from .naming import save_with_unique_name
 
 NAME_MAX = 100
 KEYWORDS_MIN = 2

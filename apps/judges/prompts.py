@@ -22,9 +22,9 @@ from django.db.models import Max
 from apps import engine
 from apps.accounts.models import Team, User
 from apps.core.errors import InvalidInput, InvalidState
+from apps.core.naming import save_with_unique_name
 
 from .models import Judge, JudgePrompt, JudgePromptVersion, JudgeRun
-from .naming import save_with_unique_name
 from .prompting import DEFAULT_INSTRUCTIONS, Prompt, default_prompt
 
 NAME_MAX = 100

@@ -40,13 +40,16 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import F
+from django.urls import reverse
 from django.utils import timezone
 
 from apps.core import live
 from apps.core.bulk import bulk_upsert
 from apps.core.errors import InvalidInput
-from apps.evaluations.models import Status
+from apps.evaluations.models import Evaluation, Status
 from apps.judging.judgements import Giver, HeldJudgement, slots_judge_held
+from apps.notifications.events import announce
+from apps.notifications.models import Event
 
 from .asking import Asked, ask, budget_reached, judgement_key
 from .call_log import log_calls
@@ -287,7 +290,9 @@ def _count_and_decide(
     if pausing:
         first = pausing[0]
         why = f"paused: {first.failure.value if first.failure else ''}: {first.error}"
-        _settle(run, RunStatus.PAUSED, why)
+        with transaction.atomic():
+            if _settle(run, RunStatus.PAUSED, why):
+                _announce_failed(run, why)
         return Step("stop", why=why)
     return step
 
@@ -456,7 +461,29 @@ def _budget_spent(run: JudgeRun) -> str:
     return budget_reached(run.judge, calls=run.calls, tokens=tokens, cost=run.cost)
 
 
-def _settle(run: JudgeRun, status: str, note: str) -> None:
-    JudgeRun.objects.filter(id=run.id, status=RunStatus.RUNNING).update(status=status, note=note)
+def _settle(run: JudgeRun, status: str, note: str) -> bool:
+    """End the run's running with `status`; False when it was no longer running."""
+    settled = JudgeRun.objects.filter(id=run.id, status=RunStatus.RUNNING).update(
+        status=status, note=note
+    )
     # Its grades reach the live pages with the metrics; its end has no grade to carry it.
     live.changed(evaluation_id=run.evaluation_id, team_id=run.judge.team_id)
+    return bool(settled)
+
+
+def _announce_failed(run: JudgeRun, why: str) -> None:
+    """A run that stopped on a failure its judge's settings must mend (a refused key, an
+    unknown model): the lead is told, for nothing moves until they act."""
+    evaluation_name = Evaluation.objects.values_list("name", flat=True).get(id=run.evaluation_id)
+    announce(
+        team_id=run.judge.team_id,
+        event=Event.JUDGE_RUN_FAILED,
+        summary=f"The AI judge {run.judge.name} stopped grading {evaluation_name}: {why}",
+        path=reverse("judges:run_detail", args=[run.id]),
+        data={
+            "run": run.id,
+            "judge": run.judge.name,
+            "evaluation": {"id": run.evaluation_id, "name": evaluation_name},
+            "reason": why,
+        },
+    )

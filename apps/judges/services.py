@@ -15,11 +15,11 @@ from django.db import transaction
 
 from apps.accounts.models import Team, User
 from apps.core.errors import InvalidInput, InvalidState
+from apps.core.naming import save_with_unique_name
 from apps.core.secrets import decrypt_secret, encrypt_secret, secret_hint
 from apps.evaluations.models import FeedbackSlot
 
 from .models import Judge
-from .naming import save_with_unique_name
 from .prompts import team_prompt
 from .providers import ModelSettings, Protocol
 from .validation import judge_values

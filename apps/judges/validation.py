@@ -10,7 +10,6 @@ resolved, runs on every call (apps/search/safe_transport.py).
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -19,7 +18,7 @@ import httpx2 as httpx
 from django.conf import settings
 
 from apps.core.errors import InvalidInput
-from apps.search.safety import blocked_reason, is_localhost_name
+from apps.search.safety import refused_without_lookup
 
 from .providers import Protocol
 
@@ -125,23 +124,13 @@ def _base_url(value: Any, problems: list[str]) -> str:
     # The demo's own stand-in model (make run) is on loopback; its calls are still held
     # to AI_JUDGES_ALLOW_PRIVATE_ADDRESSES, which `make run` turns on.
     demo = settings.DEMO_SEARCH_API and text.rstrip("/") == settings.DEMO_JUDGE_URL.rstrip("/")
-    reason = None if demo else _refused_without_lookup(url.host)
+    reason = None if demo else refused_without_lookup(url.host)
     if reason and not settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES:
         problems.append(
             f"base_url: {reason}; a model server on this machine or network needs "
             "AI_JUDGES_ALLOW_PRIVATE_ADDRESSES=1 in the deployment's settings"
         )
     return text
-
-
-def _refused_without_lookup(host: str) -> str | None:
-    if is_localhost_name(host):
-        return f"'{host}' is the local machine"
-    try:
-        address = ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return None  # a name: checked, resolved, on every call
-    return blocked_reason(address)
 
 
 def _api_key(value: Any, problems: list[str]) -> str:

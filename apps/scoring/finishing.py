@@ -9,11 +9,15 @@ Celery task, by its name, once the finish commits.
 
 from celery import current_app
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 
 from apps.core import live
 from apps.core.queueing import queue_after_commit
-from apps.evaluations.models import Evaluation, Status
+from apps.engine.metrics import metric_label
+from apps.evaluations.models import Evaluation, EvaluationMetric, Status
+from apps.notifications.events import announce
+from apps.notifications.models import Event
 
 from .means import store_exact_means
 
@@ -36,6 +40,7 @@ def evaluation_finish(*, evaluation_id: int) -> bool:
             id=evaluation_id
         )
         live.changed(evaluation_id=evaluation_id, team_id=team_id)
+        _announce_finished(evaluation_id, team_id)
         if auto_restart:
             queue_after_commit(current_app.tasks[RESTART_TASK], evaluation_id)
     return True
@@ -46,3 +51,30 @@ def finish_when_complete(evaluation: Evaluation) -> None:
     complete = evaluation.total_slots > 0 and evaluation.graded_slots == evaluation.total_slots
     if complete and evaluation.status == Status.ACTIVE:
         evaluation_finish(evaluation_id=evaluation.id)
+
+
+def _announce_finished(evaluation_id: int, team_id: int) -> None:
+    """Tell the team (its webhooks, the members who asked for e-mail) with the means."""
+    name, graded, total = Evaluation.objects.values_list("name", "graded_slots", "total_slots").get(
+        id=evaluation_id
+    )
+    metrics = [
+        {"metric": metric_label(metric, k), "value": value}
+        for metric, k, value in EvaluationMetric.objects.filter(
+            evaluation_id=evaluation_id
+        ).values_list("metric", "k", "value")
+    ]
+    shown = ", ".join(f"{m['metric']} {m['value']:.3f}" for m in metrics if m["value"] is not None)
+    announce(
+        team_id=team_id,
+        event=Event.EVALUATION_FINISHED,
+        summary=f"The evaluation {name} finished ({graded} of {total} results graded)"
+        + (f": {shown}." if shown else "."),
+        path=reverse("insights:evaluation_detail", args=[evaluation_id]),
+        data={
+            "evaluation": {"id": evaluation_id, "name": name},
+            "graded": graded,
+            "results": total,
+            "metrics": metrics,
+        },
+    )

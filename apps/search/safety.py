@@ -76,6 +76,19 @@ def is_localhost_name(host: str) -> bool:
     return name == "localhost" or name.endswith(".localhost")
 
 
+def refused_without_lookup(host: str) -> str | None:
+    """Why `host` may not be called, when that can be told without a DNS lookup (the
+    local machine by name, a non-public address literal), else None. What a form checks
+    when a URL is typed; the full check, with the name resolved, runs on every call."""
+    if is_localhost_name(host):
+        return f"'{host}' is the local machine"
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return None  # a name: checked, resolved, on every call
+    return blocked_reason(address)
+
+
 def resolve_host(host: str, port: int) -> list[IPAddress]:
     """All addresses of `host` in the system resolver's preferred order, no duplicates.
 

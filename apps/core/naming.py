@@ -1,4 +1,4 @@
-"""A name used once per team (judges, prompts), checked where two saves may race."""
+"""A name used once per team (judges, prompts, webhooks), checked where two saves may race."""
 
 from django.db import IntegrityError, models, transaction
 
