@@ -1,26 +1,45 @@
-"""The evaluation page's "Judge what decides" form: a lead switches the decision order
-of the queue on (with a rival and a metric) or off (apps/judging/decisive.py)."""
+"""The "Judge what decides" page of an evaluation: where the comparison its queue is
+ordered by stands, and the form with which a lead switches the decision order on (with
+a rival and a metric) or off (apps/judging/decisive.py). The evaluation page shows the
+status line and links here, so it pays for the rivals' list only here."""
 
 from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts.decorators import lead_required
 from apps.accounts.requests import TeamRequest
 from apps.core.errors import InvalidInput
 from apps.evaluations.models import Evaluation
-from apps.judging.decisive import decisive_order_clear, decisive_order_set
+from apps.judging.decisive import (
+    decisive_order_clear,
+    decisive_order_set,
+    decisive_status,
+    rival_choices,
+)
 
 
 def _team_evaluation(request: TeamRequest, evaluation_id: int) -> Evaluation:
-    return get_object_or_404(Evaluation, id=evaluation_id, team_id=request.membership.team_id)
+    evaluations = Evaluation.objects.select_related("decisive_order__rival")
+    return get_object_or_404(evaluations, id=evaluation_id, team_id=request.membership.team_id)
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 @lead_required
-def decisive_order_on(request: TeamRequest, evaluation_id: int) -> HttpResponse:
+def decisive_order_page(request: TeamRequest, evaluation_id: int) -> HttpResponse:
+    """GET: the status and the form; POST: order the queue as the form says."""
     evaluation = _team_evaluation(request, evaluation_id)
+    if request.method == "GET":
+        return render(
+            request,
+            "insights/decisive_order.html",
+            {
+                "evaluation": evaluation,
+                "decisive": decisive_status(evaluation=evaluation),
+                "decisive_rivals": rival_choices(evaluation=evaluation),
+            },
+        )
     try:
         decisive_order_set(
             evaluation=evaluation,

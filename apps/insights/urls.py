@@ -101,8 +101,8 @@ urlpatterns += [
 urlpatterns += [
     path(
         "evaluations/<int:evaluation_id>/decisive-order/",
-        decisive_views.decisive_order_on,
-        name="decisive_order_on",
+        decisive_views.decisive_order_page,
+        name="decisive_order",
     ),
     path(
         "evaluations/<int:evaluation_id>/decisive-order/off/",

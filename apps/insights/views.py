@@ -23,7 +23,7 @@ from apps.evaluations.keyword_notes import keyword_notes_set, notes_of
 from apps.evaluations.models import Evaluation, Keyword, Status
 from apps.evaluations.stale import stale_count
 from apps.judges.selectors import evaluation_judges
-from apps.judging.decisive import decisive_status, rival_choices
+from apps.judging.decisive import decisive_status
 
 from . import evaluation_list as evaluation_lists
 from . import services
@@ -110,8 +110,9 @@ PROGRESS_POLL_SECONDS = 3
 
 def _team_evaluation(request: TeamRequest, evaluation_id: int) -> Evaluation:
     team_id = request.membership.team_id
-    # The status line names the evaluation's model.
-    evaluations = Evaluation.objects.select_related("search_model")
+    # The status line names the evaluation's model; the page says where the comparison
+    # its queue may be ordered by stands (apps/judging/decisive.py).
+    evaluations = Evaluation.objects.select_related("search_model", "decisive_order__rival")
     return get_object_or_404(evaluations, id=evaluation_id, team_id=team_id)
 
 
@@ -165,7 +166,6 @@ def evaluation_detail(request: TeamRequest, evaluation_id: int) -> HttpResponse:
             "reference": metrics.reference,
             "stale_judgements": stale_count(evaluation.id),
             "decisive": decisive_status(evaluation=evaluation),
-            "decisive_rivals": rival_choices(evaluation=evaluation),
             "table": table,
             "headers": table_headers(columns, query["sort"]),
             "query": query,

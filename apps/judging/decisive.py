@@ -93,6 +93,7 @@ def decisive_order_refresh(*, evaluation: Evaluation) -> None:
 class DecisiveStatus:
     """The option and where the comparison stands, as the pages and the API show it."""
 
+    evaluation: Evaluation
     option: DecisiveOrder
     label: str
     standing: Standing
@@ -118,26 +119,25 @@ class DecisiveStatus:
                 f"The verdict can no longer change: no difference that matters on "
                 f"{self.label} (within ±{self.option.min_change:g}), {whatever}."
             )
-        ahead = self.option.evaluation if now.verdict == Verdict.THIS_AHEAD else self.option.rival
+        ahead = self.evaluation if now.verdict == Verdict.THIS_AHEAD else self.option.rival
         return (
             f"The verdict can no longer change: {ahead.name} is ahead on {self.label}, {whatever}."
         )
 
 
 def decisive_status(*, evaluation: Evaluation) -> DecisiveStatus | None:
-    """Where the comparison the queue is ordered by stands; None while the option is off."""
-    option = (
-        DecisiveOrder.objects.filter(evaluation=evaluation)
-        .select_related("evaluation", "rival")
-        .first()
-    )
-    if option is None:
+    """Where the comparison the queue is ordered by stands; None while the option is off.
+    The option is read through `evaluation.decisive_order`: a page that selects it with
+    the evaluation (select_related("decisive_order__rival")) pays no query for it."""
+    try:
+        option = evaluation.decisive_order
+    except DecisiveOrder.DoesNotExist:
         return None
     ours, theirs = _rankings(evaluation), _rankings(option.rival)
     common = [text for text in ours if text in theirs]
     now = standing(
         [(ours[text].results, theirs[text].results) for text in common],
-        this=_side(option.evaluation, option.metric, option.k),
+        this=_side(evaluation, option.metric, option.k),
         rival=_side(option.rival, option.metric, option.k),
         min_change=option.min_change,
     )
@@ -145,7 +145,9 @@ def decisive_status(*, evaluation: Evaluation) -> DecisiveStatus | None:
         len(slots) for text in common for side in (ours, theirs) for slots in side[text].open_slots
     )
     label = engine.metric_label(option.metric, option.k, many_keywords=True)
-    return DecisiveStatus(option=option, label=label, standing=now, remaining_grades=remaining)
+    return DecisiveStatus(
+        evaluation=evaluation, option=option, label=label, standing=now, remaining_grades=remaining
+    )
 
 
 def rival_choices(*, evaluation: Evaluation) -> list[tuple[int, str]]:

@@ -129,10 +129,22 @@ def test_a_lead_switches_it_on_and_off_on_the_page(team_a, lead):
 
     off = page.post(f"/evaluations/{candidate.id}/decisive-order/off/")
     assert off.status_code == 302
-    assert (
-        "Order the queue by what decides"
-        in page.get(f"/evaluations/{candidate.id}/").content.decode()
-    )
+    shown = page.get(f"/evaluations/{candidate.id}/").content.decode()
+    assert "order the queue by what decides a comparison" in shown
+    assert 'data-testid="decisive-status"' not in shown
+
+
+def test_the_page_of_the_option_offers_the_teams_other_evaluations(team_a, team_b, lead):
+    rival, candidate = rival_and_candidate(team_a)
+    theirs = make_evaluation(team=team_b, keywords=KEYWORDS)
+
+    page = client_for(lead.user).get(f"/evaluations/{candidate.id}/decisive-order/")
+
+    assert page.status_code == 200
+    form = page.content.decode().split('data-testid="decisive-form"')[1]
+    assert f'<option value="{rival.id}">{rival.name}</option>' in form
+    assert f'value="{candidate.id}"' not in form
+    assert f'value="{theirs.id}"' not in form
 
 
 @pytest.mark.parametrize(
@@ -175,16 +187,11 @@ def test_another_teams_evaluation_is_not_found_and_a_grader_may_not(
 ):
     rival, candidate = rival_and_candidate(team_a)
     form = {"rival": rival.id, "metric": "dcg@2"}
+    page = f"/evaluations/{candidate.id}/decisive-order/"
 
-    assert (
-        client_for(outsider).post(f"/evaluations/{candidate.id}/decisive-order/", form).status_code
-        == 404
-    )
-    assert (
-        client_for(outsider).post(f"/evaluations/{candidate.id}/decisive-order/off/").status_code
-        == 404
-    )
-    assert (
-        client_for(evaluator).post(f"/evaluations/{candidate.id}/decisive-order/", form).status_code
-        == 403
-    )
+    assert client_for(outsider).get(page).status_code == 404
+    assert client_for(outsider).post(page, form).status_code == 404
+    assert client_for(outsider).post(f"{page}off/").status_code == 404
+    assert client_for(evaluator).get(page).status_code == 403
+    assert client_for(evaluator).post(page, form).status_code == 403
+    assert client_for(evaluator).post(f"{page}off/").status_code == 403
