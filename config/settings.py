@@ -102,6 +102,7 @@ INSTALLED_APPS = [
     "apps.endpoints",
     "apps.judges",
     "apps.notifications",
+    "apps.schedules",
     "apps.interchange",
     "apps.demo",
     "apps.api",
@@ -385,6 +386,12 @@ CELERY_BEAT_SCHEDULE = {
     "watch-disagreement-queues": {
         "task": "apps.insights.tasks.watch_disagreements",
         "schedule": crontab(minute="*"),
+    },
+    # Scheduled runs (apps/schedules): the schedules are rows of the database, read at
+    # each tick; a test's beat ticks every second.
+    "run-schedules": {
+        "task": "apps.schedules.tasks.run_schedules",
+        "schedule": env_float("SCHEDULES_CHECK_SECONDS", 60.0, minimum=0.5),
     },
     "send-due-webhook-deliveries": {
         "task": "apps.notifications.tasks.send_due_deliveries",

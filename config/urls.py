@@ -14,6 +14,7 @@ urlpatterns = [
     path("", include("apps.endpoints.urls")),
     path("", include("apps.judges.urls")),
     path("", include("apps.notifications.urls")),
+    path("", include("apps.schedules.urls")),
 ]
 
 # An error raised outside any view (in a middleware, e.g. a session saved as the response

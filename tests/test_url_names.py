@@ -18,6 +18,7 @@ APPS = [
     "api",
     "demo",
     "notifications",
+    "schedules",
 ]
 
 

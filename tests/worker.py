@@ -86,6 +86,40 @@ def start_worker(
             log.close()  # the worker has its own copy of the file
 
 
+def start_beat(
+    broker_url: str,
+    queue: str,
+    schedule_file: Path,
+    *,
+    output: Path,
+    extra_env: dict[str, str] | None = None,
+) -> subprocess.Popen[bytes]:
+    """A real `celery beat`, as docker-compose.yml runs it, sending its periodic tasks to
+    this test's queues (start_worker's worker takes them). Its schedule file lives in the
+    test's own directory; `extra_env` sets a faster tick (SCHEDULES_CHECK_SECONDS)."""
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url_of_test_database(),
+        "CELERY_BROKER_URL": broker_url,
+        "CELERY_TASK_DEFAULT_QUEUE": queue,
+        "CELERY_PIPELINE_QUEUE": celery_app.conf.pipeline_queue,
+        **(extra_env or {}),
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "config",
+        "beat",
+        "--loglevel=INFO",
+        f"--schedule={schedule_file}",
+        f"--pidfile={schedule_file}.pid",
+    ]
+    with output.open("wb") as log:
+        return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
 def stop_worker(worker: subprocess.Popen[bytes]) -> str:
     """Stop the worker; returns what it printed (nothing when it printed to a file)."""
     worker.terminate()

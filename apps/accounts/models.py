@@ -71,6 +71,8 @@ class Team(models.Model):
         on_delete=models.SET_NULL,
         related_name="+",
     )
+    # The zone its schedules' times are read in (an IANA name: "Europe/Paris").
+    time_zone = models.CharField(max_length=64, default="UTC", db_default="UTC")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -1,0 +1,50 @@
+"""The schedule forms. They only type the input; every rule is the service's."""
+
+from typing import Any
+
+from django import forms
+from django.db.models import QuerySet
+
+
+class ScheduleForm(forms.Form):
+    name = forms.CharField(required=False)
+    source = forms.ChoiceField(
+        label="Setup",
+        help_text="The evaluation each run copies: search model, keywords, scale, strategy, "
+        "metrics. With a search model, each run fetches fresh results.",
+    )
+    cron = forms.CharField(
+        required=False,
+        label="When (cron)",
+        help_text="minute hour day-of-month month day-of-week, in the team's time zone: "
+        "'0 6 * * 1-5' is 06:00 on weekdays, '30 2 * * *' every night at 02:30.",
+    )
+    judge = forms.ChoiceField(
+        required=False,
+        label="AI judge",
+        help_text="Grades each run beside people (optional).",
+    )
+    min_change = forms.CharField(
+        required=False,
+        initial="0",
+        label="Smallest change that matters",
+        help_text="A run worse than the previous one or the baseline by less is no regression.",
+    )
+    active = forms.BooleanField(required=False, initial=True)
+
+    def __init__(
+        self, *args: Any, evaluations: QuerySet[Any], judges: QuerySet[Any], **kwargs: Any
+    ) -> None:
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
+        self._offer("source", [("", "Choose an evaluation")], evaluations)
+        self._offer("judge", [("", "None: people only")], judges)
+
+    def _offer(self, name: str, first: list[tuple[Any, str]], objects: QuerySet[Any]) -> None:
+        field = self.fields[name]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = first + [(o.id, o.name) for o in objects]
+
+
+class TimeZoneForm(forms.Form):
+    time_zone = forms.CharField(label="The team's time zone", help_text="e.g. Europe/Paris, UTC")
