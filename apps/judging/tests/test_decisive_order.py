@@ -1,14 +1,13 @@
 """Judge what decides, through the real queue: with the option on, the grader's claims
-(and an AI judge's candidates) come in decision order; switching it off gives back
-keyword order; the evaluation page says when judging can stop; the form's rules."""
+come in decision order (an AI judge's: apps/judges/tests/test_decisive_order_judges.py);
+switching it off gives back keyword order; the evaluation page says when judging can
+stop; the form's rules."""
 
 import pytest
-from django.utils import timezone
 
 from apps.accounts.models import Membership
 from apps.core.errors import InvalidInput
 from apps.evaluations.models import Evaluation, FeedbackSlot
-from apps.judges.sql import claim_candidates
 from apps.judging.decisive import decisive_order_clear, decisive_order_set
 from apps.judging.judgements import Giver, slot_judge
 from apps.judging.services import slot_claim_next
@@ -68,21 +67,6 @@ def test_switching_it_off_gives_back_keyword_order(team_a, lead):
     # Every slot, those graded in decision order too, has its keyword's position again.
     slots = FeedbackSlot.objects.filter(evaluation=candidate).select_related("keyword")
     assert [s.keyword_position for s in slots] == [s.keyword.position for s in slots]
-
-
-def test_an_ai_judge_reads_the_same_order(team_a, lead):
-    rival, candidate = rival_and_candidate(team_a)
-    decisive_order_set(evaluation=candidate, rival_id=rival.id, metric="dcg@2", lead=lead.user)
-
-    candidates = claim_candidates(
-        evaluation_id=candidate.id,
-        run_id=0,
-        judge_user_id=lead.user.id,
-        cutoff=timezone.now(),
-        wanted=6,
-    )
-
-    assert [(c.keyword, c.snapshot_position) for c in candidates] == DECISION_ORDER
 
 
 def test_the_page_says_when_judging_can_stop(team_a, lead):
