@@ -1,10 +1,12 @@
-"""/api/v1/gate/: the regression gate a CI job asks (apps/insights/gate.py)."""
+"""/api/v1/gate/: the regression gate a CI job asks (apps/insights/gate.py). GET answers
+for a baseline and a candidate evaluation; POST runs a search model now on the
+baseline's keywords (apps/schedules/candidates.py) and names the candidate to ask about."""
 
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -12,6 +14,7 @@ from rest_framework.views import APIView
 from apps.core.errors import InvalidInput
 from apps.insights.comparison.selectors import parse_evaluation_ids, parse_metric_filter
 from apps.insights.gate import gate
+from apps.schedules.candidates import candidate_start
 
 
 class GateMetricOut(serializers.Serializer):
@@ -34,6 +37,30 @@ class GateOut(serializers.Serializer):
     reason = serializers.CharField()
     report = serializers.CharField(help_text="the report relevance_gate prints")
     metrics = GateMetricOut(many=True)
+
+
+class CandidateIn(serializers.Serializer):
+    baseline = serializers.IntegerField(
+        min_value=1, max_value=2**63 - 1, help_text="the baseline evaluation's id"
+    )
+    model = serializers.CharField(
+        max_length=200, help_text="a search model of the team: its id or its name"
+    )
+    judge = serializers.CharField(
+        required=False,
+        max_length=200,
+        help_text="an AI judge of the team to grade the run (id or name)",
+    )
+    min_change = serializers.FloatField(
+        required=False, min_value=0, max_value=1000, help_text="0 to 1000 (default 0)"
+    )
+
+
+class CandidateOut(serializers.Serializer):
+    run = serializers.IntegerField()
+    candidate = serializers.IntegerField(help_text="the candidate evaluation's id")
+    candidate_name = serializers.CharField()
+    poll = serializers.CharField(help_text="GET it until exit_code is not 3")
 
 
 class GateView(APIView):
@@ -84,6 +111,30 @@ class GateView(APIView):
             "metrics": [vars(metric) for metric in verdict.metrics],
         }
         return Response(answer)
+
+    @extend_schema(
+        summary="Run a search model now against a baseline, for the gate",
+        description="Asks the baseline's keywords of the model in a copy of the baseline's "
+        "setup, reusing the grades still valid; the rest is graded by people or by `judge`. "
+        "Answers 202 with the candidate evaluation: GET `poll` until it is decided.",
+        request=CandidateIn,
+        responses={202: CandidateOut},
+    )
+    def post(self, request: Request) -> Response:
+        given = CandidateIn(data=request.data)
+        if not given.is_valid():
+            raise InvalidInput(
+                [f"{field}: {' '.join(map(str, errors))}" for field, errors in given.errors.items()]
+            )
+        run = candidate_start(team=request.user.team, **given.validated_data)
+        if run.evaluation is None:
+            raise InvalidInput([f"model: the run did not start: {run.note}"])
+        candidate = run.evaluation
+        poll = f"{request.path}?baseline={run.baseline_id}&candidate={candidate.id}"
+        if run.min_change:
+            poll += f"&min_change={run.min_change:g}"
+        answer = {"run": run.id, "candidate": candidate.id, "candidate_name": candidate.name}
+        return Response({**answer, "poll": poll}, status=status.HTTP_202_ACCEPTED)
 
 
 def _min_change(text: str) -> float:

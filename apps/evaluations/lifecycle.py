@@ -15,6 +15,7 @@ from apps.core import live
 from apps.core.errors import InvalidInput, InvalidState
 from apps.core.image_sources import image_source
 from apps.core.queueing import queue_after_commit
+from apps.endpoints.models import SearchModel
 from apps.scoring.finishing import evaluation_finish
 
 from .fetching import keywords_to_run
@@ -95,18 +96,22 @@ COPY_NAME_ATTEMPTS = 3
 
 
 @transaction.atomic
-def evaluation_clone(*, evaluation: Evaluation, name: str | None = None) -> Evaluation:
+def evaluation_clone(
+    *, evaluation: Evaluation, name: str | None = None, search_model: SearchModel | None = None
+) -> Evaluation:
     """A pending copy with the same settings and keywords, and no grades.
 
     Named `name` (refused when the team has it), or else the name's trailing number + 1,
-    or the next one the team has not used. With a search model the copy's keywords will
+    or the next one the team has not used. With a search model (the evaluation's, or
+    `search_model`: the same keywords asked of another ranking) the copy's keywords will
     run again when it starts (fresh results); without one, the results are copied.
     """
+    model = search_model or evaluation.search_model
     if name:
-        copy = _copy_settings(evaluation, name)
+        copy = _copy_settings(evaluation, name, model)
     else:
-        copy = _copy_settings_under_a_free_name(evaluation)
-    if evaluation.search_model_id is not None:
+        copy = _copy_settings_under_a_free_name(evaluation, model)
+    if model is not None:
         keywords_add(
             evaluation=copy,
             texts=evaluation.keywords.order_by("position").values_list("text", flat=True),
@@ -126,12 +131,14 @@ def evaluation_clone(*, evaluation: Evaluation, name: str | None = None) -> Eval
     return copy
 
 
-def _copy_settings_under_a_free_name(evaluation: Evaluation) -> Evaluation:
+def _copy_settings_under_a_free_name(
+    evaluation: Evaluation, model: SearchModel | None
+) -> Evaluation:
     attempts_left = COPY_NAME_ATTEMPTS
     while True:
         free = free_name(team_id=evaluation.team_id, name=next_name(evaluation.name))
         try:
-            return _copy_settings(evaluation, free)
+            return _copy_settings(evaluation, free, model)
         except NameTaken:
             # Another copy took the name between the read and the write: read again.
             attempts_left -= 1
@@ -139,7 +146,7 @@ def _copy_settings_under_a_free_name(evaluation: Evaluation) -> Evaluation:
                 raise
 
 
-def _copy_settings(evaluation: Evaluation, name: str) -> Evaluation:
+def _copy_settings(evaluation: Evaluation, name: str, model: SearchModel | None) -> Evaluation:
     """A new pending evaluation of the team with the evaluation's settings."""
     return evaluation_create(
         team=evaluation.team,
@@ -158,7 +165,7 @@ def _copy_settings(evaluation: Evaluation, name: str) -> Evaluation:
         zero_without_results=evaluation.zero_without_results,
         tags=evaluation.tags.all(),
         created_by=evaluation.created_by,
-        search_model=evaluation.search_model,
+        search_model=model,
     )
 
 

@@ -52,7 +52,12 @@ class RunState(models.TextChoices):
 
 
 class ScheduledRun(models.Model):
-    schedule = models.ForeignKey(Schedule, on_delete=models.CASCADE, related_name="runs")
+    """A run: an evaluation made to be compared once graded. A schedule's, or (schedule
+    None) a candidate the regression gate started: a model run now against a baseline."""
+
+    schedule = models.ForeignKey(
+        Schedule, null=True, blank=True, on_delete=models.CASCADE, related_name="runs"
+    )
     # The time the run stands for: once per schedule, so a beat sending twice, or two
     # beats, start it once.
     due_at = models.DateTimeField()
@@ -67,6 +72,11 @@ class ScheduledRun(models.Model):
         Evaluation, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     state = models.CharField(max_length=10, choices=RunState.choices, default=RunState.STARTED)
+    # What it is graded and compared with, copied from its schedule when it starts.
+    judge = models.ForeignKey(
+        Judge, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    min_change = models.FloatField(default=0.0)
     judge_started = models.BooleanField(default=False)
     note = models.CharField(max_length=500, blank=True)
     # The gate's verdicts, against the previous run and the baseline.
@@ -83,7 +93,7 @@ class ScheduledRun(models.Model):
         indexes = [models.Index(fields=["state"], name="scheduled_run_state")]
 
     def __str__(self) -> str:
-        return f"{self.schedule_id} at {self.due_at:%Y-%m-%d %H:%M}"
+        return f"run {self.id} at {self.due_at:%Y-%m-%d %H:%M}"
 
     @property
     def against_previous(self) -> dict[str, Any] | None:

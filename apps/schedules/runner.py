@@ -26,6 +26,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.core.errors import DomainError
+from apps.endpoints.models import SearchModel
 from apps.evaluations.lifecycle import evaluation_clone, evaluation_start, free_name
 from apps.evaluations.models import Evaluation, Keyword, Reuse, Status
 from apps.evaluations.services import NAME_LIMIT
@@ -77,35 +78,41 @@ def scheduled_run_start(
             by_hand=by_hand,
             previous_id=previous,
             baseline_id=schedule.team.baseline_evaluation_id,
+            judge_id=schedule.judge_id,
+            min_change=schedule.min_change,
         )
         source = schedule.source
         if source is None:
             _stop(schedule, "its setup evaluation was removed; choose another to run again")
             return _fail(run, "the schedule's setup evaluation was removed")
-        try:
-            with transaction.atomic():
-                run.evaluation = _copy(schedule, source, due_at)
-                ScheduledRun.objects.filter(id=run.id).update(evaluation=run.evaluation)
-                evaluation_start(evaluation=run.evaluation)
-        except DomainError as error:
-            run.evaluation = None
-            return _fail(run, f"could not start: {error.message}")
+        local = due_at.astimezone(ZoneInfo(schedule.team.time_zone))
+        return run_evaluation_start(run, source, f"{schedule.name} {local:%Y-%m-%d %H:%M}")
     return run
 
 
-def _copy(schedule: Schedule, source: Evaluation, due_at: datetime) -> Evaluation:
-    """The run's evaluation: the setup's copy, named after the schedule and the time,
-    reusing the still-valid grades of earlier runs (by keyword and document, unless the
-    setup asks for the position too), never restarting on its own."""
-    local = due_at.astimezone(ZoneInfo(schedule.team.time_zone))
-    wanted = f"{schedule.name} {local:%Y-%m-%d %H:%M}"[:NAME_LIMIT]
-    copy = evaluation_clone(
-        evaluation=source, name=free_name(team_id=schedule.team_id, name=wanted)
-    )
-    reuse = source.reuse if source.reuse != Reuse.NONE else Reuse.KEYWORD_DOC
-    Evaluation.objects.filter(id=copy.id).update(reuse=reuse, auto_restart=False)
-    copy.refresh_from_db()
-    return copy
+def run_evaluation_start(
+    run: ScheduledRun, source: Evaluation, name: str, search_model: SearchModel | None = None
+) -> ScheduledRun:
+    """The run's evaluation made and started: `source` copied (asked of `search_model`
+    instead of its own, if given) under `name` or the next free one, reusing the
+    still-valid grades of earlier evaluations (by keyword and document, unless the source
+    asks for the position too), never restarting on its own. A refusal (no keywords to
+    run, say) fails the run with the reason."""
+    try:
+        with transaction.atomic():
+            copy = evaluation_clone(
+                evaluation=source,
+                name=free_name(team_id=source.team_id, name=name[:NAME_LIMIT]),
+                search_model=search_model,
+            )
+            reuse = source.reuse if source.reuse != Reuse.NONE else Reuse.KEYWORD_DOC
+            Evaluation.objects.filter(id=copy.id).update(reuse=reuse, auto_restart=False)
+            ScheduledRun.objects.filter(id=run.id).update(evaluation=copy)
+            run.evaluation = evaluation_start(evaluation=copy)
+    except DomainError as error:
+        run.evaluation = None
+        return _fail(run, f"could not start: {error.message}")
+    return run
 
 
 def scheduled_runs_advance() -> int:
@@ -113,7 +120,7 @@ def scheduled_runs_advance() -> int:
     compared now."""
     compared = 0
     runs = ScheduledRun.objects.filter(state=RunState.STARTED).select_related(
-        "schedule__team", "schedule__judge", "evaluation", "previous", "baseline"
+        "schedule", "judge", "evaluation", "previous", "baseline"
     )
     for run in runs:
         evaluation = run.evaluation
@@ -127,7 +134,7 @@ def scheduled_runs_advance() -> int:
 
 
 def _judge(run: ScheduledRun) -> None:
-    judge = run.schedule.judge
+    judge = run.judge
     if judge is not None and run.evaluation is not None:
         try:
             judge_run_start(judge=judge, evaluation=run.evaluation)
@@ -144,17 +151,16 @@ def _compare(run: ScheduledRun) -> bool:
     assert evaluation is not None
     if Keyword.objects.filter(evaluation=evaluation, needs_scoring=True).exists():
         return False  # its last grades are still being scored: next time
-    schedule = run.schedule
     verdicts: list[dict[str, Any]] = []
     for against, other in (("previous run", run.previous), ("baseline", run.baseline)):
         if other is None or other.id == evaluation.id:
             continue
         try:
             verdict = gate(
-                team_id=schedule.team_id,
+                team_id=evaluation.team_id,
                 baseline_id=other.id,
                 candidate_id=evaluation.id,
-                min_change=schedule.min_change,
+                min_change=run.min_change,
             )
         except (DomainError, ValueError) as error:  # no metric in common, say
             verdicts.append({"against": against, "evaluation": _named(other), "error": str(error)})
@@ -187,36 +193,39 @@ def _tell(
     verdicts: list[dict[str, Any]],
     regressions: list[str],
 ) -> None:
+    """A schedule's run is told compared; any run worse than what it was compared with is
+    told a regression."""
     schedule = run.schedule
-    data = {
-        "schedule": {"id": schedule.id, "name": schedule.name},
+    data: dict[str, Any] = {
+        "schedule": {"id": schedule.id, "name": schedule.name} if schedule else None,
         "run": {"id": run.id, "due_at": run.due_at.isoformat()},
         "evaluation": _named(evaluation),
         "comparisons": verdicts,
     }
-    path = reverse("schedules:schedule_detail", args=[schedule.id])
-    outcomes = (
-        "; ".join(
+    if schedule is not None:
+        path = reverse("schedules:schedule_detail", args=[schedule.id])
+        outcomes = "; ".join(
             f"against the {v['against']} {v['evaluation']['name']}: "
             f"{v.get('outcome', 'not compared')}"
             for v in verdicts
         )
-        or "nothing to compare it with yet"
-    )
-    announce(
-        team_id=schedule.team_id,
-        event=Event.RUN_COMPARED,
-        summary=f"The scheduled run {evaluation.name} finished and was compared: {outcomes}.",
-        path=path,
-        data=data,
-    )
+        announce(
+            team_id=evaluation.team_id,
+            event=Event.RUN_COMPARED,
+            summary=f"The scheduled run {evaluation.name} finished and was compared: "
+            f"{outcomes or 'nothing to compare it with yet'}.",
+            path=path,
+            data=data,
+        )
+    else:
+        path = reverse("insights:evaluation_detail", args=[evaluation.id])
     if regressions:
         announce(
-            team_id=schedule.team_id,
+            team_id=evaluation.team_id,
             event=Event.REGRESSION_FOUND,
             summary=f"Regression: {evaluation.name} is worse than the "
             f"{' and the '.join(regressions)}, significantly and by at least "
-            f"{schedule.min_change:g}.",
+            f"{run.min_change:g}.",
             path=path,
             data={**data, "regressions": regressions},
         )

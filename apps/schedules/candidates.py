@@ -1,0 +1,94 @@
+"""A model run now against a baseline: what a CI job asks of the regression gate before
+it ships a new ranking (relevance_gate --model, POST /api/v1/gate/).
+
+The baseline's keywords are asked of the candidate's search model, in a copy of the
+baseline's setup; the grades still valid are reused (a result both rankings return is
+graded already), the rest waits for people and, if one is named, an AI judge; once the
+copy is graded the run is compared with the baseline (runner.scheduled_runs_advance, on
+beat's tick) and the gate reads it.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from django.db import models, transaction
+from django.utils import timezone
+
+from apps.accounts.models import Team
+from apps.core.errors import InvalidInput
+from apps.endpoints.models import SearchModel
+from apps.evaluations.models import Evaluation
+from apps.judges.models import Judge
+
+from .models import ScheduledRun
+from .runner import run_evaluation_start
+
+MIN_CHANGE_MAX = 1000.0
+
+Named = TypeVar("Named", bound=models.Model)
+
+
+def candidate_start(
+    *,
+    team: Team,
+    baseline: int,
+    model: int | str,
+    judge: int | str | None = None,
+    min_change: float = 0.0,
+) -> ScheduledRun:
+    """Start the candidate's run; every problem at once, each naming its field. The
+    objects are the team's, by id or by name (a CI job knows names)."""
+    problems: list[str] = []
+    in_range = 1 <= baseline < 2**63  # an id; a bigger number no database column holds
+    baseline_evaluation = (
+        Evaluation.objects.filter(team=team, id=baseline).first() if in_range else None
+    )
+    if baseline_evaluation is None:
+        problems.append(f"baseline: the team has no evaluation {baseline}")
+    search_model: SearchModel | None = _by_id_or_name(
+        SearchModel, team, model, "model", "search model", problems
+    )
+    chosen_judge: Judge | None = None
+    if judge not in (None, ""):
+        chosen_judge = _by_id_or_name(Judge, team, judge, "judge", "AI judge", problems)
+    if not 0 <= min_change <= MIN_CHANGE_MAX:
+        problems.append(f"min_change: from 0 to {MIN_CHANGE_MAX:g}")
+    if problems:
+        raise InvalidInput(problems)
+    assert baseline_evaluation is not None and search_model is not None
+    with transaction.atomic():
+        run = ScheduledRun.objects.create(
+            due_at=timezone.now(),
+            by_hand=True,
+            baseline=baseline_evaluation,
+            judge=chosen_judge,
+            min_change=min_change,
+        )
+        return run_evaluation_start(
+            run,
+            baseline_evaluation,
+            f"{search_model.name} against {baseline_evaluation.name}",
+            search_model=search_model,
+        )
+
+
+def _by_id_or_name(
+    model: type[Named],
+    team: Team,
+    chosen: int | str,
+    field: str,
+    label: str,
+    problems: list[str],
+) -> Named | None:
+    text = str(chosen).strip()
+    if "\x00" in text:
+        problems.append(f"{field}: must not contain NUL (0x00) characters")
+        return None
+    objects = model._default_manager.filter(team=team)
+    by_id = text.isdigit() and len(text) <= 18  # within the ids' 64 bits
+    found = objects.filter(id=int(text)).first() if by_id else None
+    found = found or objects.filter(name=text[:200]).first()
+    if found is None:
+        problems.append(f"{field}: the team has no {label} {text[:200]!r}")
+    return found

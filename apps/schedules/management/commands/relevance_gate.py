@@ -1,0 +1,124 @@
+"""`manage.py relevance_gate`: the regression gate a CI job runs (apps/insights/gate.py).
+
+Against a baseline, either a candidate evaluation (--candidate) or a search model run
+now (--model: the baseline's keywords asked of it, apps/schedules/candidates.py), waited
+for up to --wait seconds while it is graded (by people, or by --judge).
+
+Exit status: 0 pass, 1 a significant regression, 3 not decided yet (grading incomplete),
+2 a usage problem (an unknown team, evaluation, model or metric).
+"""
+
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.http import Http404
+
+from apps.accounts.models import Team
+from apps.core.errors import InvalidInput
+from apps.evaluations.metric_list import parse_metric_list
+from apps.insights.gate import gate
+from apps.schedules.candidates import candidate_start
+from apps.schedules.models import RunState, ScheduledRun
+from apps.schedules.runner import scheduled_runs_advance
+
+USAGE = 2
+MAX_WAIT_SECONDS = 24 * 3600
+POLL_SECONDS = 2.0
+
+
+class Command(BaseCommand):
+    help = (
+        "Compare a candidate (an evaluation, or a search model run now) with a baseline and "
+        "exit 1 when it is worse, significantly and by at least --min-change; 0 otherwise; "
+        "3 while grading is not done."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--team", required=True, help="the team's name")
+        parser.add_argument("--baseline", required=True, type=int, help="the baseline's id")
+        candidate = parser.add_mutually_exclusive_group(required=True)
+        candidate.add_argument("--candidate", type=int, help="the candidate evaluation's id")
+        candidate.add_argument(
+            "--model", help="a search model (id or name) to run now on the baseline's keywords"
+        )
+        parser.add_argument("--judge", default="", help="with --model: an AI judge to grade it")
+        parser.add_argument(
+            "--wait",
+            type=float,
+            default=0.0,
+            help="with --model: seconds to wait for the run to be graded (default 0)",
+        )
+        parser.add_argument(
+            "--metrics",
+            default="",
+            help="metrics to gate on, e.g. 'ndcg@10, precision@5' (default: all both report)",
+        )
+        parser.add_argument(
+            "--min-change",
+            type=float,
+            default=0.0,
+            help="the smallest drop that matters, in the metric's units (default 0)",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        team = Team.objects.filter(name=options["team"]).first()
+        if team is None:
+            raise CommandError(f"--team: no team named {options['team']!r}", returncode=USAGE)
+        if not 0 <= options["min_change"] <= 1000:
+            raise CommandError("--min-change: a number from 0 to 1000", returncode=USAGE)
+        if not 0 <= options["wait"] <= MAX_WAIT_SECONDS:
+            raise CommandError(f"--wait: from 0 to {MAX_WAIT_SECONDS} seconds", returncode=USAGE)
+        try:
+            metrics = parse_metric_list(options["metrics"]) if options["metrics"].strip() else None
+        except ValueError as error:
+            raise CommandError(f"--metrics: {error}", returncode=USAGE) from error
+        candidate = options["candidate"]
+        if options["model"] is not None:
+            candidate = self._run_model(team, options)
+        try:
+            verdict = gate(
+                team_id=team.id,
+                baseline_id=options["baseline"],
+                candidate_id=candidate,
+                metrics=metrics,
+                min_change=options["min_change"],
+            )
+        except InvalidInput as error:
+            raise CommandError("; ".join(error.problems), returncode=USAGE) from error
+        except Http404 as error:
+            raise CommandError(
+                "--baseline, --candidate: no such evaluation in this team", returncode=USAGE
+            ) from error
+        self.stdout.write(verdict.report())
+        if verdict.exit_code:
+            raise SystemExit(verdict.exit_code)
+
+    def _run_model(self, team: Team, options: dict[str, Any]) -> int:
+        """Start the model's run, wait for it (moving runs on as beat would), and answer
+        its evaluation's id."""
+        try:
+            run = candidate_start(
+                team=team,
+                baseline=options["baseline"],
+                model=options["model"],
+                judge=options["judge"] or None,
+                min_change=options["min_change"],
+            )
+        except InvalidInput as error:
+            problems = [f"--{problem}" for problem in error.problems]
+            raise CommandError("; ".join(problems), returncode=USAGE) from error
+        evaluation = run.evaluation
+        if evaluation is None:
+            raise CommandError(f"--model: the run did not start: {run.note}", returncode=USAGE)
+        self.stdout.write(
+            f"Candidate: evaluation {evaluation.id} ({evaluation.name}); "
+            f"later: --candidate {evaluation.id}"
+        )
+        give_up_at = time.monotonic() + options["wait"]
+        while time.monotonic() < give_up_at:
+            scheduled_runs_advance()
+            if ScheduledRun.objects.filter(id=run.id).exclude(state=RunState.STARTED).exists():
+                break
+            time.sleep(POLL_SECONDS)
+        return evaluation.id
