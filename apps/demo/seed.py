@@ -23,6 +23,7 @@ from apps.evaluations.services import (
     keywords_add,
     snapshots_add,
 )
+from apps.judges.models import Judge
 from apps.judging.judgements import Giver, slot_judge
 
 TEAM_NAME = "Acme Outdoor Shop"
@@ -180,22 +181,23 @@ def seed_demo() -> tuple[Team, bool]:
         created.append(evaluation)
     model = _add_live_search(team, owner)
     _add_model_history(team, owner, model, products, people, rng)
-    _add_demo_judge(team, owner)
+    judge = _add_demo_judge(team, owner)
     _add_demo_gold_set(team, owner, next(e for e in created if e.strategy > 1))
+    _add_demo_schedule(team, owner, judge)
     return team, True
 
 
 DEMO_JUDGE = "Demo judge (word overlap, not a language model)"
 
 
-def _add_demo_judge(team: Team, owner: User) -> None:
+def _add_demo_judge(team: Team, owner: User) -> Judge:
     """An AI judge whose "model" is the app's own word-overlap stand-in (judge_api.py):
     the whole AI judging flow, no key needed."""
     from django.conf import settings
 
     from apps.judges.services import judge_create
 
-    judge_create(
+    return judge_create(
         team=team,
         created_by=owner,
         name=DEMO_JUDGE,
@@ -205,6 +207,24 @@ def _add_demo_judge(team: Team, owner: User) -> None:
         results_per_call=8,
         calls_at_once=2,
         timeout_seconds=10,
+    )
+
+
+def _add_demo_schedule(team: Team, owner: User, judge: Judge) -> None:
+    """The live evaluation's setup, run again every night at 06:00 (when beat runs: the
+    docker-compose setup), graded by the demo judge beside people and compared with the
+    night before (Evaluations -> Schedules)."""
+    from apps.schedules.services import schedule_create
+
+    live = Evaluation.objects.get(team=team, name="Live catalogue search 1")
+    schedule_create(
+        team=team,
+        created_by=owner,
+        name="Nightly catalogue search",
+        source=live.id,
+        cron="0 6 * * *",
+        judge=judge.id,
+        min_change="0.02",
     )
 
 

@@ -13,6 +13,7 @@ from apps.accounts.models import Team
 from apps.endpoints.models import SearchModel
 from apps.evaluations.metric_list import metric_text
 from apps.evaluations.models import Evaluation, EvaluationMetric, Keyword
+from apps.schedules.models import Schedule
 
 from .seed import TEAM_NAME
 
@@ -34,6 +35,7 @@ def demo_tour() -> list[Stop]:
     keyword = Keyword.objects.filter(evaluation=graded).order_by("position", "id").first()
     assert keyword is not None, "the demo's graded evaluation has keywords"
     model = SearchModel.objects.get(team=team)
+    schedule = Schedule.objects.get(team=team)
     compare = reverse("insights:evaluation_comparison")
     metric = EvaluationMetric.objects.filter(evaluation=graded).order_by("position", "id")[0]
     metric_query = f"metric={metric.metric}&k={metric.k}"
@@ -66,5 +68,8 @@ def demo_tour() -> list[Stop]:
         Stop("members", reverse("accounts:members")),
         Stop("tags", reverse("accounts:tags")),
         Stop("api-tokens", reverse("accounts:api_tokens")),
+        Stop("schedules", reverse("schedules:schedule_list")),
+        Stop("schedule", reverse("schedules:schedule_detail", args=[schedule.id]), phone=True),
+        Stop("notifications", reverse("notifications:overview"), phone=True),
         Stop("grading", reverse("judging:feedback"), phone=True),
     ]
