@@ -36,6 +36,15 @@ def receiver(settings):
         yield server
 
 
+def hook(owner, receiver, name, **more):
+    """A webhook of the owner's team to the receiver, for evaluation.finished; and its
+    secret."""
+    team = owner.memberships.get().team
+    return services.webhook_create(
+        team=team, name=name, url=receiver.url, events=["evaluation.finished"], **more
+    )
+
+
 def add_on_the_page(client, receiver, **fields):
     """The lead's form; returns the webhook and the secret the page showed once."""
     data = {
@@ -86,12 +95,7 @@ def test_an_event_reaches_the_receiver_signed_after_two_failed_tries(owner, rece
 def test_the_waits_between_tries_grow_fourfold(owner, receiver, settings):
     settings.WEBHOOK_RETRY_SECONDS = 30
     receiver.fail_first = 10
-    webhook, receiver.secret = services.webhook_create(
-        team=owner.memberships.get().team,
-        name="Slow",
-        url=receiver.url,
-        events=["evaluation.finished"],
-    )
+    webhook, receiver.secret = hook(owner, receiver, "Slow")
     before = timezone.now()
     delivery = services.test_send(webhook=webhook, sent_by=owner)  # the first try
     waits = []
@@ -110,12 +114,7 @@ def test_the_waits_between_tries_grow_fourfold(owner, receiver, settings):
 
 def test_a_delivery_is_not_sent_before_its_time_nor_twice_at_once(owner, receiver):
     receiver.fail_first = 1
-    webhook, receiver.secret = services.webhook_create(
-        team=owner.memberships.get().team,
-        name="Once",
-        url=receiver.url,
-        events=["evaluation.finished"],
-    )
+    webhook, receiver.secret = hook(owner, receiver, "Once")
     delivery = services.test_send(webhook=webhook, sent_by=owner)  # a 500: waits now
     assert delivery_attempt(delivery_id=delivery.id) is None, "not due yet"
     later = timezone.now() + timedelta(minutes=1)
@@ -148,13 +147,7 @@ def test_a_new_secret_signs_from_then_on(owner, receiver):
 
 def test_the_slack_payload_is_a_text_message(owner, receiver):
     receiver.fail_first = 0
-    webhook, receiver.secret = services.webhook_create(
-        team=owner.memberships.get().team,
-        name="Chat",
-        url=receiver.url,
-        events=["evaluation.finished"],
-        payload_format="slack",
-    )
+    webhook, receiver.secret = hook(owner, receiver, "Chat", payload_format="slack")
     announce(
         team_id=webhook.team_id,
         event=Event.EVALUATION_FINISHED,
@@ -184,12 +177,7 @@ def test_only_webhooks_listening_for_the_event_and_switched_on_hear_it(owner, re
 
 def test_neither_the_url_nor_the_secret_is_logged(owner, receiver, caplog):
     receiver.fail_first = 1
-    webhook, secret = services.webhook_create(
-        team=owner.memberships.get().team,
-        name="Quiet",
-        url=receiver.url,
-        events=["evaluation.finished"],
-    )
+    webhook, secret = hook(owner, receiver, "Quiet")
     with caplog.at_level("DEBUG", logger="apps"):
         services.test_send(webhook=webhook, sent_by=owner)
     assert len(receiver.received) == 1
@@ -258,12 +246,7 @@ def test_an_unknown_event_or_a_taken_name_is_refused(owner):
 
 
 def test_another_teams_webhook_does_not_exist(owner, outsider, receiver):
-    webhook, _ = services.webhook_create(
-        team=owner.memberships.get().team,
-        name="Mine",
-        url=receiver.url,
-        events=["evaluation.finished"],
-    )
+    webhook, _ = hook(owner, receiver, "Mine")
     stranger = client_for(outsider)
     for name in ("webhook_detail", "webhook_test", "secret_renew", "webhook_delete"):
         answer = stranger.post(reverse(f"notifications:{name}", args=[webhook.id]))
@@ -281,11 +264,6 @@ def test_a_grader_cannot_manage_webhooks_but_sets_their_own_emails(evaluator):
 def test_the_log_keeps_the_newest_deliveries(owner, receiver, monkeypatch):
     receiver.fail_first = 0
     monkeypatch.setattr(services, "LOG_KEPT", 3)
-    webhook, receiver.secret = services.webhook_create(
-        team=owner.memberships.get().team,
-        name="Log",
-        url=receiver.url,
-        events=["evaluation.finished"],
-    )
+    webhook, receiver.secret = hook(owner, receiver, "Log")
     sent = [services.test_send(webhook=webhook, sent_by=owner).id for _ in range(5)]
     assert list(Delivery.objects.values_list("id", flat=True)) == sent[:1:-1]

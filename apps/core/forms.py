@@ -1,10 +1,15 @@
 """What forms of several apps share."""
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from django import forms
 from django.db.models import QuerySet
+
+from .errors import InvalidInput
+
+T = TypeVar("T")
 
 
 def limit_choices(form: forms.BaseForm, name: str, queryset: QuerySet[Any]) -> None:
@@ -16,6 +21,18 @@ def limit_choices(form: forms.BaseForm, name: str, queryset: QuerySet[Any]) -> N
     if not isinstance(field, forms.ModelChoiceField):
         raise TypeError(f"{name} is not a model choice field")
     field.queryset = queryset
+
+
+def saved_through(form: forms.Form, save: Callable[[dict[str, Any]], T]) -> T | None:
+    """What `save` (a service) answers for the form's data; None when the form is not
+    valid or the service found problems, which are then beside their fields."""
+    if not form.is_valid():
+        return None
+    try:
+        return save(form.cleaned_data)
+    except InvalidInput as error:
+        add_problems(form, error.problems)
+        return None
 
 
 _FIELD = re.compile(r"^([a-z_]+)")

@@ -5,20 +5,25 @@ Everything is looked up inside the current team: another team's answers 404."""
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import HttpResponse
+from django.http import HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from apps.accounts.decorators import lead_required, team_member_required
 from apps.accounts.requests import TeamRequest
 from apps.core.errors import InvalidInput
-from apps.core.forms import add_problems
+from apps.core.forms import saved_through
 
 from . import services
 from .forms import DisagreementLevelForm, EmailNoticeForm, WebhookForm
 from .models import Delivery, Webhook
 
 LOG_SHOWN = 50
+
+
+def _posted(request: TeamRequest) -> QueryDict | None:
+    """The form's data on any POST, even an empty one (every box of a form unticked)."""
+    return request.POST if request.method == "POST" else None
 
 
 def _webhook(request: TeamRequest, webhook_id: int) -> Webhook:
@@ -28,9 +33,9 @@ def _webhook(request: TeamRequest, webhook_id: int) -> Webhook:
 @team_member_required
 def overview(request: TeamRequest) -> HttpResponse:
     membership = request.membership
-    # Bound on any POST: unticking every box sends an empty one.
-    posted = request.POST if request.method == "POST" else None
-    email_form = EmailNoticeForm(posted, initial={"events": services.email_events_of(membership)})
+    email_form = EmailNoticeForm(
+        _posted(request), initial={"events": services.email_events_of(membership)}
+    )
     if request.method == "POST" and email_form.is_valid():
         services.email_events_set(
             membership=membership, events_on=email_form.cleaned_data["events"]
@@ -62,34 +67,31 @@ def level_save(request: TeamRequest) -> HttpResponse:
 
 @lead_required
 def webhook_create(request: TeamRequest) -> HttpResponse:
-    form = WebhookForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        try:
-            webhook, secret = services.webhook_create(
-                team=request.membership.team, created_by=request.user, **form.cleaned_data
-            )
-        except InvalidInput as error:
-            add_problems(form, error.problems)
-        else:
-            # Rendered, not redirected to: the secret is shown this once and kept nowhere.
-            messages.success(request, f"Added the webhook {webhook.name}.")
-            return _detail(request, webhook, new_secret=secret)
+    form = WebhookForm(_posted(request))
+    created = saved_through(
+        form,
+        lambda data: services.webhook_create(
+            team=request.membership.team, created_by=request.user, **data
+        ),
+    )
+    if created is not None:
+        webhook, secret = created
+        # Rendered, not redirected to: the secret is shown this once and kept nowhere.
+        messages.success(request, f"Added the webhook {webhook.name}.")
+        return _detail(request, webhook, new_secret=secret)
     return render(request, "notifications/webhook_form.html", {"form": form})
 
 
 @lead_required
 def webhook_detail(request: TeamRequest, webhook_id: int) -> HttpResponse:
     webhook = _webhook(request, webhook_id)
-    form = WebhookForm(request.POST or None, initial=_initial(webhook))
-    if request.method == "POST" and form.is_valid():
-        try:
-            services.webhook_update(webhook=webhook, **form.cleaned_data)
-        except InvalidInput as error:
-            add_problems(form, error.problems)
-            webhook.refresh_from_db()
-        else:
-            messages.success(request, f"Saved the webhook {webhook.name}.")
-            return redirect("notifications:webhook_detail", webhook.id)
+    form = WebhookForm(
+        request.POST if request.method == "POST" else None, initial=_initial(webhook)
+    )
+    if saved_through(form, lambda data: services.webhook_update(webhook=webhook, **data)):
+        messages.success(request, f"Saved the webhook {webhook.name}.")
+        return redirect("notifications:webhook_detail", webhook.id)
+    webhook.refresh_from_db()  # the page shows what is stored, not what was refused
     return _detail(request, webhook, form=form)
 
 

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 from apps.accounts.decorators import lead_required
 from apps.accounts.requests import TeamRequest
 from apps.core.errors import InvalidInput
-from apps.core.forms import add_problems
+from apps.core.forms import saved_through
 from apps.evaluations.models import Evaluation
 from apps.judges.models import Judge
 
@@ -47,16 +47,12 @@ def _form(request: TeamRequest, **kwargs: Any) -> ScheduleForm:
 def schedule_list(request: TeamRequest) -> HttpResponse:
     team = request.membership.team
     form = _form(request)
-    if request.method == "POST" and form.is_valid():
-        try:
-            schedule = services.schedule_create(
-                team=team, created_by=request.user, **form.cleaned_data
-            )
-        except InvalidInput as error:
-            add_problems(form, error.problems)
-        else:
-            messages.success(request, f"Scheduled {schedule.name}.")
-            return redirect("schedules:schedule_detail", schedule.id)
+    schedule = saved_through(
+        form, lambda data: services.schedule_create(team=team, created_by=request.user, **data)
+    )
+    if schedule is not None:
+        messages.success(request, f"Scheduled {schedule.name}.")
+        return redirect("schedules:schedule_detail", schedule.id)
     context = {
         "schedules": Schedule.objects.filter(team=team).select_related("source"),
         "form": form,
@@ -83,15 +79,10 @@ def time_zone_save(request: TeamRequest) -> HttpResponse:
 def schedule_detail(request: TeamRequest, schedule_id: int) -> HttpResponse:
     schedule = _schedule(request, schedule_id)
     form = _form(request, initial=_initial(schedule))
-    if request.method == "POST" and form.is_valid():
-        try:
-            services.schedule_update(schedule=schedule, **form.cleaned_data)
-        except InvalidInput as error:
-            add_problems(form, error.problems)
-            schedule.refresh_from_db()
-        else:
-            messages.success(request, f"Saved {schedule.name}.")
-            return redirect("schedules:schedule_detail", schedule.id)
+    if saved_through(form, lambda data: services.schedule_update(schedule=schedule, **data)):
+        messages.success(request, f"Saved {schedule.name}.")
+        return redirect("schedules:schedule_detail", schedule.id)
+    schedule.refresh_from_db()  # the page shows what is stored, not what was refused
     runs = ScheduledRun.objects.filter(schedule=schedule).select_related(
         "evaluation", "previous", "baseline"
     )[:RUNS_SHOWN]
