@@ -11,6 +11,7 @@ A broker that is down loses nothing: the deliveries wait in the database for the
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -25,24 +26,45 @@ from .payloads import Announcement, body_for
 from .tasks import deliver, send_email
 
 
+@dataclass(frozen=True)
+class Audience:
+    """Who hears an event in a team: its listening webhooks, the addresses to e-mail."""
+
+    webhooks: list[Webhook]
+    recipients: list[str]
+
+    def __bool__(self) -> bool:
+        return bool(self.webhooks or self.recipients)
+
+
+def audience(*, team_id: int, event: Event) -> Audience:
+    """Two reads; an event nobody hears costs no more (its content need not be built)."""
+    hooks = Webhook.objects.filter(team_id=team_id, active=True)
+    recipients = EmailNotice.objects.filter(
+        membership__team_id=team_id, event=event.value, membership__user__is_active=True
+    ).values_list("membership__user__email", flat=True)
+    return Audience([h for h in hooks if event.value in h.events], sorted(recipients))
+
+
 def announce(
-    *, team_id: int, event: Event, summary: str, path: str = "", data: dict[str, Any] | None = None
+    *,
+    team_id: int,
+    event: Event,
+    summary: str,
+    path: str = "",
+    data: dict[str, Any] | None = None,
+    heard_by: Audience | None = None,
 ) -> list[Delivery]:
-    """Tell the team: returns the deliveries written (the e-mails go on a worker)."""
-    listening = [hook for hook in _active_webhooks(team_id) if event.value in hook.events]
-    recipients = list(
-        EmailNotice.objects.filter(
-            membership__team_id=team_id, event=event.value, membership__user__is_active=True
-        ).values_list("membership__user__email", flat=True)
-    )
-    if not listening and not recipients:
+    """Tell the team (`heard_by`: its audience, when the caller read it already): returns
+    the deliveries written (the e-mails go on a worker)."""
+    heard_by = heard_by if heard_by is not None else audience(team_id=team_id, event=event)
+    if not heard_by:
         return []
     announcement = _announcement(team_id, event, summary, path, data or {})
-    deliveries = [deliveries_write(hook, announcement) for hook in listening]
-    if recipients:
-        queue_after_commit(
-            send_email, sorted(recipients), _subject(announcement), _text(announcement)
-        )
+    deliveries = [deliveries_write(hook, announcement) for hook in heard_by.webhooks]
+    if heard_by.recipients:
+        text = _text(announcement)
+        queue_after_commit(send_email, heard_by.recipients, _subject(announcement), text)
     return deliveries
 
 
@@ -76,10 +98,6 @@ def deliveries_write(webhook: Webhook, announcement: Announcement) -> Delivery:
 def site_link(path: str) -> str:
     """An absolute link to a page of Relevo, for a message read outside it."""
     return f"{settings.SITE_URL.rstrip('/')}{path}" if path else ""
-
-
-def _active_webhooks(team_id: int) -> list[Webhook]:
-    return list(Webhook.objects.filter(team_id=team_id, active=True))
 
 
 def _announcement(

@@ -16,7 +16,7 @@ from apps.core import live
 from apps.core.queueing import queue_after_commit
 from apps.engine.metrics import metric_label
 from apps.evaluations.models import Evaluation, EvaluationMetric, Status
-from apps.notifications.events import announce
+from apps.notifications.events import announce, audience
 from apps.notifications.models import Event
 
 from .means import store_exact_means
@@ -54,7 +54,11 @@ def finish_when_complete(evaluation: Evaluation) -> None:
 
 
 def _announce_finished(evaluation_id: int, team_id: int) -> None:
-    """Tell the team (its webhooks, the members who asked for e-mail) with the means."""
+    """Tell the team (its webhooks, the members who asked for e-mail) with the means;
+    two reads when nobody listens."""
+    heard_by = audience(team_id=team_id, event=Event.EVALUATION_FINISHED)
+    if not heard_by:
+        return
     name, graded, total = Evaluation.objects.values_list("name", "graded_slots", "total_slots").get(
         id=evaluation_id
     )
@@ -71,6 +75,7 @@ def _announce_finished(evaluation_id: int, team_id: int) -> None:
         summary=f"The evaluation {name} finished ({graded} of {total} results graded)"
         + (f": {shown}." if shown else "."),
         path=reverse("insights:evaluation_detail", args=[evaluation_id]),
+        heard_by=heard_by,
         data={
             "evaluation": {"id": evaluation_id, "name": name},
             "graded": graded,

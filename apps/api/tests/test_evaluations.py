@@ -483,8 +483,11 @@ def test_create_writes_nothing_when_the_service_refuses_after_tags_were_named(ap
 # their tables joined the cascade (the evaluation's judge runs, and the judge grades and
 # failures of its slots): 4 more, none of them per keyword. Calibration and chains added
 # 4 more (gold sets drawn from it are kept, their link to it cleared; its chain and the
-# chain's steps go with it). The keywords' notes (information needs) 1 more.
-DELETE_QUERIES = 31
+# chain's steps go with it). The keywords' notes (information needs) 1 more. Issue 20
+# added 5, none per keyword: the schedules whose setup it is and the scheduled runs it is
+# the evaluation, previous run or baseline of have their link cleared (4), and its
+# decision order and those that name it as the rival go with it (1).
+DELETE_QUERIES = 36
 
 
 def test_delete_removes_a_pending_evaluation_and_everything_in_it(api, team_a):
@@ -645,7 +648,9 @@ def test_a_transition_of_another_teams_evaluation_is_404_and_changes_nothing(act
 # makes the means exact and records a history point: one read per metric (2 here).
 # finish: one more on PostgreSQL since the recompute locks the evaluation's row first
 # (apps/scoring/store.py, "Lock order"); still the same for 1 keyword and for 12.
-TRANSITION_QUERIES = {"start": 12, "stop": 7, "finish": 20}
+# Issue 20: opening reads whether the queue is in decision order (start, 1 more); a
+# finish reads who hears it, webhooks and e-mails (2 more: nobody listens here).
+TRANSITION_QUERIES = {"start": 13, "stop": 7, "finish": 22}
 
 
 @pytest.mark.parametrize("action", ["start", "stop", "finish"])
