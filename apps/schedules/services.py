@@ -116,11 +116,11 @@ def _values(team: Team, given: dict[str, Any], *, creating: bool) -> dict[str, A
 
 def _team_object(model: type[Any], team: Team, chosen: Any, field: str, problems: list[str]) -> Any:
     """One of the team's objects by id (another team's does not exist for it)."""
-    try:
-        number = int(str(getattr(chosen, "id", chosen)))
-    except ValueError:
+    text = str(getattr(chosen, "id", chosen)).strip()
+    if not text.isdigit() or len(text) > 18:  # an id, within the ids' 64 bits
         problems.append(f"{field}: an id of one of the team's {model._meta.verbose_name_plural}")
         return None
+    number = int(text)
     found = model.objects.filter(id=number, team_id=team.id).first()
     if found is None:
         problems.append(f"{field}: the team has no {model._meta.verbose_name} {number}")

@@ -235,6 +235,17 @@ def test_another_teams_evaluation_or_judge_cannot_be_scheduled(team_a, team_b):
         services.schedule_create(team=team_a, name="X", source=theirs.id, cron="0 6 * * *")
 
 
+def test_a_source_or_judge_that_is_no_id_is_refused(team_a):
+    with pytest.raises(Exception) as refused:
+        services.schedule_create(
+            team=team_a, name="X", source="9" * 30, cron="0 6 * * *", judge="GPT"
+        )
+    assert refused.value.problems == [
+        "source: an id of one of the team's evaluations",
+        "judge: an id of one of the team's judges",
+    ]
+
+
 def test_another_teams_schedule_does_not_exist(nightly, outsider):
     stranger = client_for(outsider)
     for name in ("schedule_detail", "schedule_run_now", "schedule_delete"):
