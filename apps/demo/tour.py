@@ -51,6 +51,7 @@ def demo_tour() -> list[Stop]:
             phone=True,
         ),
         Stop("compare", f"{compare}?e={binary.id}&e={graded.id}", phone=True),
+        Stop("judge-what-decides", reverse("insights:decisive_order", args=[graded.id])),
         Stop("agreement", reverse("insights:evaluation_agreement", args=[graded.id])),
         Stop("disagreements", reverse("insights:disagreement_queue", args=[graded.id])),
         Stop("leaderboard", reverse("insights:leaderboard")),
