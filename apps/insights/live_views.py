@@ -16,6 +16,7 @@ from apps.accounts.requests import TeamRequest
 from apps.core import live
 from apps.evaluations.models import Evaluation
 from apps.judges.selectors import evaluation_judges
+from apps.judging.decisive import decisive_status
 
 from .agreement.views import queue_page_context
 from .dashboard_content import dashboard_context
@@ -36,12 +37,15 @@ def _unless_unchanged(
 
 
 def _team_evaluation(request: TeamRequest, evaluation_id: int) -> Evaluation:
-    return get_object_or_404(Evaluation, id=evaluation_id, team_id=request.membership.team_id)
+    # The decision order's option comes with it: no query while it is off.
+    evaluations = Evaluation.objects.select_related("decisive_order__rival")
+    return get_object_or_404(evaluations, id=evaluation_id, team_id=request.membership.team_id)
 
 
 @lead_required
 def live_evaluation(request: TeamRequest, evaluation_id: int) -> HttpResponse:
-    """The evaluation page's progress, metric values and AI judges panel. When its status
+    """The evaluation page's progress, metric values, AI judges panel and where the
+    comparison its queue is ordered by stands (judging/decisive.py). When its status
     is no longer the one the page was drawn with (`shown`), the page reloads whole: its
     buttons and sections depend on the status."""
     evaluation = _team_evaluation(request, evaluation_id)
@@ -54,6 +58,7 @@ def live_evaluation(request: TeamRequest, evaluation_id: int) -> HttpResponse:
                 "evaluation": evaluation,
                 "values": metric_values(evaluation),
                 "judges_panel": evaluation_judges(evaluation),
+                "decisive": decisive_status(evaluation=evaluation),
                 "live_part": True,
             },
         )

@@ -4,6 +4,7 @@ switching it off gives back keyword order; the evaluation page says when judging
 stop; the form's rules."""
 
 import pytest
+from django.urls import reverse
 
 from apps.accounts.models import Membership
 from apps.core.errors import InvalidInput
@@ -87,6 +88,19 @@ def test_the_page_says_when_judging_can_stop(team_a, lead):
         f"The verdict can no longer change: {candidate.name} is ahead on DCG@2, whatever the "
         "5 remaining grades are; judging can stop." in after
     )
+
+
+def test_the_live_answer_redraws_the_line_after_a_grade(team_a, lead):
+    """An open evaluation page asks its live URL after each change: the line follows."""
+    rival, candidate = rival_and_candidate(team_a)
+    decisive_order_set(evaluation=candidate, rival_id=rival.id, metric="dcg@2", lead=lead.user)
+    first = slot_claim_next(membership=lead, evaluation=candidate)
+    slot_judge(slot_id=first.id, giver=Giver.grader(lead.user), grade=3)
+
+    live = client_for(lead.user).get(reverse("insights:live_evaluation", args=[candidate.id]))
+
+    assert 'id="decisive-order"' in live.content.decode()
+    assert "The verdict can no longer change" in live.content.decode()
 
 
 def test_a_grade_that_keeps_it_open_leaves_it_open(team_a, lead):
