@@ -61,6 +61,9 @@ class Evaluation(models.Model):
     show_position = models.BooleanField(default=False)
     scoring_guidelines = models.TextField(blank=True)
     reuse = models.CharField(max_length=32, choices=Reuse.choices, default=Reuse.NONE)
+    # Copy only grades given on the content the result shows now (reuse.py): a document
+    # that changed since is graded again. Set on scheduled runs and the gate's candidates.
+    reuse_fresh_only = models.BooleanField(default=False, db_default=False)
     # A keyword with judgements but no results scores 0 in every metric instead of being
     # left out of the means (trec_eval -c).
     zero_without_results = models.BooleanField(default=False)

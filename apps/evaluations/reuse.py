@@ -10,7 +10,9 @@ Copied slots are flagged `reused` (they are not new work for the leaderboard) an
 the original grade time and reason. Each keeps the fingerprint of the content it was
 graded on (fingerprints.py); when that differs from the new result's, the document
 changed since, and the copy is marked `stale`: it counts, but the lead sees how many the
-metrics rest on and may send them back to the queue (stale.py). They are written by the
+metrics rest on and may send them back to the queue (stale.py). An evaluation that reuses
+fresh grades only (`reuse_fresh_only`: a scheduled run, a gate's candidate) copies none
+of those: the changed document waits in the queue. They are written by the
 grade writer's bulk entry (apps.judging.judgements.slots_judge_in_bulk), which marks
 their keywords for scoring in the same transaction, so the metrics follow through the
 normal pipeline.
@@ -162,8 +164,10 @@ def reuse_apply(*, evaluation: Evaluation) -> int:
     judgements: list[BulkJudgement] = []
     for snapshot_id, text, doc_id, position, name, image, attributes in snapshots:
         grades = earlier.get(_match_key(evaluation.reuse, text, doc_id, position), [])
-        chosen = _one_per_grader(grades, evaluation.strategy)
         shown_now = content_fingerprint(name, image, attributes)
+        if evaluation.reuse_fresh_only:  # a changed document is graded again, not copied
+            grades = [grade for grade in grades if grade.fingerprint == shown_now]
+        chosen = _one_per_grader(grades, evaluation.strategy)
         for slot_id, grade in zip(untouched[snapshot_id], chosen, strict=False):
             judgements.append(
                 BulkJudgement(

@@ -96,7 +96,8 @@ def run_evaluation_start(
     """The run's evaluation made and started: `source` copied (asked of `search_model`
     instead of its own, if given) under `name` or the next free one, reusing the
     still-valid grades of earlier evaluations (by keyword and document, unless the source
-    asks for the position too), never restarting on its own. A refusal (no keywords to
+    asks for the position too; never one given on content that has changed since),
+    never restarting on its own. A refusal (no keywords to
     run, say) fails the run with the reason."""
     try:
         with transaction.atomic():
@@ -106,7 +107,9 @@ def run_evaluation_start(
                 search_model=search_model,
             )
             reuse = source.reuse if source.reuse != Reuse.NONE else Reuse.KEYWORD_DOC
-            Evaluation.objects.filter(id=copy.id).update(reuse=reuse, auto_restart=False)
+            Evaluation.objects.filter(id=copy.id).update(
+                reuse=reuse, reuse_fresh_only=True, auto_restart=False
+            )
             ScheduledRun.objects.filter(id=run.id).update(evaluation=copy)
             run.evaluation = evaluation_start(evaluation=copy)
     except DomainError as error:

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from apps.evaluations.lifecycle import evaluation_delete
 from apps.evaluations.models import Evaluation, FeedbackSlot, Status
+from apps.evaluations.services import evaluation_create_with_keywords
 from apps.judges.models import JudgeRun
 from apps.judges.services import judge_create
 from apps.judges.tests.fake_provider import FakeProvider, Reply, Seen
@@ -23,8 +24,9 @@ from apps.notifications.models import Delivery
 from apps.schedules import cron, services
 from apps.schedules.models import RunState, Schedule, ScheduledRun
 from apps.schedules.runner import scheduled_runs_advance, schedules_run_due
+from tests import search_server as search_server_module
 from tests.comparison_data import imported_evaluation
-from tests.factories import client_for, make_evaluation, slots_of
+from tests.factories import client_for, make_evaluation, make_search_model, slots_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -126,6 +128,41 @@ def test_runs_are_compared_with_the_previous_run_and_the_baseline(nightly, team_
     regressions = told("regression.found")
     assert len(regressions) == 2 and regressions[0]["data"]["regressions"] == ["baseline"]
     assert scheduled_runs_advance() == 0, "each run is compared and told once"
+
+
+def test_a_run_reuses_the_grades_still_valid_and_not_those_of_a_changed_document(
+    team_a, owner, search_server, monkeypatch
+):
+    model = make_search_model(team_a, search_server.base_url)
+    setup = evaluation_create_with_keywords(
+        team=team_a,
+        name="Shoes",
+        metrics=[("precision", 5)],
+        scale="binary",
+        keywords=["red shoes"],
+        search_model=model,
+    )
+    schedule = services.schedule_create(
+        team=team_a, name="Nightly", source=setup.id, cron="0 6 * * *"
+    )
+    first = services.run_now(schedule=schedule)  # its keyword runs here, then it opens
+    grade_all(first.evaluation, 1, owner)
+
+    # Before the next run, the second result's title changes on the search system.
+    original = search_server_module.documents_for
+
+    def second_result_renamed(keyword, count):
+        documents = original(keyword, count)
+        documents[1]["_source"]["title"] += " (new edition)"
+        return documents
+
+    monkeypatch.setattr(search_server_module, "documents_for", second_result_renamed)
+    second = services.run_now(schedule=schedule)
+
+    slots = FeedbackSlot.objects.filter(evaluation=second.evaluation).select_related("snapshot")
+    assert [s.snapshot.position for s in slots if s.grade is None] == [2]
+    assert all(s.reused and not s.stale for s in slots if s.grade is not None)
+    assert len(slots) == 5
 
 
 def test_a_run_waits_for_its_grades_to_be_compared(nightly, owner):
