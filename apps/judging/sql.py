@@ -40,6 +40,7 @@ TAGS = Tag._meta.db_table
 
 
 STALENESS_FIELDS = ("content_fingerprint", "stale")
+REUSE_FIELDS = ("reuse", "reuse_fresh_only")
 
 
 class SlotRows:
@@ -55,10 +56,13 @@ class SlotRows:
     RELATED = ("snapshot", "keyword", "evaluation")
 
     def __init__(self, *related: tuple[type[Model], str]) -> None:
-        # The grader's card never reads whether a copied grade is stale: the claim's
-        # statement stays under 4,096 bytes without those columns (claim_sql).
+        # The grader's card never reads whether a copied grade is stale, nor how its
+        # evaluation reuses grades: the claim's statement stays under 4,096 bytes without
+        # those columns (claim_sql).
         self.rows = RowModels(
-            (FeedbackSlot, "s"), *related, leave_out={FeedbackSlot: STALENESS_FIELDS}
+            (FeedbackSlot, "s"),
+            *related,
+            leave_out={FeedbackSlot: STALENESS_FIELDS, Evaluation: REUSE_FIELDS},
         )
         # Unquoted but for "index" (a keyword to SQLite even after "alias."): the claim's
         # statement must stay short (claim_sql).
