@@ -37,7 +37,16 @@ from apps.core.errors import InvalidInput, InvalidState, NotFound
 from apps.evaluations.scales import scale_of
 
 from .asking import Asked, ask, budget_reached, judgement_key
-from .calibration_figures import Ceiling, JudgeFigures, Pair, judge_figures, people_ceiling
+from .calibration_figures import (
+    Ceiling,
+    Figure,
+    JudgeFigures,
+    Pair,
+    alpha_gap,
+    judge_figures,
+    people_ceiling,
+)
+from .calibration_verdict import CalibrationVerdict, calibration_verdict
 from .call_log import log_call
 from .models import (
     CachedJudgement,
@@ -338,6 +347,7 @@ class RunReport:
     run: CalibrationRun
     figures: JudgeFigures
     stale: str  # why its figures no longer describe the judge ("" when they do)
+    verdict: CalibrationVerdict | None = None  # None until the calibration is over
 
 
 @dataclass(frozen=True)
@@ -362,6 +372,10 @@ def gold_report(gold_set: GoldSet, *, samples: int = 1_000) -> GoldReport:
         [(str(name), int(k)) for name, k in gold_set.metrics] if gold_set.candidate_name else []
     )
     people = gold_pairs(gold_set, None)
+    ceiling = _cached(
+        f"judges:ceiling:{gold_set.id}:{gold_set.created_at.isoformat()}:{samples}",
+        lambda: people_ceiling(people, scale, samples=samples),
+    )
     reports = []
     for run in gold_set.runs.select_related("judge", "judge__prompt").order_by("created_at", "id"):
 
@@ -371,17 +385,19 @@ def gold_report(gold_set: GoldSet, *, samples: int = 1_000) -> GoldReport:
                 pairs, scale, profile=gold_set.profile, metrics=metrics, samples=samples
             )
 
+        def gap(run: CalibrationRun = run) -> Figure:
+            return alpha_gap(gold_pairs(gold_set, run), scale, samples=samples)
+
         if run.status == CalibrationStatus.RUNNING:
-            measured = figures(samples=0)
-        else:
-            finished = run.finished_at.isoformat() if run.finished_at else ""
-            key = f"judges:calibration:{run.id}:{finished}:{run.graded}:{run.failed}:{samples}"
-            measured = _cached(key, figures)
-        reports.append(RunReport(run, measured, _stale(run, gold_set)))
-    ceiling = _cached(
-        f"judges:ceiling:{gold_set.id}:{gold_set.created_at.isoformat()}:{samples}",
-        lambda: people_ceiling(people, scale, samples=samples),
-    )
+            reports.append(RunReport(run, figures(samples=0), _stale(run, gold_set)))
+            continue
+        finished = run.finished_at.isoformat() if run.finished_at else ""
+        key = f"{run.id}:{finished}:{run.graded}:{run.failed}:{samples}"
+        measured = _cached(f"judges:calibration:{key}", figures)
+        verdict = calibration_verdict(
+            measured.alpha, ceiling.alpha, _cached(f"judges:calibration-gap:{key}", gap)
+        )
+        reports.append(RunReport(run, measured, _stale(run, gold_set), verdict))
     return GoldReport(
         gold_set,
         scale,

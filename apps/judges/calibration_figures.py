@@ -15,7 +15,9 @@ On what each figure rests:
   judge).
 - **The ceiling**: the same alpha and the share of agreeing pairs among people's own
   grades, on the results two people or more graded. A judge that agrees with people
-  about as well as they agree with each other is as good as one more person.
+  about as well as they agree with each other is as good as one more person. The gap
+  (alpha_gap) is the judge's alpha less people's, with an interval of its own: both on
+  the same resampled keywords (what the verdict reads, calibration_verdict.py).
 - **Rankings**: nDCG@10 per keyword of the baseline's list with people's grades and with
   the judge's (on the same graded results), and Kendall's tau-b between the two orders
   of the keywords: does the judge find the same keywords good and bad?
@@ -211,7 +213,7 @@ UNDEFINED = (
 
 
 def _alpha_of(scale: engine.Scale) -> Statistic:
-    level: Level = "nominal" if len(scale.grades) == 2 else "ordinal"
+    level = _level(scale)
 
     def alpha(rows: np.ndarray) -> float | None:
         count = len(rows)
@@ -361,18 +363,8 @@ def people_ceiling(
 ) -> Ceiling:
     """People's agreement with each other, over the results two people or more graded."""
     keywords = sorted({pair.keyword for pair in pairs})
-    index = {keyword: position for position, keyword in enumerate(keywords)}
-    per_keyword: list[list[tuple[int, ...]]] = [[] for _ in keywords]
-    for pair in pairs:
-        if len(pair.people) >= 2:
-            per_keyword[index[pair.keyword]].append(pair.people)
-    level: Level = "nominal" if len(scale.grades) == 2 else "ordinal"
-
-    def counts_of(drawn: IntArray) -> np.ndarray:
-        results = [people for k in drawn for people in per_keyword[k]]
-        items = [item for item, people in enumerate(results) for _ in people]
-        grades = [grade for people in results for grade in people]
-        return category_counts(items, grades, scale.grades)
+    counts_of = _people_counts(pairs, keywords, scale)
+    level = _level(scale)
 
     def alpha(counts: np.ndarray) -> float | None:
         return krippendorff_alpha(counts, level).value if len(counts) else None
@@ -385,7 +377,7 @@ def people_ceiling(
     for statistic in (alpha, agreement):
         value = statistic(everything)
         if not len(everything):
-            figures.append(Figure(None, reason="no result has grades from two people"))
+            figures.append(Figure(None, reason=NO_TWO_PEOPLE))
             continue
         if value is None:
             figures.append(Figure(None, n=len(everything), reason=UNDEFINED))
@@ -398,6 +390,64 @@ def people_ceiling(
         )
         figures.append(Figure(value, low, high, len(everything)))
     return Ceiling(*figures)
+
+
+NO_TWO_PEOPLE = "no result has grades from two people"
+
+
+def _level(scale: engine.Scale) -> Level:
+    return "nominal" if len(scale.grades) == 2 else "ordinal"
+
+
+def _people_counts(
+    pairs: Sequence[Pair], keywords: list[int], scale: engine.Scale
+) -> Callable[[IntArray], np.ndarray]:
+    """The count table of people's grades on the results two people or more graded, of
+    the drawn keywords (indices into `keywords`)."""
+    index = {keyword: position for position, keyword in enumerate(keywords)}
+    per_keyword: list[list[tuple[int, ...]]] = [[] for _ in keywords]
+    for pair in pairs:
+        if len(pair.people) >= 2:
+            per_keyword[index[pair.keyword]].append(pair.people)
+
+    def counts_of(drawn: IntArray) -> np.ndarray:
+        results = [people for k in drawn for people in per_keyword[k]]
+        items = [item for item, people in enumerate(results) for _ in people]
+        grades = [grade for people in results for grade in people]
+        return category_counts(items, grades, scale.grades)
+
+    return counts_of
+
+
+# --- The judge against the ceiling -----------------------------------------------------
+
+
+def alpha_gap(
+    pairs: Sequence[Pair], scale: engine.Scale, *, samples: int = SAMPLES, seed: int = SEED
+) -> Figure:
+    """The judge's alpha against people's consensus less people's alpha with each other,
+    with its own interval: both are measured on the same resampled keywords, so the
+    interval is that of the difference (two separate intervals overlap long after the
+    difference is clear). Negative: the judge agrees with people less than they do."""
+    keywords = sorted({pair.keyword for pair in pairs})
+    by_keyword = _by_keyword(_graded_pairs(pairs, scale), keywords, scale)
+    people_counts = _people_counts(pairs, keywords, scale)
+    judge_alpha, level = _alpha_of(scale), _level(scale)
+
+    def gap(drawn: IntArray) -> float | None:
+        chosen = [by_keyword[k] for k in drawn if len(by_keyword[k])]
+        counts = people_counts(drawn)
+        if not chosen or not len(counts):
+            return None
+        judge = judge_alpha(np.concatenate(chosen))
+        people = krippendorff_alpha(counts, level).value
+        return None if judge is None or people is None else judge - people
+
+    value = gap(np.arange(len(keywords)))
+    if value is None:
+        return Figure(None, reason="the judge's alpha or people's is undefined")
+    low, high = bootstrap_interval(gap, len(keywords), samples=samples, seed=seed)
+    return Figure(value, low, high, len(keywords))
 
 
 def _composed(

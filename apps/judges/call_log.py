@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import QuerySet
+from django.core.paginator import Page, Paginator
+from django.db.models import Count, Q, QuerySet
 
 from .asking import Asked
 from .models import CalibrationRun, Judge, JudgeCall, JudgeRun
+from .providers import Failure
 
 PAGE = 500
+CALLS_PER_PAGE = 25
 
 
 def log_call(
@@ -127,3 +131,49 @@ def _line(about: dict[str, Any], call: JudgeCall) -> dict[str, object]:
         "failure": call.failure or None,
         "error": call.error or None,
     }
+
+
+# --- Read in the page ------------------------------------------------------------------
+
+# What the page's filter offers: every call, the calls answered, those that failed
+# (whatever the failure), and each kind of failure on its own.
+ALL, SUCCEEDED, FAILED = "all", "succeeded", "failed"
+OUTCOMES = (ALL, SUCCEEDED, FAILED, *(failure.value for failure in Failure))
+
+
+@dataclass(frozen=True)
+class CallLogPage:
+    outcome: str  # the filter applied (one of OUTCOMES)
+    counts: dict[str, int]  # outcome -> how many calls, for every outcome that has some
+    page: Page[JudgeCall]
+
+
+def call_log_page(calls: QuerySet[JudgeCall], *, outcome: str, page_number: Any) -> CallLogPage:
+    """One page of `calls` (a run's or a calibration's) with the given outcome, in the
+    order they were made; an outcome that is none of OUTCOMES shows every call."""
+    chosen = outcome if outcome in OUTCOMES else ALL
+    by_failure: dict[str, int] = dict(
+        calls.order_by()
+        .values("failure")
+        .annotate(count=Count("id"))
+        .values_list("failure", "count")
+    )
+    counts = {
+        ALL: sum(by_failure.values()),
+        SUCCEEDED: by_failure.get("", 0),
+        FAILED: sum(count for failure, count in by_failure.items() if failure),
+        **{failure: count for failure, count in by_failure.items() if failure},
+    }
+    shown = calls.filter(_outcome_filter(chosen)).order_by("id")
+    page = Paginator(shown, CALLS_PER_PAGE).get_page(page_number)
+    return CallLogPage(chosen, counts, page)
+
+
+def _outcome_filter(outcome: str) -> Q:
+    if outcome == ALL:
+        return Q()
+    if outcome == SUCCEEDED:
+        return Q(failure="")
+    if outcome == FAILED:
+        return ~Q(failure="")
+    return Q(failure=outcome)

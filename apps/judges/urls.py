@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import calibration_views, views
+from . import calibration_views, call_log_views, views
 
 app_name = "judges"
 
@@ -29,6 +29,12 @@ urlpatterns = [
         "judges/calibration/<int:gold_set_id>/calibrate/",
         calibration_views.calibration_start,
         name="calibration_start",
+    ),
+    path("judges/runs/<int:run_id>/log/", call_log_views.run_calls, name="run_calls"),
+    path(
+        "judges/calibrations/<int:run_id>/log/",
+        call_log_views.calibration_calls,
+        name="calibration_calls",
     ),
     path(
         "judges/calibrations/<int:run_id>/calls/",

@@ -33,3 +33,13 @@ def share_figure(value: Figure | None) -> str:
 def by_grade(rows: list[list[int]], grades: tuple[int, ...]) -> list[tuple[int, list[int]]]:
     """A confusion matrix's rows with the grade each stands for."""
     return list(zip(grades, rows, strict=True))
+
+
+OUTCOME_LABELS = {"all": "All", "succeeded": "Succeeded", "failed": "Failed"}
+
+
+@register.filter
+def outcome_label(outcome: str) -> str:
+    """A call log filter's name: All, Succeeded, Failed, or the kind of failure
+    ("rate_limited": Rate limited)."""
+    return OUTCOME_LABELS.get(outcome) or outcome.replace("_", " ").capitalize()
