@@ -36,6 +36,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from apps.core.bulk import bulk_set
+from apps.core.errors import InvalidState
 from apps.core.image_sources import image_source
 from apps.endpoints.model_calls import model_call
 from apps.search import Document, KeywordRun
@@ -44,6 +45,7 @@ from .models import Evaluation, Keyword, Snapshot, Status
 from .opening import evaluation_open
 from .result_rows import ResultRow, insert_results
 from .services import add_to_total_slots
+from .states import Event, move
 
 logger = logging.getLogger(__name__)
 
@@ -313,7 +315,9 @@ def evaluation_fetch(*, evaluation_id: int) -> str:
             .first()
         )
         if evaluation is None or evaluation.search_model is None:
-            Evaluation.objects.filter(id=evaluation_id).update(fetching=False)
+            # Nothing to run (its search model was removed): it waits, pending, for a lead.
+            with contextlib.suppress(InvalidState):
+                move(evaluation_id=evaluation_id, event=Event.PAUSE)
             return "gone"
         with endpoint_runner_lock(evaluation.search_model.endpoint_id) as runs_endpoint:
             if not runs_endpoint:
@@ -322,7 +326,11 @@ def evaluation_fetch(*, evaluation_id: int) -> str:
             finished = _Runner(evaluation, keywords_to_run(evaluation_id)).run()
         if not finished:
             return "paused"
-        return "opened" if evaluation_open(evaluation=evaluation, after_fetch=True) else "paused"
+        try:
+            evaluation_open(evaluation=evaluation, after_fetch=True)
+        except InvalidState:
+            return "paused"  # a lead paused it (or removed it) while its keywords ran
+        return "opened"
     finally:
         _free_lease(evaluation_id)
 

@@ -8,7 +8,6 @@ own when its last grade is scored.
 import re
 
 from django.db import transaction
-from django.db.models import Q
 
 from apps.accounts.models import Team
 from apps.core import live
@@ -29,6 +28,7 @@ from .services import (
     keywords_add,
     snapshots_add,
 )
+from .states import Event, move
 from .tasks import fetch_evaluation
 
 _TRAILING_NUMBER = re.compile(r"^(.*?)(\d+)\s*$")
@@ -44,27 +44,14 @@ def evaluation_start(*, evaluation: Evaluation) -> Evaluation:
         raise InvalidState("add keywords before starting: the search model has none to run")
     if evaluation.search_model_id is not None and keywords_to_run(evaluation.id):
         with transaction.atomic():
-            changed = Evaluation.objects.filter(
-                id=evaluation.id, status=Status.PENDING, fetching=False
-            ).update(fetching=True)
-            if not changed:
-                _refuse_start(evaluation.id)
+            move(evaluation_id=evaluation.id, event=Event.FETCH)
             # With the broker down the start is saved all the same: the keywords run when
             # resume_stalled_fetches finds the evaluation fetching with no runner.
             queue_after_commit(fetch_evaluation, evaluation.id)
-    elif not evaluation_open(evaluation=evaluation):
-        _refuse_start(evaluation.id)
+    else:
+        evaluation_open(evaluation=evaluation)
     evaluation.refresh_from_db()
     return evaluation
-
-
-def _refuse_start(evaluation_id: int) -> None:
-    current = Evaluation.objects.filter(id=evaluation_id).values("status", "fetching").first()
-    if current is None:
-        raise InvalidState("the evaluation no longer exists")
-    if current["fetching"]:
-        raise InvalidState("the evaluation is already starting: its keywords are running")
-    raise InvalidState(f"only a pending evaluation can start; this one is {current['status']}")
 
 
 def next_name(name: str) -> str:
@@ -173,6 +160,7 @@ def evaluation_restart(*, evaluation_id: int) -> Evaluation:
     """Auto-restart: a copy named as a clone is (the next number the team has not used),
     started at once.
     (Queued by apps.scoring.finishing when an evaluation set to restart finishes.)"""
+    move(evaluation_id=evaluation_id, event=Event.RESTART)
     evaluation = Evaluation.objects.get(id=evaluation_id)
     return evaluation_start(evaluation=evaluation_clone(evaluation=evaluation))
 
@@ -180,16 +168,7 @@ def evaluation_restart(*, evaluation_id: int) -> Evaluation:
 def evaluation_stop(*, evaluation: Evaluation) -> Evaluation:
     """Pause: an active evaluation goes back to pending (grades are kept); one whose
     keywords are running stops running them (those already run are kept)."""
-    active = Q(status=Status.ACTIVE)
-    starting = Q(status=Status.PENDING, fetching=True)
-    changed = Evaluation.objects.filter(active | starting, id=evaluation.id).update(
-        status=Status.PENDING, fetching=False
-    )
-    if not changed:
-        evaluation.refresh_from_db()
-        raise InvalidState(
-            f"only an active or starting evaluation can pause; this one is {evaluation.status}"
-        )
+    move(evaluation_id=evaluation.id, event=Event.PAUSE)
     live.changed(evaluation_id=evaluation.id, team_id=evaluation.team_id)
     evaluation.refresh_from_db()
     return evaluation
@@ -197,34 +176,21 @@ def evaluation_stop(*, evaluation: Evaluation) -> Evaluation:
 
 def evaluation_finish_now(*, evaluation: Evaluation) -> Evaluation:
     """A lead finishes an active evaluation by hand, whatever its progress."""
-    if not evaluation_finish(evaluation_id=evaluation.id):
-        evaluation.refresh_from_db()
-        raise InvalidState(f"only an active evaluation can finish; this one is {evaluation.status}")
+    evaluation_finish(evaluation_id=evaluation.id, event=Event.FINISH)
     evaluation.refresh_from_db()
     return evaluation
 
 
 def evaluation_delete(*, evaluation: Evaluation) -> None:
     """Delete an evaluation and everything in it; refused while graders are at work."""
-    running = (
-        Evaluation.objects.filter(Q(status=Status.ACTIVE) | Q(fetching=True), id=evaluation.id)
-        .values_list("status", flat=True)
-        .first()
-    )
-    if running is not None:
-        raise InvalidState(
-            "pause the evaluation before deleting it: it is "
-            + ("active" if running == Status.ACTIVE else "running its keywords")
-        )
+    move(evaluation_id=evaluation.id, event=Event.DELETE)
     # A team whose baseline this was keeps no baseline (the foreign key sets null).
     evaluation.delete()
 
 
 def evaluation_archive(*, evaluation: Evaluation, archived: bool = True) -> Evaluation:
     """Archive (hide from lists and the work pool) or bring back; not while active."""
-    if archived and (evaluation.status == Status.ACTIVE or evaluation.fetching):
-        raise InvalidState("pause or finish the evaluation before archiving it")
-    Evaluation.objects.filter(id=evaluation.id).update(archived=archived)
+    move(evaluation_id=evaluation.id, event=Event.ARCHIVE if archived else Event.UNARCHIVE)
     live.changed(team_id=evaluation.team_id)  # the dashboard leaves archived ones out
     evaluation.refresh_from_db(fields=["archived"])
     return evaluation

@@ -10,33 +10,26 @@ from django.utils import timezone
 from apps.core import live
 from apps.judging.decisive import decisive_order_refresh
 
-from .models import Evaluation, Status
+from .models import Evaluation
 from .reuse import reuse_apply
+from .states import Event, move
 
 
-def evaluation_open(*, evaluation: Evaluation, after_fetch: bool = False) -> bool:
-    """Apply the reuse strategy and open a pending evaluation for grading.
-
-    `after_fetch`: only if it is still fetching (a lead may have paused it meanwhile).
-    Returns False when the evaluation was not in a state to open.
-    """
+def evaluation_open(*, evaluation: Evaluation, after_fetch: bool = False) -> None:
+    """Open a pending evaluation for grading and apply its reuse strategy, in one
+    transaction. `after_fetch`: the keyword run is done (refused if a lead paused it
+    meanwhile). A start it may not make is refused (InvalidState, states.py)."""
+    event = Event.FETCHED if after_fetch else Event.OPEN
     with transaction.atomic():
-        ready = Evaluation.objects.select_for_update().filter(
-            id=evaluation.id, status=Status.PENDING, fetching=after_fetch
+        move(
+            evaluation_id=evaluation.id,
+            event=event,
+            started_at=Coalesce(F("started_at"), Value(timezone.now())),
         )
-        current = ready.first()
-        if current is None:
-            return False
+        current = Evaluation.objects.get(id=evaluation.id)
         # Reuse writes its grades through the grade writer, which marks their keywords
         # in this transaction and queues their recompute once it commits.
         reuse_apply(evaluation=current)
         # Keywords added while it was pending take their place in a decision order.
         decisive_order_refresh(evaluation=current)
-        Evaluation.objects.filter(id=evaluation.id).update(
-            status=Status.ACTIVE,
-            fetching=False,
-            fetch_lease_until=None,
-            started_at=Coalesce(F("started_at"), Value(timezone.now())),
-        )
         live.changed(evaluation_id=evaluation.id, team_id=current.team_id)
-    return True

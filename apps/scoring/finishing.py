@@ -13,8 +13,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.core import live
+from apps.core.errors import InvalidState
 from apps.core.queueing import queue_after_commit
 from apps.engine.metrics import metric_label
+from apps.evaluations import states
 from apps.evaluations.models import Evaluation, EvaluationMetric, Status
 from apps.notifications.events import announce, audience
 from apps.notifications.models import Event
@@ -24,17 +26,12 @@ from .means import store_exact_means
 RESTART_TASK = "apps.evaluations.auto_restart.restart_evaluation"
 
 
-def evaluation_finish(*, evaluation_id: int) -> bool:
-    """Finish an active evaluation: exact means, and a fresh copy when it auto-restarts.
-
-    Returns False when the evaluation was not active (someone else finished it first).
-    """
+def evaluation_finish(*, evaluation_id: int, event: states.Event = states.Event.COMPLETE) -> None:
+    """Finish an active evaluation (states.py: by hand, or complete once no finish
+    guard holds it): exact means, the team told, a fresh copy when it auto-restarts.
+    Refused with the reason (InvalidState)."""
     with transaction.atomic():
-        changed = Evaluation.objects.filter(id=evaluation_id, status=Status.ACTIVE).update(
-            status=Status.FINISHED, finished_at=timezone.now()
-        )
-        if not changed:
-            return False
+        states.move(evaluation_id=evaluation_id, event=event, finished_at=timezone.now())
         store_exact_means(evaluation_id=evaluation_id)
         team_id, auto_restart = Evaluation.objects.values_list("team_id", "auto_restart").get(
             id=evaluation_id
@@ -43,14 +40,27 @@ def evaluation_finish(*, evaluation_id: int) -> bool:
         _announce_finished(evaluation_id, team_id)
         if auto_restart:
             queue_after_commit(current_app.tasks[RESTART_TASK], evaluation_id)
+
+
+def finish_when_complete(evaluation: Evaluation) -> bool:
+    """Finish the evaluation (locked by the caller) once every slot is graded and no work
+    on it still runs (states.py's finish guards); whether it finished."""
+    complete = evaluation.total_slots > 0 and evaluation.graded_slots == evaluation.total_slots
+    if not complete or evaluation.status != Status.ACTIVE:
+        return False
+    try:
+        evaluation_finish(evaluation_id=evaluation.id)
+    except InvalidState:
+        return False  # a judge or a chain still works on it: it finishes when they end
     return True
 
 
-def finish_when_complete(evaluation: Evaluation) -> None:
-    """Finish the evaluation (locked by the caller) once every slot is graded."""
-    complete = evaluation.total_slots > 0 and evaluation.graded_slots == evaluation.total_slots
-    if complete and evaluation.status == Status.ACTIVE:
-        evaluation_finish(evaluation_id=evaluation.id)
+def finish_if_complete(*, evaluation_id: int) -> bool:
+    """The same, for work that ended on the evaluation (a judge's run, a chain): the
+    evaluation read under its lock, as the pipeline's store reads it."""
+    with transaction.atomic():
+        evaluation = Evaluation.objects.select_for_update().filter(id=evaluation_id).first()
+        return evaluation is not None and finish_when_complete(evaluation)
 
 
 def _announce_finished(evaluation_id: int, team_id: int) -> None:

@@ -14,7 +14,7 @@ from apps.core.errors import InvalidInput
 from apps.evaluations import lifecycle, services
 from apps.evaluations.forms import suggested_name
 from apps.evaluations.lifecycle import evaluation_clone, evaluation_restart
-from apps.evaluations.models import Evaluation
+from apps.evaluations.models import Evaluation, Status
 from apps.evaluations.services import NameTaken, evaluation_create
 from tests.factories import client_for, make_evaluation, make_team
 
@@ -146,7 +146,8 @@ def test_a_clone_whose_free_name_is_taken_meanwhile_takes_the_next_one(monkeypat
 def test_an_auto_restart_copy_takes_the_next_free_name():
     team = make_team()
     finished = make_evaluation(team=team, auto_restart=True)
-    Evaluation.objects.filter(id=finished.id).update(name="Nightly 7")
+    # Finished as the pipeline finishes it, without its own restart queued.
+    Evaluation.objects.filter(id=finished.id).update(name="Nightly 7", status=Status.FINISHED)
     named(team, "Nightly 8")
 
     copy = evaluation_restart(evaluation_id=finished.id)
