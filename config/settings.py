@@ -545,6 +545,9 @@ SEARCH_ALLOW_PRIVATE_ADDRESSES = env_bool("SEARCH_ALLOW_PRIVATE_ADDRESSES", Fals
 # AI judges' base URLs follow the same rule, with a setting of their own: allow it to
 # use a model server on this machine or network (Ollama, vLLM, llama.cpp, LM Studio).
 AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = env_bool("AI_JUDGES_ALLOW_PRIVATE_ADDRESSES", False)
+# A judge's run whose every call failed (an outage, a timeout, a rate limit) for this
+# long stops as Failed, and the team is told; resuming it tries again.
+AI_JUDGE_FAIL_AFTER_SECONDS = env_float("AI_JUDGE_FAIL_AFTER_SECONDS", 300.0, minimum=0.0)
 # Webhooks (apps/notifications): their URLs follow the same rule, with a setting of their
 # own (a receiver inside the network: a chat server, a CI system). A delivery waits this
 # long for an answer; a failed one is tried again WEBHOOK_RETRY_SECONDS × 4^n later

@@ -1,4 +1,5 @@
-"""/api/v1/judges: the team's AI judges: list, add, get, change, remove.
+"""/api/v1/judges: the team's AI judges: list, add, get, change, remove, and test the
+connection to one's model (one small call: the answer, or the error and the address).
 
 The API key is write-only: it goes in as `api_key` and never comes back; answers show
 `api_key_hint` (its last four characters) and whether one is stored. In a change, a
@@ -17,6 +18,7 @@ from rest_framework.views import APIView
 
 from apps.core.errors import InvalidInput
 from apps.judges import services
+from apps.judges.connection_check import check_connection
 from apps.judges.models import Judge
 from apps.judges.providers import Protocol
 
@@ -118,3 +120,27 @@ class JudgeDetail(APIView):
     def delete(self, request: Request, judge_id: int) -> Response:
         services.judge_delete(judge=get_object_or_404(team_judges(request), id=judge_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ConnectionOut(serializers.Serializer):
+    ok = serializers.BooleanField(help_text="the model answered")
+    address = serializers.CharField(help_text="the address called")
+    model = serializers.CharField()
+    answer = serializers.CharField(help_text="the model's answer (empty when it failed)")
+    failure = serializers.CharField(help_text="the kind of failure, empty when it answered")
+    error = serializers.CharField(help_text="the error, empty when it answered")
+    latency_ms = serializers.IntegerField()
+    input_tokens = serializers.IntegerField()
+    output_tokens = serializers.IntegerField()
+    sentence = serializers.CharField(help_text="the outcome as the judge's page says it")
+
+
+class JudgeTestConnection(APIView):
+    @extend_schema(
+        summary="Test the connection: one small call to the judge's model",
+        request=None,
+        responses=ConnectionOut,
+    )
+    def post(self, request: Request, judge_id: int) -> Response:
+        judge = get_object_or_404(team_judges(request), id=judge_id)
+        return Response(ConnectionOut(check_connection(judge)).data)

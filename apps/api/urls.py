@@ -131,6 +131,11 @@ v1 = [
         name="judge_prompt_detail",
     ),
     path("judges/<int:judge_id>/", judges.JudgeDetail.as_view(), name="judge_detail"),
+    path(
+        "judges/<int:judge_id>/test-connection/",
+        judges.JudgeTestConnection.as_view(),
+        name="judge_test_connection",
+    ),
     path("judges/<int:judge_id>/runs/", judge_runs.JudgeRunStart.as_view(), name="judge_run_start"),
     path("judge-runs/", judge_runs.JudgeRunList.as_view(), name="judge_run_list"),
     path("judge-runs/<int:run_id>/", judge_runs.JudgeRunDetail.as_view(), name="judge_run_detail"),

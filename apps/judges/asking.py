@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from .answers import Judged, read_answer
+from .budgets import Most, call_most, input_tokens_bound
 from .models import Judge
 from .prompting import JudgeTask, Prompt, Result, answer_schema, cache_key, messages_for
 from .providers import CallOutcome, call_model
@@ -49,6 +50,14 @@ def ask(judge: Judge, prompt: Prompt, task: JudgeTask) -> Asked:
     return Asked(system, user, outcome, cost, judged, failed)
 
 
+def most_spent(judge: Judge, prompt: Prompt, task: JudgeTask) -> Most:
+    """What asking about the task may spend at most (budgets.py): its prompt as `ask`
+    sends it, with the schema when the judge sends one, and the most output tokens."""
+    system, user = messages_for(task, prompt)
+    schema = answer_schema(task) if judge.structured_output else None
+    return call_most(judge, input_tokens_bound(system, user, schema))
+
+
 def call_cost(judge: Judge, outcome: CallOutcome) -> Decimal:
     """The call's estimated cost from the prices the lead entered (per million tokens)."""
     return (
@@ -65,8 +74,8 @@ def judgement_key(judge: Judge, prompt: Prompt, context: JudgeTask, result: Resu
 
 
 def budget_reached(judge: Judge, *, calls: int, tokens: int, cost: Decimal) -> str:
-    """Which of the judge's budgets (per run, per calibration) this spending has reached
-    ("" for none)."""
+    """Which of the judge's budgets this spending has reached ("" for none): a
+    calibration's check before each call (a run reserves instead, budgets.py)."""
     if judge.budget_calls is not None and calls >= judge.budget_calls:
         return f"the budget of {judge.budget_calls} calls is reached"
     if judge.budget_tokens is not None and tokens >= judge.budget_tokens:

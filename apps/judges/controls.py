@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F
+from django.db.models.functions import Greatest
 
 from apps.accounts.models import User
 from apps.core.errors import InvalidState, NotFound
@@ -100,6 +102,7 @@ def run_resume(*, run: JudgeRun) -> None:
         RunStatus.PAUSED,
         RunStatus.BUDGET_REACHED,
         RunStatus.FINISHED,
+        RunStatus.FAILED,
     }
     if run.role == RunRole.CHAIN:
         raise InvalidState(f"{run.judge.name} is asked by the chain; it does not grade on its own")
@@ -114,13 +117,18 @@ def run_cancel(*, run: JudgeRun) -> None:
 
 
 def failures_retry(*, run: JudgeRun) -> int:
-    """Offer the run's failed results to the judge again; how many."""
-    return JudgeFailure.objects.filter(run=run, open=True).update(open=False)
+    """Offer the run's failed results to the judge again; how many. They leave the
+    run's failed count, which so counts what is listed as failed: a result failing
+    again counts once more."""
+    with transaction.atomic():
+        retried = JudgeFailure.objects.filter(run=run, open=True).update(open=False)
+        JudgeRun.objects.filter(id=run.id).update(failed=Greatest(F("failed") - retried, 0))
+    return retried
 
 
 def _move(run: JudgeRun, allowed: set[str], to: str, note: str = "") -> None:
     moved = JudgeRun.objects.filter(id=run.id, status__in=allowed).update(
-        status=to, note=note, wait_until=None, failures_in_a_row=0
+        status=to, note=note, wait_until=None, failures_in_a_row=0, failing_since=None
     )
     if not moved:
         run.refresh_from_db()

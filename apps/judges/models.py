@@ -84,8 +84,9 @@ class Judge(models.Model):
     prompt = models.ForeignKey(
         JudgePrompt, null=True, blank=True, on_delete=models.RESTRICT, related_name="judges"
     )
-    # A run's budget: it stops (its remaining results listed as "budget reached") at the
-    # first limit reached. None: no limit of that kind.
+    # A run's budget, caps never passed: each call's most is reserved before it is sent
+    # (budgets.py), and the run stops ("Budget reached") when the next call does not fit.
+    # None: no limit of that kind.
     budget_calls = models.PositiveIntegerField(null=True, blank=True)
     budget_tokens = models.PositiveBigIntegerField(null=True, blank=True)
     budget_cost = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
@@ -113,7 +114,9 @@ class RunStatus(models.TextChoices):
     PAUSED = "paused", "Paused"
     CANCELLED = "cancelled", "Cancelled"
     FINISHED = "finished", "Finished"  # nothing left for the judge
-    BUDGET_REACHED = "budget_reached", "Budget reached"
+    BUDGET_REACHED = "budget_reached", "Budget reached"  # results left the budget cannot pay
+    # Every call failed for AI_JUDGE_FAIL_AFTER_SECONDS (the model cannot be reached).
+    FAILED = "failed", "Failed"
 
 
 class RunRole(models.TextChoices):
@@ -147,6 +150,16 @@ class JudgeRun(models.Model):
     # be retried (the backoff doubles with each).
     wait_until = models.DateTimeField(null=True, blank=True)
     failures_in_a_row = models.PositiveSmallIntegerField(default=0)
+    # Since when every call failed in a way that may pass (an outage, a timeout, a rate
+    # limit); None once one is answered. Past AI_JUDGE_FAIL_AFTER_SECONDS the run fails.
+    failing_since = models.DateTimeField(null=True, blank=True)
+    # What the calls in flight may spend at most, reserved before they are sent so that
+    # the lanes together never pass a budget (budgets.py); it counts until reserved_until,
+    # after which no call of those can still be in flight.
+    reserved_calls = models.PositiveIntegerField(default=0)
+    reserved_tokens = models.PositiveBigIntegerField(default=0)
+    reserved_cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    reserved_until = models.DateTimeField(null=True, blank=True)
     # Why the run stopped or paused by itself (a rejected key, the budget), for the page.
     note = models.TextField(blank=True)
     # Its lanes (calls_at_once Celery tasks, each making one call after another, see

@@ -94,6 +94,12 @@ class CallOutcome:
         return self.failure in RETRYABLE
 
 
+def endpoint(protocol: Protocol | str, base_url: str) -> str:
+    """The address a call is sent to: what a lead checks when the model cannot be reached."""
+    path = "/v1/messages" if protocol == Protocol.ANTHROPIC else "/chat/completions"
+    return base_url.rstrip("/") + path
+
+
 def call_model(
     settings: ModelSettings, system: str, user: str, schema: dict[str, Any] | None = None
 ) -> CallOutcome:
@@ -233,6 +239,10 @@ def _failed(error: Exception, api_key: str, failure: Failure | None = None) -> C
     if failure is None:
         failure, retry_after = _classify(error)
     message = f"{type(error).__name__}: {error}"
+    cause = _root_cause(error)
+    if cause is not error and str(cause) and str(cause) not in message:
+        # The SDKs say "Connection error."; what the connection met is in their cause.
+        message += f" ({type(cause).__name__}: {cause})"
     if api_key:
         message = message.replace(api_key, "[the API key]")
     return CallOutcome(failure=failure, error=message[:ERROR_MAX_CHARS], retry_after_s=retry_after)
@@ -268,6 +278,16 @@ def _cause(error: BaseException) -> BaseException:
         if isinstance(seen, AddressRefused | ResponseTooLarge | CompressedAnswer):
             return seen
         seen = seen.__cause__ or seen.__context__
+    return error
+
+
+def _root_cause(error: BaseException) -> BaseException:
+    """The first error in the chain of causes (at most a few links are followed)."""
+    for _ in range(10):
+        below = error.__cause__ or error.__context__
+        if below is None:
+            break
+        error = below
     return error
 
 

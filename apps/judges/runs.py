@@ -34,12 +34,14 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Value
+from django.db.models.functions import Coalesce
 from django.urls import reverse
 from django.utils import timezone
 
@@ -51,9 +53,10 @@ from apps.judging.judgements import Giver, HeldJudgement, slots_judge_held
 from apps.notifications.events import announce
 from apps.notifications.models import Event
 
-from .asking import Asked, ask, budget_reached, judgement_key
+from .asking import Asked, ask, judgement_key, most_spent
+from .budgets import Reservation, has_budget, reserve, settlement
 from .call_log import log_calls
-from .claims import IDLE_WAIT_S, claim, give_back, wait_for_held_work
+from .claims import IDLE_WAIT_S, claim, give_back, give_back_held, wait_for_held_work
 from .models import (
     CachedJudgement,
     JudgeCall,
@@ -64,7 +67,7 @@ from .models import (
 )
 from .prompting import JudgeTask, Prompt, Result
 from .prompts import pinned_prompt
-from .providers import CallOutcome, Failure
+from .providers import CallOutcome, Failure, endpoint
 from .sql import Claimed
 
 MAX_BACKOFF_S = 300.0
@@ -146,10 +149,6 @@ def _begin(
         return Step("wait", IDLE_WAIT_S, "the evaluation is not open for grading")
     if run.wait_until and run.wait_until > timezone.now():
         return Step("wait", (run.wait_until - timezone.now()).total_seconds(), run.note)
-    spent = _budget_spent(run)
-    if spent:
-        _settle(run, RunStatus.BUDGET_REACHED, spent)
-        return Step("stop", why=spent)
     batches = claim(run, judge.results_per_call, max(1, calls), free_expired)
     if not batches and not free_expired:
         batches = claim(run, judge.results_per_call, max(1, calls), True)
@@ -162,13 +161,31 @@ def _begin(
     to_make = _from_cache(run, batches)
     if not to_make.to_ask:
         return GO
+    to_make, reservation = _within_budget(run, to_make)
+    if not to_make.to_ask:
+        if reservation.wait is not None:
+            return Step("wait", reservation.wait, "calls in flight may leave room in the budget")
+        _settle(run, RunStatus.BUDGET_REACHED, reservation.why)
+        return Step("stop", why=reservation.why)
     if not in_threads and len(to_make.to_ask) == 1:
         made: Future[Asked] = Future()
         made.set_result(ask(judge, to_make.prompt, to_make.to_ask[0].task))
-        return _Begun(run, to_make, [made])
+        return _Begun(run, to_make, [made], reservation)
     pool = _threads()
     answers = [pool.submit(ask, judge, to_make.prompt, call.task) for call in to_make.to_ask]
-    return _Begun(run, to_make, answers)
+    return _Begun(run, to_make, answers, reservation)
+
+
+def _within_budget(run: JudgeRun, calls: _Calls) -> tuple[_Calls, Reservation]:
+    """The step cut to the calls its run's budgets can pay, reserved (budgets.py); the
+    results of the calls cut are given back."""
+    if not has_budget(run.judge):
+        return calls, Reservation(calls=len(calls.to_ask))
+    mosts = [most_spent(run.judge, calls.prompt, call.task) for call in calls.to_ask]
+    reservation = reserve(run, mosts)
+    cut = calls.to_ask[reservation.calls :]
+    give_back(run, [slot for call in cut for slot in call.slots.values()])
+    return replace(calls, to_ask=calls.to_ask[: reservation.calls]), reservation
 
 
 @dataclass(frozen=True)
@@ -186,13 +203,15 @@ class _Begun:
     run: JudgeRun
     calls: _Calls
     answers: list[Future[Asked]]
+    reservation: Reservation
 
     def store(self) -> Step:
         """Wait for the calls' answers and store them (_store)."""
-        return _store(self.run, self.calls, [answer.result() for answer in self.answers])
+        asked = [answer.result() for answer in self.answers]
+        return _store(self.run, self.calls, asked, self.reservation)
 
 
-def _store(run: JudgeRun, calls: _Calls, asked: list[Asked]) -> Step:
+def _store(run: JudgeRun, calls: _Calls, asked: list[Asked], reservation: Reservation) -> Step:
     """Store a step's answers in one transaction (one commit to wait for, however many
     calls): the calls' log, the grades through the grade writer, the cache's new
     entries, the results that failed and why, the run's counters in one UPDATE; give
@@ -229,7 +248,7 @@ def _store(run: JudgeRun, calls: _Calls, asked: list[Asked]) -> Step:
         give_back(run, given_back)
         for log, slot, why in failed:
             _fail(run, log.id, slot, why)
-        return _count_and_decide(run, asked, graded, len(failed), retryable, pausing)
+        return _count_and_decide(run, asked, graded, len(failed), retryable, pausing, reservation)
 
 
 # The threads a process makes its calls from (nothing in ask touches the database), made
@@ -257,11 +276,14 @@ def _count_and_decide(
     failed: int,
     retryable: list[CallOutcome],
     pausing: list[CallOutcome],
+    reservation: Reservation,
 ) -> Step:
-    """Add the step's calls, tokens, cost and counts to the run in one UPDATE (every
-    lane of the run writes that row), and say what comes next: a call that may succeed
-    later makes the run wait (Retry-After, or a backoff doubling up to MAX_BACKOFF_S);
-    a judge misconfigured pauses it."""
+    """Add the step's calls, tokens, cost and counts to the run and settle its budget's
+    reservation in one UPDATE (every lane of the run writes that row), and say what
+    comes next: a call that may succeed later makes the run wait (Retry-After, or a
+    backoff doubling up to MAX_BACKOFF_S) unless every call failed so for
+    AI_JUDGE_FAIL_AFTER_SECONDS, which fails the run; a judge misconfigured pauses it."""
+    now = timezone.now()
     counters: dict[str, Any] = {
         "calls": F("calls") + len(asked),
         "input_tokens": F("input_tokens") + sum(a.outcome.input_tokens for a in asked),
@@ -269,18 +291,24 @@ def _count_and_decide(
         "cost": F("cost") + sum((a.cost for a in asked), Decimal(0)),
         "graded": F("graded") + graded,
         "failed": F("failed") + failed,
+        **settlement(reservation),
     }
+    # The model was reached when a call got any answer but one to try again later.
+    reached = len(retryable) < len(asked)
+    counters["failing_since"] = None if reached else Coalesce(F("failing_since"), Value(now))
     step = GO
     if retryable:
         tries = run.failures_in_a_row + 1
         backoff = min(2.0 ** (tries - 1), MAX_BACKOFF_S)
         told = [o.retry_after_s for o in retryable if o.retry_after_s is not None]
         wait = max(told) if told else backoff
+        if not reached:  # try again by the moment the run would fail, not after it
+            wait = min(wait, _seconds_until_failing(run, now) + 1.0)
         first = retryable[0]
         note = f"{first.failure.value if first.failure else ''}: {first.error}"
         counters.update(
             failures_in_a_row=tries,
-            wait_until=timezone.now() + timedelta(seconds=wait),
+            wait_until=now + timedelta(seconds=wait),
             note=note[:500],
         )
         step = Step("wait", wait, note)
@@ -294,7 +322,38 @@ def _count_and_decide(
             if _settle(run, RunStatus.PAUSED, why):
                 _announce_failed(run, why)
         return Step("stop", why=why)
+    if not reached and _fail_if_unreachable(run, now, step.why):
+        return Step("stop", why=f"failed: {step.why}")
     return step
+
+
+def _seconds_until_failing(run: JudgeRun, now: datetime) -> float:
+    since = run.failing_since or now
+    deadline = since + timedelta(seconds=settings.AI_JUDGE_FAIL_AFTER_SECONDS)
+    return max((deadline - now).total_seconds(), 0.0)
+
+
+def _fail_if_unreachable(run: JudgeRun, now: datetime, last_error: str) -> bool:
+    """Fail the run when every call failed since AI_JUDGE_FAIL_AFTER_SECONDS or longer
+    (one conditional UPDATE: of the lanes that see it, one fails it and tells the team);
+    whether it did. Resuming it tries again."""
+    fail_after = settings.AI_JUDGE_FAIL_AFTER_SECONDS
+    why = (
+        f"no answer from {endpoint(run.judge.protocol, run.judge.base_url)} "
+        f"for {fail_after:g} s: "
+        f"{last_error}"
+    )[:2000]
+    with transaction.atomic():
+        failed = JudgeRun.objects.filter(
+            id=run.id,
+            status=RunStatus.RUNNING,
+            failing_since__lte=now - timedelta(seconds=fail_after),
+        ).update(status=RunStatus.FAILED, note=why, wait_until=None)
+        if failed:
+            give_back_held(run)
+            live.changed(evaluation_id=run.evaluation_id, team_id=run.judge.team_id)
+            _announce_failed(run, why)
+    return bool(failed)
 
 
 @dataclass(frozen=True)
@@ -453,12 +512,6 @@ def _pay_into_cache(team_id: int, paid_for: list[_Grade], keys: dict[int, str]) 
 
 
 # --- Spending and the log ------------------------------------------------------------
-
-
-def _budget_spent(run: JudgeRun) -> str:
-    """Which of the judge's budgets the run has reached ("" for none)."""
-    tokens = run.input_tokens + run.output_tokens
-    return budget_reached(run.judge, calls=run.calls, tokens=tokens, cost=run.cost)
 
 
 def _settle(run: JudgeRun, status: str, note: str) -> bool:

@@ -9,6 +9,11 @@ urlpatterns = [
     path("judges/new/", views.judge_create, name="judge_create"),
     path("judges/<int:judge_id>/edit/", views.judge_edit, name="judge_edit"),
     path("judges/<int:judge_id>/delete/", views.judge_delete, name="judge_delete"),
+    path(
+        "judges/<int:judge_id>/test-connection/",
+        views.judge_test_connection,
+        name="judge_test_connection",
+    ),
     path("judges/prompts/", views.prompt_list, name="prompt_list"),
     path("judges/prompts/new/", views.prompt_create, name="prompt_create"),
     path("judges/prompts/<int:prompt_id>/", views.prompt_edit, name="prompt_edit"),

@@ -21,6 +21,7 @@ from apps.evaluations.models import Evaluation
 
 from . import controls, prompts, selectors, services
 from .call_log import call_log_lines
+from .connection_check import check_connection
 from .forms import AssignForm, JudgeForm, PromptForm
 from .models import Judge, JudgeFailure, JudgePrompt, JudgeRun
 from .prompting import DEFAULT_INSTRUCTIONS
@@ -105,6 +106,20 @@ def judge_delete(request: TeamRequest, judge_id: int) -> HttpResponse:
     else:
         messages.success(request, f"Removed the judge {judge.name}.")
     return redirect("judges:judge_list")
+
+
+@require_POST
+@lead_required
+def judge_test_connection(request: TeamRequest, judge_id: int) -> HttpResponse:
+    """One small call with the judge's stored settings; the answer or the error, with
+    the address called, shown on the judge's page."""
+    judge = _judge(request, judge_id)
+    report = check_connection(judge)
+    if report.ok:
+        messages.success(request, f"Test connection: {report.sentence}")
+    else:
+        messages.error(request, f"Test connection: {report.sentence}")
+    return redirect("judges:judge_edit", judge.id)
 
 
 @require_POST
