@@ -6,7 +6,7 @@ with plausible documents; the importer itself checks every rule and names each p
 
 from apps import engine
 from apps.evaluations.models import Profile, Scale
-from apps.interchange.checks import AI_JUDGE_LIMITS
+from apps.interchange.checks import AI_JUDGE_LIMITS, SOURCE_KINDS, SOURCE_LIMITS
 
 _TEXT = {"type": "string"}
 _NAME = {"type": "string", "minLength": 1}
@@ -53,10 +53,24 @@ _AI_JUDGE = {
         for key, limit in AI_JUDGE_LIMITS.items()
     },
 }
+_SOURCE = {
+    "type": "object",
+    "nullable": True,
+    "description": "who gave an imported or copied grade, as an export writes it: an "
+    "earlier import's label is kept",
+    "additionalProperties": False,
+    "properties": {
+        "kind": {"type": "string", "enum": list(SOURCE_KINDS)},
+        **{
+            key: {"type": "string", "nullable": True, "maxLength": limit}
+            for key, limit in SOURCE_LIMITS.items()
+        },
+    },
+}
 _GRADE = {
     "nullable": True,
     "description": "a grade, null for an empty slot, or {grader, grade, reason, ai_judge, "
-    "content_fingerprint}",
+    "content_fingerprint, source}",
     "oneOf": [
         {"type": "integer", "minimum": -100, "maximum": 100},
         {
@@ -75,6 +89,7 @@ _GRADE = {
                     "for a grade copied from an earlier evaluation); when it differs from "
                     "the snapshot's, the imported grade is stale",
                 },
+                "source": _SOURCE,
             },
         },
     ],

@@ -90,6 +90,9 @@ class EvaluationOut(serializers.Serializer):
     show_position = serializers.BooleanField()
     scoring_guidelines = serializers.CharField()
     reuse = serializers.ChoiceField(choices=Reuse.choices)
+    reuse_judges = serializers.BooleanField(
+        help_text="reuse copies AI judges' grades too (people's always)"
+    )
     auto_restart = serializers.BooleanField()
     zero_without_results = serializers.BooleanField(
         help_text="judged keywords without results count as 0 in the means (trec_eval -c)"
@@ -172,6 +175,11 @@ class EvaluationIn(serializers.Serializer):
     show_position = serializers.BooleanField(default=False)
     scoring_guidelines = serializers.CharField(required=False, allow_blank=True, default="")
     reuse = serializers.ChoiceField(choices=Reuse.choices, default=Reuse.NONE)
+    reuse_judges = serializers.BooleanField(
+        default=False,
+        help_text="reuse copies AI judges' grades too, from judges meeting the team's "
+        "calibration rule (people's grades always)",
+    )
     auto_restart = serializers.BooleanField(default=False)
     zero_without_results = serializers.BooleanField(
         default=False,

@@ -24,9 +24,9 @@ from apps.evaluations.keyword_notes import (
     notes_of,
 )
 from apps.evaluations.metric_list import cutoff_out
-from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot
+from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot, Source
 from apps.evaluations.services import KEYWORD_LIMIT
-from apps.judges.models import Judge
+from apps.judging.sources import PROVENANCE_JOINS, provenance_of
 from apps.scoring.models import KeywordMetric
 
 from .evaluations import evaluation_of
@@ -201,15 +201,42 @@ class KeywordNotesDetail(APIView):
 
 
 class AiJudgeOut(serializers.Serializer):
-    judge = serializers.IntegerField(help_text="the judge's id (/api/v1/judges/{id}/)")
+    judge = serializers.IntegerField(
+        allow_null=True,
+        help_text="the judge's id (/api/v1/judges/{id}/); null for a judge's grade a file brought",
+    )
     name = serializers.CharField()
     model = serializers.CharField(
-        allow_null=True,
-        help_text="the model that made the grade; null while the judge holds the slot "
-        "ungraded, or for a grade an evaluation's reuse copied",
+        allow_null=True, help_text="the model that made the grade, as the grade recorded it"
     )
     prompt_version = serializers.CharField(allow_null=True, help_text="likewise")
-    confidence = serializers.FloatField(allow_null=True, help_text="0 to 1, as the model said")
+    confidence = serializers.FloatField(
+        allow_null=True,
+        help_text="0 to 1, as the model said; null for a grade copied or imported",
+    )
+
+
+class ReusedFromOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
+class SourceOut(serializers.Serializer):
+    kind = serializers.ChoiceField(
+        choices=Source.choices, help_text="who gave the grade (a copy keeps its original's)"
+    )
+    name = serializers.CharField(
+        allow_null=True, help_text="the AI judge's name or the import's label"
+    )
+    judge = serializers.IntegerField(allow_null=True, help_text="the team's judge, if any")
+    model = serializers.CharField(allow_null=True)
+    prompt_version = serializers.CharField(allow_null=True)
+    chain_link = serializers.CharField(
+        allow_null=True, help_text="the link of a chain that gave it, e.g. 'next judge'"
+    )
+    reused_from = ReusedFromOut(
+        allow_null=True, help_text="the evaluation a reused grade was copied from"
+    )
 
 
 class JudgementOut(serializers.Serializer):
@@ -221,6 +248,7 @@ class JudgementOut(serializers.Serializer):
     grade = serializers.IntegerField(allow_null=True)
     grader = serializers.SerializerMethodField()
     reason = serializers.CharField(help_text="the grader's; an AI judge's one sentence")
+    source = serializers.SerializerMethodField()
     ai_judge = serializers.SerializerMethodField()
     assigned_at = serializers.DateTimeField(allow_null=True)
     graded_at = serializers.DateTimeField(allow_null=True)
@@ -232,37 +260,34 @@ class JudgementOut(serializers.Serializer):
         )
     )
     def get_grader(self, slot: FeedbackSlot) -> str | None:
-        judge = _ai_judge(slot)
-        if judge is not None:
-            return judge.name
+        made = provenance_of(slot)
+        if made is not None and made.is_judge:
+            return made.name
         if slot.grader is not None:
             return slot.grader.email
         return slot.external_grader or None
 
+    @extend_schema_field(SourceOut(allow_null=True))
+    def get_source(self, slot: FeedbackSlot) -> dict[str, Any] | None:
+        """Who gave the grade, written with it; null for an ungraded slot."""
+        made = provenance_of(slot)
+        return None if made is None else made.as_json()
+
     @extend_schema_field(AiJudgeOut(allow_null=True))
     def get_ai_judge(self, slot: FeedbackSlot) -> dict[str, Any] | None:
         """What made an AI judge's grade; null for anyone else's."""
-        judge = _ai_judge(slot)
-        if judge is None:
+        made = provenance_of(slot)
+        if made is None or not made.is_judge:
             return None
-        # The grader decides whether the grade is the judge's (a JudgeGrade row can
-        # outlive a judge's grade a lead cleared and a person gave again), and the row
-        # what made it.
-        made = getattr(slot, "judge_grade", None)
+        # The call's confidence belongs to a grade the judge gave here, not to a copy.
+        call = getattr(slot, "judge_grade", None) if not slot.reused else None
         return {
-            "judge": judge.id,
-            "name": judge.name,
-            "model": made.model_name if made else None,
-            "prompt_version": made.prompt_version if made else None,
-            "confidence": made.confidence if made else None,
+            "judge": made.judge_id,
+            "name": made.name,
+            "model": made.model_name or None,
+            "prompt_version": made.prompt_version or None,
+            "confidence": call.confidence if call else None,
         }
-
-
-def _ai_judge(slot: FeedbackSlot) -> Judge | None:
-    """The AI judge whose grader identity the slot names, read from the join."""
-    if slot.grader is None:
-        return None
-    return getattr(slot.grader, "ai_judge", None)
 
 
 class JudgementList(generics.ListAPIView):
@@ -276,9 +301,9 @@ class JudgementList(generics.ListAPIView):
         evaluation = evaluation_of(self.request, self.kwargs["evaluation_id"])
         slots = (
             FeedbackSlot.objects.filter(evaluation=evaluation)
-            # An AI judge's grade names the judge and what made it: its grader's judge
-            # (Judge.user) and the slot's JudgeGrade, left joins on unique keys.
-            .select_related("keyword", "snapshot", "grader__ai_judge", "judge_grade")
+            # The grade's source, and for a judge's grade the call's confidence: left
+            # joins on unique keys.
+            .select_related("keyword", "snapshot", "grader", "judge_grade", *PROVENANCE_JOINS)
             .order_by("keyword__position", "snapshot_position", "index")
         )
         if self.request.query_params.get("graded") in ("true", "1"):

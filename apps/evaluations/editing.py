@@ -38,6 +38,7 @@ LOCKED_ONCE_STARTED = (
     "profile",
     "transformers",
     "reuse",
+    "reuse_judges",
     "search_model",
     "zero_without_results",
 )

@@ -162,7 +162,13 @@ class EvaluationForm(forms.Form):
         choices=Reuse.choices,
         initial=Reuse.NONE,
         label="Reuse earlier grades",
-        help_text="From finished evaluations of the team on the same scale.",
+        help_text="From finished evaluations of the team on the same scale: people's grades.",
+    )
+    reuse_judges = forms.BooleanField(
+        required=False,
+        label="Copy AI judges' grades too",
+        help_text="Only from judges that meet the team's calibration rule. Each copy keeps "
+        "saying which judge gave it.",
     )
     auto_restart = forms.BooleanField(
         required=False, label="Start a fresh copy when it finishes (auto-restart)"
@@ -292,6 +298,7 @@ def initial_of(evaluation: Evaluation) -> dict[str, Any]:
         "show_position": evaluation.show_position,
         "scoring_guidelines": evaluation.scoring_guidelines,
         "reuse": evaluation.reuse,
+        "reuse_judges": evaluation.reuse_judges,
         "auto_restart": evaluation.auto_restart,
         "zero_without_results": evaluation.zero_without_results,
         "tags": list(evaluation.tags.all()),

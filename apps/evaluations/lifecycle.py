@@ -148,6 +148,7 @@ def _copy_settings(evaluation: Evaluation, name: str, model: SearchModel | None)
         show_position=evaluation.show_position,
         scoring_guidelines=evaluation.scoring_guidelines,
         reuse=evaluation.reuse,
+        reuse_judges=evaluation.reuse_judges,
         auto_restart=evaluation.auto_restart,
         zero_without_results=evaluation.zero_without_results,
         tags=evaluation.tags.all(),

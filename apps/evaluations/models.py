@@ -33,6 +33,22 @@ class Reuse(models.TextChoices):
     KEYWORD_DOC_POSITION = "keyword_doc_position", "Same keyword, document and position"
 
 
+class Source(models.TextChoices):
+    """Who gave a judgement, written with the grade by the grade writer (judging): a
+    person here, an AI judge, or an import. A copy by reuse keeps its original's source
+    (and says where it was copied from: FeedbackSlot.reused_from); a lead's decision is
+    judging's SnapshotDecision. Empty: no grade."""
+
+    PERSON = "person", "Person"
+    JUDGE = "judge", "AI judge"
+    IMPORT = "import", "Import"
+
+
+# The sources that count as people's work: a person here, or an imported grade (a file
+# of people's judgements; a file's AI judge's grade imports as a judge's).
+PEOPLE_SOURCES = (Source.PERSON, Source.IMPORT)
+
+
 class Status(models.TextChoices):
     PENDING = "pending", "Pending"
     ACTIVE = "active", "Active"
@@ -64,6 +80,9 @@ class Evaluation(models.Model):
     # Copy only grades given on the content the result shows now (reuse.py): a document
     # that changed since is graded again. Set on scheduled runs and the gate's candidates.
     reuse_fresh_only = models.BooleanField(default=False, db_default=False)
+    # Whose grades reuse may copy: people's (and imported people's) always; an AI judge's
+    # only when the lead ticks this (and only from a judge the team's rule lets grade).
+    reuse_judges = models.BooleanField(default=False, db_default=False)
     # A keyword with judgements but no results scores 0 in every metric instead of being
     # left out of the means (trec_eval -c).
     zero_without_results = models.BooleanField(default=False)
@@ -311,6 +330,71 @@ class UnretrievedJudgement(models.Model):
         return f"{self.keyword_id} {self.doc_id}: {self.grade}"
 
 
+class JudgementSource(models.Model):
+    """What gave a judgement beyond its kind (FeedbackSlot.source): the AI judge, its
+    model, prompt version and place in a chain; or an import's label. One row for each
+    distinct source of a team, named by the slots it graded, and kept when the judge is
+    removed: a grade keeps saying what made it. `judge_id` is the team's judge (0: none
+    here, as for a judge's grade imported from a file); no foreign key, as the judges'
+    app sits above this one."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=8, choices=Source.choices)
+    judge_id = models.PositiveBigIntegerField(default=0)
+    # The judge's name, or an import's label.
+    name = models.CharField(max_length=200, blank=True)
+    model_name = models.CharField(max_length=200, blank=True)
+    prompt_version = models.CharField(max_length=64, blank=True)
+    # A chain's link that gave the grade ("" for a judge's own run).
+    chain_link = models.CharField(max_length=32, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=[
+                    "team",
+                    "kind",
+                    "judge_id",
+                    "name",
+                    "model_name",
+                    "prompt_version",
+                    "chain_link",
+                ],
+                name="judgement_source_once",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        if self.kind == Source.JUDGE:
+            made_by = " ".join(filter(None, [self.model_name, self.prompt_version]))
+            return f"{self.name} ({made_by})" if made_by else self.name
+        return self.name or self.get_kind_display()
+
+
+class SlotQuerySet(models.QuerySet["FeedbackSlot"]):
+    """The one spelling of whose judgements these are (Source)."""
+
+    def by_people(self) -> "SlotQuerySet":
+        return self.filter(people_q())
+
+    def by_judges(self) -> "SlotQuerySet":
+        return self.filter(judges_q())
+
+    def by_source(self, *kinds: str) -> "SlotQuerySet":
+        return self.filter(source__in=kinds)
+
+
+def people_q(through: str = "") -> models.Q:
+    """Graded by people (a person here, or imported), for a filter on slots or, with
+    `through` ("slot__"), on a model that reaches a slot."""
+    return models.Q(**{f"{through}source__in": PEOPLE_SOURCES})
+
+
+def judges_q(through: str = "") -> models.Q:
+    """Graded by an AI judge (here, copied or imported), as people_q."""
+    return models.Q(**{f"{through}source": Source.JUDGE})
+
+
 class FeedbackSlot(models.Model):
     """One judgement to be made: a snapshot has as many slots as the evaluation's strategy.
 
@@ -359,6 +443,30 @@ class FeedbackSlot(models.Model):
     # when it writes or clears the grade.
     content_fingerprint = models.CharField(max_length=32, blank=True, default="", db_default="")
     stale = models.BooleanField(default=False, db_default=False)
+    # Who gave the grade (Source; "" without one) and, for an AI judge or an import,
+    # what exactly (JudgementSource), written and cleared with the grade by the grade
+    # writer only. A copy keeps its original's and names the evaluation it was copied
+    # from (`reused_from`; None once that evaluation is deleted).
+    source = models.CharField(
+        max_length=8, choices=Source.choices, blank=True, default="", db_default=""
+    )
+    # Their indexes are partial (Meta): a person's grade, most of them, adds no entry.
+    source_detail = models.ForeignKey(
+        JudgementSource,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+    )
+    reused_from = models.ForeignKey(
+        Evaluation,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+    )
 
     # Copies that let the queue walk one index in its order of preference: snapshots
     # that already have a grade first (finish what is started), then keyword order,
@@ -367,6 +475,8 @@ class FeedbackSlot(models.Model):
     keyword_position = models.PositiveIntegerField(default=0)
     snapshot_position = models.PositiveIntegerField(default=0)
     snapshot_started = models.BooleanField(default=False)
+
+    objects = SlotQuerySet.as_manager()
 
     class Meta:
         ordering = ["snapshot", "index"]
@@ -399,6 +509,16 @@ class FeedbackSlot(models.Model):
                 name="slot_held",
             ),
             models.Index(fields=["grader", "graded_at"], name="slot_grader_graded_at"),
+            models.Index(
+                fields=["source_detail"],
+                condition=models.Q(source_detail__isnull=False),
+                name="slot_source_detail",
+            ),
+            models.Index(
+                fields=["reused_from"],
+                condition=models.Q(reused_from__isnull=False),
+                name="slot_reused_from",
+            ),
         ]
 
     def __str__(self) -> str:

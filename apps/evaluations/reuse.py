@@ -12,7 +12,13 @@ graded on (fingerprints.py); when that differs from the new result's, the docume
 changed since, and the copy is marked `stale`: it counts, but the lead sees how many the
 metrics rest on and may send them back to the queue (stale.py). An evaluation that reuses
 fresh grades only (`reuse_fresh_only`: a scheduled run, a gate's candidate) copies none
-of those: the changed document waits in the queue. They are written by the
+of those: the changed document waits in the queue.
+
+Whose grades: people's (and imported people's) always; an AI judge's only when the lead
+ticks `reuse_judges`, and then only a grade whose judge, model and prompt version meet the
+team's calibration rule (the judges' app registers that rule here: `judge_rule`, as it
+sits above this one). A copy keeps its original's source (through copies of copies)
+and names the evaluation it came from. They are written by the
 grade writer's bulk entry (apps.judging.judgements.slots_judge_in_bulk), which marks
 their keywords for scoring in the same transaction, so the metrics follow through the
 normal pipeline.
@@ -21,16 +27,33 @@ normal pipeline.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 
 from apps.judging.judgements import BulkJudgement, slots_judge_in_bulk
 
 from .fingerprints import content_fingerprint
-from .models import Evaluation, FeedbackSlot, Reuse, Snapshot, Status
+from .models import (
+    Evaluation,
+    FeedbackSlot,
+    JudgementSource,
+    Reuse,
+    Snapshot,
+    Source,
+    Status,
+    judges_q,
+    people_q,
+)
+
+# Whether a judge's grades may be copied: (team id, judge id, model, prompt version) ->
+# bool. The judges' app sets it when it loads (apps.judges.apps); without it no judge's
+# grade is copied.
+JudgeRule = Callable[[int, int, str, str], bool]
+judge_rule: JudgeRule | None = None
 
 
 @dataclass(frozen=True)
@@ -41,6 +64,9 @@ class EarlierGrade:
     reason: str
     graded_at: datetime | None
     fingerprint: str  # of the content it was given on
+    source: str
+    source_detail_id: int | None
+    evaluation_id: int  # where it was given or copied to: the copy's `reused_from`
 
     @property
     def who(self) -> tuple[int | None, str]:
@@ -88,6 +114,7 @@ def _earlier_grades(
             grade__isnull=False,
             keyword__text__in=texts,
         )
+        .filter(_copyable(evaluation))
         .exclude(evaluation_id=evaluation.id)
         .order_by(F("graded_at").desc(nulls_last=True), "-id")
         .values_list(
@@ -103,6 +130,9 @@ def _earlier_grades(
             "snapshot__name",
             "snapshot__image",
             "snapshot__attributes",
+            "source",
+            "source_detail_id",
+            "evaluation_id",
         )
         .iterator(chunk_size=5000)
     )
@@ -119,14 +149,43 @@ def _earlier_grades(
         name,
         image,
         attributes,
+        source,
+        source_detail_id,
+        evaluation_id,
     ) in rows:
         key = _match_key(evaluation.reuse, text, doc_id, position)
         # A copy keeps the fingerprint of its own source; a grade given there, its result's.
         seen = fingerprint or content_fingerprint(name, image, attributes)
         found[key].append(
-            EarlierGrade(grader_id, external, int(grade or 0), reason, graded_at, seen)
+            EarlierGrade(
+                grader_id,
+                external,
+                int(grade or 0),
+                reason,
+                graded_at,
+                seen,
+                source,
+                source_detail_id,
+                evaluation_id,
+            )
         )
     return found
+
+
+def _copyable(evaluation: Evaluation) -> Q:
+    """The earlier grades reuse may copy: people's, and with `reuse_judges` those of the
+    team's judges whose model and prompt version meet its calibration rule."""
+    if not evaluation.reuse_judges or judge_rule is None:
+        return people_q()
+    rule = judge_rule
+    allowed = [
+        source_id
+        for source_id, judge_id, model, prompt_version in JudgementSource.objects.filter(
+            team_id=evaluation.team_id, kind=Source.JUDGE, judge_id__gt=0
+        ).values_list("id", "judge_id", "model_name", "prompt_version")
+        if rule(evaluation.team_id, judge_id, model, prompt_version)
+    ]
+    return people_q() | (judges_q() & Q(source_detail_id__in=allowed))
 
 
 def _one_per_grader(grades: list[EarlierGrade], limit: int) -> list[EarlierGrade]:
@@ -143,18 +202,13 @@ def _one_per_grader(grades: list[EarlierGrade], limit: int) -> list[EarlierGrade
     return chosen
 
 
-@transaction.atomic
-def reuse_apply(*, evaluation: Evaluation) -> int:
-    """Copy earlier grades into untouched snapshots; returns the number of slots filled.
-
-    Call inside the transaction that opens the evaluation. The grades are written by the
-    grade writer's bulk entry, which marks their keywords and queues the recompute.
-    """
+def planned_copies(evaluation: Evaluation) -> list[BulkJudgement]:
+    """The grades reuse would copy into the evaluation's untouched snapshots now."""
     if evaluation.reuse == Reuse.NONE:
-        return 0
+        return []
     untouched = _untouched_snapshots(evaluation)
     if not untouched:
-        return 0
+        return []
     snapshots = list(
         Snapshot.objects.filter(id__in=list(untouched)).values_list(
             "id", "keyword__text", "doc_id", "position", "name", "image", "attributes"
@@ -179,6 +233,44 @@ def reuse_apply(*, evaluation: Evaluation) -> int:
                     graded_at=grade.graded_at,
                     content_fingerprint=grade.fingerprint,
                     stale=grade.fingerprint != shown_now,
+                    source=grade.source,
+                    source_detail_id=grade.source_detail_id,
+                    reused_from_id=grade.evaluation_id,
                 )
             )
+    return judgements
+
+
+@dataclass(frozen=True)
+class ReusePreview:
+    """What reuse would copy now, by source: the start page says it before it copies."""
+
+    people: int
+    imported: int
+    judges: int
+    stale: int
+
+    @property
+    def total(self) -> int:
+        return self.people + self.imported + self.judges
+
+
+def reuse_preview(*, evaluation: Evaluation) -> ReusePreview:
+    copies = planned_copies(evaluation)
+    return ReusePreview(
+        people=sum(1 for c in copies if c.source == Source.PERSON),
+        imported=sum(1 for c in copies if c.source == Source.IMPORT),
+        judges=sum(1 for c in copies if c.source == Source.JUDGE),
+        stale=sum(1 for c in copies if c.stale),
+    )
+
+
+@transaction.atomic
+def reuse_apply(*, evaluation: Evaluation) -> int:
+    """Copy earlier grades into untouched snapshots; returns the number of slots filled.
+
+    Call inside the transaction that opens the evaluation. The grades are written by the
+    grade writer's bulk entry, which marks their keywords and queues the recompute.
+    """
+    judgements = planned_copies(evaluation)
     return slots_judge_in_bulk(evaluation=evaluation, judgements=judgements, reused=True)

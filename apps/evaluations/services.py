@@ -180,6 +180,7 @@ def evaluation_create(
     show_position: bool = False,
     scoring_guidelines: str = "",
     reuse: str = Reuse.NONE,
+    reuse_judges: bool = False,
     auto_restart: bool = False,
     zero_without_results: bool = False,
     tags: Iterable[Tag] = (),
@@ -187,7 +188,8 @@ def evaluation_create(
     search_model: Any = None,
 ) -> Evaluation:
     """A pending evaluation; `search_model` (a SearchModel) when its results will come
-    from the team's search system."""
+    from the team's search system. `reuse_judges`: reuse may copy AI judges' grades too
+    (those meeting the team's calibration rule), not people's alone."""
     tags = list(tags)
     metrics = metric_names_folded(metrics)
     problems = settings_problems(
@@ -222,6 +224,7 @@ def evaluation_create(
             show_position=show_position,
             scoring_guidelines=scoring_guidelines,
             reuse=reuse,
+            reuse_judges=bool(reuse_judges),
             auto_restart=auto_restart,
             zero_without_results=zero_without_results,
             created_by=created_by,

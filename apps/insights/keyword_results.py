@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from apps import engine
 from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot, SnapshotSkip
+from apps.judging.sources import PROVENANCE_JOINS
 from apps.scoring.models import KeywordMetric
 
 from .coverage import Coverage, keyword_coverage
@@ -33,7 +34,7 @@ def keyword_snapshots(keyword: Keyword, *, snapshot_id: int | None = None) -> li
         slots = slots.filter(snapshot_id=snapshot_id)
     skips = _skips_by_snapshot(keyword, snapshot_id)
     rows: dict[int, SnapshotRow] = {}
-    for slot in slots.select_related("snapshot", "grader__ai_judge").order_by(
+    for slot in slots.select_related("snapshot", "grader", *PROVENANCE_JOINS).order_by(
         "snapshot__position", "index"
     ):
         snapshot = slot.snapshot

@@ -88,17 +88,17 @@ def judge_leaderboard(*, team_id: int, start: date, end: date) -> list[JudgeRow]
     One query; judges with no grade in the range are left out."""
     zone = get_current_timezone()
     graded = (
-        FeedbackSlot.objects.filter(
-            grader__ai_judge__team_id=team_id,
+        FeedbackSlot.objects.by_judges()
+        .filter(
             evaluation__team_id=team_id,
             **_graded_from_to(start, end, zone),
         )
-        .values_list("grader__ai_judge__name", "grader__ai_judge__model_name")
+        .values_list("source_detail__name", "source_detail__model_name")
         .annotate(
             graded=Count("id"),
             days=Count(TruncDate("graded_at", tzinfo=zone), distinct=True),
         )
-        .order_by("-graded", "grader__ai_judge__name")
+        .order_by("-graded", "source_detail__name")
     )
     return [JudgeRow(name, model, count, days) for name, model, count, days in graded]
 

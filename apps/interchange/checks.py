@@ -14,9 +14,16 @@ from apps.accounts.models import Membership, Tag, Team
 from apps.core.image_sources import RULE as IMAGE_RULE
 from apps.core.image_sources import is_image_source
 from apps.evaluations.fingerprints import content_fingerprint
-from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot
-from apps.judges.models import JudgeGrade
+from apps.evaluations.models import (
+    Evaluation,
+    FeedbackSlot,
+    JudgementSource,
+    Keyword,
+    Snapshot,
+    Source,
+)
 from apps.judging.judgements import REASON_MAX_LENGTH
+from apps.judging.new_slots import SourceMark
 
 from .problems import Problems
 from .rows import Decision, SlotGrade, SnapshotRow, UnretrievedRow
@@ -37,12 +44,15 @@ SNAPSHOT_KEYS = {
     "value",
     "skips",
 }
-GRADE_KEYS = {"grader", "grade", "reason", "ai_judge", "content_fingerprint"}
-# A grade that names the content it was given on takes the full check, which compares it
-# with its snapshot's (rare: an export's copied grades).
-QUICK_GRADE_KEYS = GRADE_KEYS - {"content_fingerprint"}
+GRADE_KEYS = {"grader", "grade", "reason", "ai_judge", "content_fingerprint", "source"}
+# A grade that names the content it was given on, or its source, takes the full check,
+# which compares the content with its snapshot's (rare: an export's copied or imported
+# grades).
+QUICK_GRADE_KEYS = GRADE_KEYS - {"content_fingerprint", "source"}
 FINGERPRINT = re.compile(r"[0-9a-f]{32}")
-AI_JUDGE_KEYS = {"model", "prompt_version"}
+AI_JUDGE_KEYS = {"model", "prompt_version", "chain_link"}
+SOURCE_KEYS = {"kind", "name", "reused_from"}
+SOURCE_KINDS = tuple(Source.values)
 DECISION_KEYS = {"grade", "by", "reason"}
 
 MAX_POSITION = 2**31 - 1
@@ -61,8 +71,14 @@ GRADER_LIMIT = _limit(FeedbackSlot, "external_grader")
 TAG_LIMIT = _limit(Tag, "name")
 # what made an AI judge's grade, bounded as Relevo stores it
 AI_JUDGE_LIMITS = {
-    "model": _limit(JudgeGrade, "model_name"),
-    "prompt_version": _limit(JudgeGrade, "prompt_version"),
+    "model": _limit(JudgementSource, "model_name"),
+    "prompt_version": _limit(JudgementSource, "prompt_version"),
+    "chain_link": _limit(JudgementSource, "chain_link"),
+}
+# what a grade's source says beyond its kind: an import's label, a copy's evaluation
+SOURCE_LIMITS = {
+    "name": _limit(JudgementSource, "name"),
+    "reused_from": _limit(Evaluation, "name"),
 }
 
 
@@ -90,6 +106,21 @@ def _ai_judge_mark(value: Any) -> bool:
 
 def _judge_detail(value: Any, limit: int) -> bool:
     return value is None or (type(value) is str and _plain(value, limit))
+
+
+def judge_mark(grader: Any, judge: Any, source: Any = None) -> SourceMark | None:
+    """What the grade's source records of what a file says gave it (already checked):
+    an AI judge's mark (its `grader` is the judge's name), or an earlier import's label
+    (`source`); None when the file says neither, so the grade is this import's."""
+    if isinstance(judge, dict):
+        name = grader if isinstance(grader, str) else ""
+        model, prompt_version, link = (
+            judge.get(key) or "" for key in ("model", "prompt_version", "chain_link")
+        )
+        return (Source.JUDGE, name, model, prompt_version, link)
+    if isinstance(source, dict) and source.get("kind") == Source.IMPORT and source.get("name"):
+        return (Source.IMPORT, source["name"], "", "", "")
+    return None
 
 
 # Attributes as stored: JSON text, non-ASCII kept as is.
@@ -276,7 +307,7 @@ class KeywordCheck:
             elif type(entry) is int:
                 if entry not in grade_set:
                     return None
-                slots.append((entry, None, "", "", ""))
+                slots.append((entry, None, "", "", "", None))
             elif type(entry) is dict and entry.keys() <= QUICK_GRADE_KEYS:
                 grade, grader, reason = entry.get("grade"), entry.get("grader"), entry.get("reason")
                 if reason is None:
@@ -298,14 +329,15 @@ class KeywordCheck:
                     continue
                 if type(grade) is not int or grade not in grade_set:
                     return None
+                mark = judge_mark(grader, judge)
                 if grader is None:
-                    slots.append((grade, None, "", reason, ""))
+                    slots.append((grade, None, "", reason, "", mark))
                     continue
                 identity: int | str = external if user is None else user
                 if identity in graders:
                     return None
                 graders.add(identity)
-                slots.append((grade, user, external, reason, ""))
+                slots.append((grade, user, external, reason, "", mark))
             else:
                 return None
         return slots
@@ -403,7 +435,7 @@ class KeywordCheck:
             elif isinstance(entry, dict):
                 slots.append(self._graded_entry(location, entry, number, graders, shown))
             elif self._grade(location, entry):
-                slots.append((entry, None, "", "", ""))
+                slots.append((entry, None, "", "", "", None))
             else:
                 slots.append(None)
         return slots
@@ -465,7 +497,10 @@ class KeywordCheck:
                 add(
                     f"{location}.grader: {grader!r} already graded this snapshot in grades[{first}]"
                 )
-        return (grade, user_id, external, reason, self._graded_on(location, entry, shown))
+        graded_on = self._graded_on(location, entry, shown)
+        source = entry.get("source")
+        self._source(f"{location}.source", source)
+        return (grade, user_id, external, reason, graded_on, judge_mark(grader, judge, source))
 
     def _graded_on(self, location: str, entry: dict[str, Any], shown: Callable[[], str]) -> str:
         """The fingerprint of the content a grade was given on when the file names one
@@ -494,6 +529,26 @@ class KeywordCheck:
             return
         self._unknown_fields(where, given, AI_JUDGE_KEYS)
         for key, limit in AI_JUDGE_LIMITS.items():
+            value = given.get(key)
+            if value is None:
+                continue
+            if not is_text(value):
+                self.problems.add(f"{where}.{key}: must be a text or null")
+            elif len(value) > limit:
+                self.problems.add(f"{where}.{key}: at most {limit} characters (got {len(value)})")
+
+    def _source(self, where: str, given: Any) -> None:
+        """A grade's source as an export writes it: {"kind", "name", "reused_from"}, or
+        null. An import's label is kept; a copy's evaluation is not (it is not here)."""
+        if given is None:
+            return
+        if not isinstance(given, dict):
+            self.problems.add(f'{where}: must be an object {{"kind", "name", "reused_from"}}')
+            return
+        self._unknown_fields(where, given, SOURCE_KEYS)
+        if given.get("kind") not in SOURCE_KINDS:
+            self.problems.add(f"{where}.kind: must be one of {', '.join(SOURCE_KINDS)}")
+        for key, limit in SOURCE_LIMITS.items():
             value = given.get(key)
             if value is None:
                 continue

@@ -49,9 +49,14 @@ def writer_for(
     evaluation: Evaluation | None,
     progress: Callable[[int], None] | None,
     graders: Iterable[int] = (),
+    *,
+    source_label: str,
 ) -> AbstractContextManager[EvaluationWriter | None]:
     """The evaluation's writer as a context manager; None when there is no evaluation
-    (its settings have problems, so there is nothing to write)."""
+    (its settings have problems, so there is nothing to write). `source_label` names
+    the source of the grades it brings ("JSON import")."""
     if evaluation is None:
         return nullcontext()
-    return EvaluationWriter(evaluation, progress=progress, graders=graders)
+    return EvaluationWriter(
+        evaluation, progress=progress, graders=graders, source_label=source_label
+    )

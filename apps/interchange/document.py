@@ -84,7 +84,9 @@ def import_document(
         check = KeywordCheck(
             scale=settings.scale, strategy=settings.strategy, members=members, problems=problems
         )
-        with writer_for(evaluation, progress, members.values()) as writer:
+        with writer_for(
+            evaluation, progress, members.values(), source_label="JSON import"
+        ) as writer:
             # The first pass checked the whole file's bytes (SurrogateGuard) and depth, so
             # this one reads the file as it is and builds.
             keywords = ijson.items(source, "keywords.item", use_float=True, buf_size=_BUFFER)

@@ -24,6 +24,7 @@ from apps.evaluations.models import (
     Keyword,
     Snapshot,
     SnapshotSkip,
+    Source,
     UnretrievedJudgement,
 )
 from apps.scoring.models import KeywordMetric
@@ -39,11 +40,11 @@ ANONYMOUS_GRADER = "0"  # the iteration column's usual value, for a grade withou
 
 @dataclass
 class AiJudgeOut:
-    """What made an AI judge's grade. Both None for a grade the reuse strategy copied
-    from an earlier evaluation: it copies the grade and its grader, not what made it."""
+    """What made an AI judge's grade, as the grade recorded it (a copy keeps it)."""
 
     model: str | None
     prompt_version: str | None
+    chain_link: str | None = None
 
 
 @dataclass
@@ -58,6 +59,12 @@ class SlotOut:
     # copied from an earlier evaluation); "" for a grade given on this result.
     content_fingerprint: str = ""
     stale: bool = False
+    # Who gave it (models.Source; a copy keeps its original's), an import's label, and
+    # whether reuse copied it, from which evaluation (None once that one is deleted).
+    source: str = ""
+    source_name: str = ""
+    copied: bool = False
+    copied_from: str | None = None
 
 
 @dataclass
@@ -173,7 +180,7 @@ def keywords_of(
                 "reason",
                 "content_fingerprint",
                 "stale",
-                *AI_JUDGE_COLUMNS,
+                *SOURCE_COLUMNS,
             )
         )
     )
@@ -232,13 +239,16 @@ def keywords_of(
         )
 
 
-# The apps.judges relations a slot reaches an AI judge's grade through: its grader's
-# judge (Judge.user, related name "ai_judge") and what made the grade (JudgeGrade.slot,
-# related name "judge_grade"). Two left joins on unique keys, in the same ordered query.
-AI_JUDGE_COLUMNS = (
-    "grader__ai_judge__name",
-    "judge_grade__model_name",
-    "judge_grade__prompt_version",
+# The grade's source, as the grade writer recorded it: its kind, what gave it (a left
+# join on the source's key) and the evaluation a copy came from.
+SOURCE_COLUMNS = (
+    "source",
+    "reused",
+    "source_detail__name",
+    "source_detail__model_name",
+    "source_detail__prompt_version",
+    "source_detail__chain_link",
+    "reused_from__name",
 )
 
 
@@ -250,20 +260,24 @@ def _slot_out(
     reason: str,
     fingerprint: str,
     stale: bool,
-    judge_name: str | None,
+    source: str,
+    reused: bool,
+    name: str | None,
     model: str | None,
     prompt_version: str | None,
+    chain_link: str | None,
+    reused_from: str | None,
 ) -> SlotOut:
     """A slot as exported: an AI judge's grade names the judge (its grader address means
     nothing to a reader) and what made it; a person's is as it always was. A copied
-    grade names the content it was given on, so an import tells a stale one."""
-    if judge_name is None:
-        return SlotOut(index, grade, email or external or None, reason, None, fingerprint, stale)
-    # The grader decides whether the grade is the judge's: when a lead clears a judge's
-    # grade and a person grades the slot again, its JudgeGrade row stays, and must not
-    # mark the person's grade.
-    judged_by = AiJudgeOut(model, prompt_version)
-    return SlotOut(index, grade, judge_name, reason, judged_by, fingerprint, stale)
+    grade names the content it was given on, so an import tells a stale one, and where
+    it was copied from; an imported grade its import's label."""
+    told = (source, name or "", reused, reused_from)
+    if grade is None or source != Source.JUDGE:
+        grader = email or external or None
+        return SlotOut(index, grade, grader, reason, None, fingerprint, stale, *told)
+    judged_by = AiJudgeOut(model or None, prompt_version or None, chain_link or None)
+    return SlotOut(index, grade, name or external, reason, judged_by, fingerprint, stale, *told)
 
 
 def _metric_keys(evaluation: Evaluation) -> list[tuple[str, int, float | None]]:
@@ -363,6 +377,15 @@ def _grade_document(slot: SlotOut) -> dict[str, Any]:
             "model": slot.ai_judge.model,
             "prompt_version": slot.ai_judge.prompt_version,
         }
+        if slot.ai_judge.chain_link:
+            document["ai_judge"]["chain_link"] = slot.ai_judge.chain_link
+    if slot.grade is not None and (slot.source == Source.IMPORT or slot.copied):
+        # only imported and copied grades carry the key: the rest say it all above
+        document["source"] = {
+            "kind": slot.source,
+            "name": slot.source_name or None,
+            "reused_from": slot.copied_from,
+        }
     if slot.content_fingerprint and slot.grade is not None:  # a copied grade's source
         document["content_fingerprint"] = slot.content_fingerprint
     return document
@@ -387,6 +410,7 @@ CSV_HEADER = [
     "grade_reasons",
     "information_need",
     "keyword_notes",
+    "grade_sources",
 ]
 
 
@@ -419,8 +443,16 @@ def export_csv(evaluation: Evaluation, out: TextIO) -> None:
                     _listed(slot.reason for slot in graded),
                     text_cell(keyword.information_need),
                     text_cell(keyword.notes),
+                    _listed(_source_cell(slot) for slot in graded),
                 ]
             )
+
+
+def _source_cell(slot: SlotOut) -> str:
+    """Who gave a grade, lined up with `grades`: person, judge or import, with "copied"
+    for a grade reuse copied (its original's source)."""
+    kind = slot.source or Source.PERSON.value
+    return f"{kind} (copied)" if slot.copied else kind
 
 
 def _ai_judge_cells(graded: list[SlotOut]) -> list[str]:

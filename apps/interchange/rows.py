@@ -8,8 +8,8 @@ from apps.judging.new_slots import Decision, NewSnapshot, SlotGrade, Unretrieved
 from apps.scoring.new_scores import ScoredKeyword
 
 # SlotGrade: grade, grader user id, external grader name, reason, the content it was given
-# on when not the result's own (a stale grade; apps/judging/new_slots.py); Decision: a lead's
-# decision (apps/judging/new_slots.py)
+# on when not the result's own (a stale grade), what a file says gave it (SourceMark; all
+# apps/judging/new_slots.py); Decision: a lead's decision (apps/judging/new_slots.py)
 # position, doc_id, name, image, attributes as JSON text, one entry per slot index
 # (None: an empty slot; the list may be shorter than the strategy), the lead's decision
 SnapshotRow = tuple[int, str, str, str, str, list[SlotGrade | None], Decision | None]

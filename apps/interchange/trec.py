@@ -161,7 +161,7 @@ def import_trec(
         keywords = _keyword_texts(queries, texts, _file_name(run, "run"), problems)
         problems.raise_if_any()
         report = TrecReport()
-        with writer_for(evaluation, progress) as writer:
+        with writer_for(evaluation, progress, source_label="TREC import") as writer:
             assert writer is not None and evaluation is not None  # no problem: both exist
             for qid, query in queries.items():
                 found = judgements.get(qid)
@@ -391,6 +391,6 @@ def _snapshot_rows(query: _Query, grades: dict[str, int], *, keep_rank: bool) ->
     for position, result in zip(positions, ordered, strict=True):
         doc_id = from_column(result.docno)
         grade = grades.get(doc_id)
-        slots: list[SlotGrade | None] = [] if grade is None else [(grade, None, "", "", "")]
+        slots: list[SlotGrade | None] = [] if grade is None else [(grade, None, "", "", "", None)]
         rows.append((position, doc_id, "", "", "{}", slots, None))
     return rows

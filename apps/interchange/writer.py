@@ -69,8 +69,10 @@ class EvaluationWriter:
         progress: Callable[[int], None] | None = None,
         graders: Iterable[int] = (),
         batch_snapshots: int | None = None,
+        source_label: str = "Import",
     ) -> None:
-        """`graders`: the ids of every user the rows may name as grader."""
+        """`graders`: the ids of every user the rows may name as grader; `source_label`
+        what the grades' source is called ("JSON import"), dated by the import."""
         self.evaluation_id = evaluation.id
         self.strategy = evaluation.strategy
         self.settings = load_settings(evaluation)
@@ -88,7 +90,14 @@ class EvaluationWriter:
         self._copier: Any = None
         # The rows with grades are judging's (its bulk entry checks them on the scale),
         # the metric values scoring's.
-        judged = NewJudgedSlots(evaluation.id, evaluation.grading_scale, self.now)
+        judged = NewJudgedSlots(
+            evaluation.id,
+            evaluation.grading_scale,
+            self.now,
+            team_id=evaluation.team_id,
+            label=f"{source_label}, {self.now:%Y-%m-%d}",
+        )
+        self._judged = judged
         scores = NewKeywordScores(evaluation.id, self.settings.metrics, self.now)
         if connection.vendor == "postgresql":
             self._copier = Copier(connection, judged=judged, scores=scores, user_ids=graders)
@@ -154,6 +163,7 @@ class EvaluationWriter:
         if self._copier is not None:
             self._copier.wait()
         self._report()
+        self._judged.know_sources(batch.slots)
         self._store(batch)
         self.snapshots += batch.snapshot_count
         self.graded += sum(batch.graded)

@@ -42,12 +42,14 @@ from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.core.errors import InvalidInput
-from apps.evaluations.models import Evaluation, FeedbackSlot
+from apps.evaluations.models import Evaluation, FeedbackSlot, Status, people_q
 from apps.judging.judgements import Action, Giver, slot_judge
+from apps.judging.sources import JudgeMade, judge_source
 
 from .asking import Asked, ask
 from .calibration_figures import JudgeFigures, Pair, judge_figures
 from .call_log import log_call
+from .lifecycle_guard import work_ended
 from .models import (
     ChainStep,
     EscalationReason,
@@ -65,6 +67,8 @@ from .prompts import pinned_prompt, version_for_new_run
 BATCH_RESULTS = 200  # results a step looks at, at most
 CALL_RESULTS = 10  # results in one call to the second opinion or the next judge
 LEASE = timedelta(minutes=5)
+# What a grade's source calls the chain's stronger judge (sources.JudgeMade.chain_link).
+NEXT_JUDGE_LINK = "next judge"
 
 
 # --- Setting one up -------------------------------------------------------------------
@@ -160,11 +164,15 @@ def chain_advance(*, chain_id: int) -> str:
         return "busy"
     try:
         chain = JudgeChain.objects.select_related("evaluation", "first").get(id=chain_id)
+        if chain.evaluation.status == Status.PENDING:
+            return "wait"  # paused: people could not take what it sends them
         slots = _unseen(chain)
         if not slots:
             first_run = JudgeRun.objects.filter(judge=chain.first, evaluation=chain.evaluation)
-            running = first_run.filter(status=RunStatus.RUNNING).exists()
-            return "wait" if running else "done"
+            if first_run.filter(status=RunStatus.RUNNING).exists():
+                return "wait"
+            work_ended(evaluation_id=chain.evaluation_id)
+            return "done"
         by_keyword: dict[int, list[FeedbackSlot]] = defaultdict(list)
         for slot in slots:
             by_keyword[slot.keyword_id].append(slot)
@@ -238,6 +246,9 @@ def _settle(chain: JudgeChain, slots: list[FeedbackSlot]) -> None:
         ]
         if answered is not None:
             steps += _to_judge(chain, sent, *answered)
+        elif sent and not _open_for_people(chain):
+            note = "kept the first grade: the evaluation is no longer open for people"
+            steps += [_step(chain, entry, StepStatus.KEPT, note=note) for entry in sent]
         else:
             steps += [_to_people(chain, entry) for entry in sent]
         ChainStep.objects.bulk_create(steps)
@@ -284,6 +295,8 @@ def _to_judge(chain: JudgeChain, sent: list[_Looked], asked: Asked, call: Any) -
     judge = chain.escalate_to
     assert judge is not None
     run = JudgeRun.objects.get(judge=judge, evaluation=chain.evaluation)
+    made = JudgeMade(judge.id, judge.name, judge.model_name, run.prompt_version, NEXT_JUDGE_LINK)
+    source_id = judge_source(team_id=judge.team_id, made=made)
     steps = []
     for entry in sent:
         judged = asked.judged.get(_result_id(entry))
@@ -294,7 +307,7 @@ def _to_judge(chain: JudgeChain, sent: list[_Looked], asked: Asked, call: Any) -
             continue
         slot_judge(
             slot_id=entry.slot.id,
-            giver=Giver.recorded(judge.user),
+            giver=Giver.judge_recorded(judge.user, source_id),
             grade=judged.grade,
             reason=judged.reason,
             team_id=chain.evaluation.team_id,
@@ -313,6 +326,16 @@ def _to_judge(chain: JudgeChain, sent: list[_Looked], asked: Asked, call: Any) -
     escalated = sum(1 for step in steps if step.status == StepStatus.ESCALATED)
     JudgeRun.objects.filter(id=run.id).update(graded=F("graded") + escalated)
     return steps
+
+
+def _open_for_people(chain: JudgeChain) -> bool:
+    """Whether the evaluation is open, under its row's lock (taken before the slots', as
+    every transaction that locks both does), so it cannot finish while results go to
+    people: a finish waits for this transaction, and completing for those results."""
+    open_now = Evaluation.objects.select_for_update().filter(
+        id=chain.evaluation_id, status=Status.ACTIVE, archived=False
+    )
+    return open_now.exists()
 
 
 def _to_people(chain: JudgeChain, entry: _Looked) -> ChainStep:
@@ -413,9 +436,7 @@ def chain_summary(chain: JudgeChain) -> ChainSummary:
         .values_list("why", "n")
     )
     to_people = steps.filter(status=StepStatus.AWAITING_PEOPLE)
-    people_graded = to_people.filter(
-        slot__grade__isnull=False, slot__grader__ai_judge__isnull=True
-    ).count()
+    people_graded = to_people.filter(people_q("slot__")).count()
     runs = JudgeRun.objects.filter(
         evaluation=chain.evaluation,
         judge_id__in=[

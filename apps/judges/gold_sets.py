@@ -116,7 +116,7 @@ def gold_set_delete(*, gold_set: GoldSet) -> None:
 def _keywords_people_graded(base: Evaluation, other: Evaluation | None) -> list[str]:
     graded = set(
         FeedbackSlot.objects.filter(evaluation=base, grade__isnull=False)
-        .filter(grader__ai_judge__isnull=True)
+        .by_people()
         .values_list("keyword__text", flat=True)
         .distinct()
     )
@@ -154,9 +154,11 @@ def _results(evaluation: Evaluation, texts: list[str]) -> dict[str, dict[str, _R
             "snapshot_id", "grade"
         )
     )
-    grades = FeedbackSlot.objects.filter(
-        snapshot_id__in=by_snapshot, grade__isnull=False, grader__ai_judge__isnull=True
-    ).values_list("snapshot_id", "grade")
+    grades = (
+        FeedbackSlot.objects.filter(snapshot_id__in=by_snapshot, grade__isnull=False)
+        .by_people()
+        .values_list("snapshot_id", "grade")
+    )
     for snapshot_id, grade in grades:
         if snapshot_id not in decided and grade is not None:
             text, doc_id = by_snapshot[snapshot_id]

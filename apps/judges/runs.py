@@ -50,6 +50,7 @@ from apps.core.bulk import bulk_upsert
 from apps.core.errors import InvalidInput
 from apps.evaluations.models import Evaluation, Status
 from apps.judging.judgements import Giver, HeldJudgement, slots_judge_held
+from apps.judging.sources import JudgeMade, judge_source
 from apps.notifications.events import announce
 from apps.notifications.models import Event
 
@@ -450,7 +451,9 @@ def _write_held(run: JudgeRun, grades: list[_Grade]) -> set[int]:
     judge = run.judge
     with transaction.atomic():
         written = slots_judge_held(
-            giver=Giver.grader(judge.user),
+        made = JudgeMade(judge.id, judge.name, judge.model_name, run.prompt_version)
+        source_id = judge_source(team_id=judge.team_id, made=made)
+            giver=Giver.judge(judge.user, source_id),
             judgements=[HeldJudgement(g.slot.id, g.grade, g.reason) for g in grades],
             team_id=judge.team_id,
         )

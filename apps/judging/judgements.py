@@ -35,7 +35,7 @@ from django.utils import timezone
 from apps import engine
 from apps.core.bulk import bulk_set
 from apps.core.errors import InvalidInput, InvalidState, NotAllowed, NotFound
-from apps.evaluations.models import Evaluation, FeedbackSlot, SnapshotSkip, Status
+from apps.evaluations.models import Evaluation, FeedbackSlot, SnapshotSkip, Source, Status
 from apps.evaluations.scales import scale_of
 from apps.scoring import pipeline
 
@@ -62,15 +62,27 @@ class GiverKind(StrEnum):
 
 @dataclass(frozen=True)
 class Giver:
-    """Who gives a judgement, which decides the rules it is held to."""
+    """Who gives a judgement, which decides the rules it is held to and the source the
+    grade records (a person, unless `judge_source` names an AI judge's: sources.py)."""
 
     kind: GiverKind
     user: Any = None
     name: str = ""  # a grader with no account here
+    judge_source: int | None = None  # the JudgementSource of an AI judge's grades
 
     @classmethod
     def grader(cls, user: Any) -> "Giver":
         return cls(GiverKind.GRADER, user)
+
+    @classmethod
+    def judge(cls, user: Any, source_id: int) -> "Giver":
+        """An AI judge grading the slots it holds, as its own grader user."""
+        return cls(GiverKind.GRADER, user, judge_source=source_id)
+
+    @classmethod
+    def judge_recorded(cls, user: Any, source_id: int) -> "Giver":
+        """An AI judge's grade given outside its queue (a chain's next judge)."""
+        return cls(GiverKind.RECORDED, user, judge_source=source_id)
 
     @classmethod
     def lead(cls, user: Any = None) -> "Giver":
@@ -101,6 +113,7 @@ class _ReadSlot:
     snapshot_id: int
     grader_id: int | None
     grade: int | None
+    source: str
     snapshot_started: bool
     team_id: int
     status: str
@@ -142,8 +155,8 @@ def slot_judge(
     reason = check_reason(reason)
     with transaction.atomic():
         locked = False
-        by_grader = action == Action.GRADE and giver.kind == GiverKind.GRADER
-        if by_grader and team_id is not None and type(grade) is int:
+        by_person = giver.kind == GiverKind.GRADER and giver.judge_source is None
+        if action == Action.GRADE and by_person and team_id is not None and type(grade) is int:
             keyword_id = _grade_started_result(slot_id, giver, grade, reason, team_id)
             if keyword_id is not None:
                 pipeline.grades_changed(keyword_ids=[keyword_id])
@@ -164,6 +177,7 @@ def slot_judge(
         now = timezone.now()
         if action == Action.GRADE:
             changes = _grade_columns(slot, giver, check_grade(grade, slot.scale), reason, now)
+            changes.update(_lead_takes_judges_grade(slot, siblings, giver))
             if not slot.snapshot_started:
                 _set_started(slot.snapshot_id, started=True)
         else:
@@ -227,8 +241,8 @@ def _read_snapshot_of(slot_id: int, *, lock: bool) -> list[_ReadSlot]:
         return []
     scale = _scale(*rows[0][-2:])
     return [
-        _ReadSlot(id_, keyword, snapshot, grader, grade, started, team, status, scale)
-        for id_, keyword, snapshot, grader, grade, started, team, status, _, _ in rows
+        _ReadSlot(id_, keyword, snapshot, grader, grade, source, started, team, status, scale)
+        for id_, keyword, snapshot, grader, grade, source, started, team, status, _, _ in rows
     ]
 
 
@@ -256,7 +270,13 @@ def _check_giver(slot: _ReadSlot, giver: Giver, action: Action) -> None:
 # A grade written or cleared here is no longer one an import wrote or reuse copied: the
 # leaderboard and a grader's count of today count it as the work of whoever gave it, and
 # it was given on this result's content, so it is not stale.
-GIVEN_HERE = {"reused": False, "imported": False, "stale": False, "content_fingerprint": ""}
+GIVEN_HERE = {
+    "reused": False,
+    "imported": False,
+    "stale": False,
+    "content_fingerprint": "",
+    "reused_from_id": None,
+}
 
 
 def _grade_columns(
@@ -267,6 +287,8 @@ def _grade_columns(
         "reason": reason,
         "graded_at": _adapt(now),
         **GIVEN_HERE,
+        "source": Source.JUDGE if giver.judge_source else Source.PERSON,
+        "source_detail_id": giver.judge_source,
     }
     if giver.kind == GiverKind.RECORDED:
         changes.update(grader_id=giver.user.id if giver.user else None, external_grader=giver.name)
@@ -275,6 +297,19 @@ def _grade_columns(
         holder = giver.user if giver.kind == GiverKind.RECORDED else slot.grader_id
         changes["assigned_at"] = _adapt(now) if holder else None
     return changes
+
+
+def _lead_takes_judges_grade(
+    slot: _ReadSlot, siblings: list[_ReadSlot], giver: Giver
+) -> dict[str, Any]:
+    """A lead who edits an AI judge's grade becomes its giver: the grade is theirs (their
+    account, or their name when they already hold another slot of the result)."""
+    if giver.kind != GiverKind.LEAD or slot.source != Source.JUDGE or giver.user is None:
+        return {}
+    holds_another = any(s.grader_id == giver.user.id for s in siblings if s.id != slot.id)
+    if holds_another:
+        return {"grader_id": None, "external_grader": giver.user.get_username()}
+    return {"grader_id": giver.user.id, "external_grader": ""}
 
 
 def _adapt(moment: datetime) -> Any:
@@ -290,6 +325,8 @@ def _cleared_columns() -> dict[str, Any]:
         "external_grader": "",
         "assigned_at": None,
         **GIVEN_HERE,
+        "source": "",
+        "source_detail_id": None,
     }
 
 
@@ -327,6 +364,11 @@ class BulkJudgement:
     # differs from this result's (models.FeedbackSlot).
     content_fingerprint: str = ""
     stale: bool = False
+    # Who gave it (models.Source, its JudgementSource), and for a copy the evaluation it
+    # was copied from: a copy keeps its original's source.
+    source: str = Source.PERSON
+    source_detail_id: int | None = None
+    reused_from_id: int | None = None
 
 
 def slots_judge_in_bulk(
@@ -364,6 +406,9 @@ def slots_judge_in_bulk(
                 "reused": [reused] * len(judgements),
                 "content_fingerprint": [j.content_fingerprint for j in judgements],
                 "stale": [j.stale for j in judgements],
+                "source": [j.source for j in judgements],
+                "source_detail_id": [j.source_detail_id for j in judgements],
+                "reused_from_id": [j.reused_from_id for j in judgements],
             },
         )
         snapshots = sorted({snapshot for _, snapshot, _ in rows})
@@ -446,6 +491,8 @@ def slots_judge_held(
                 "reason": [wanted[slot_id].reason for slot_id in ids],
                 "graded_at": [now] * len(ids),
                 "snapshot_started": [True] * len(ids),
+                "source": [Source.JUDGE if giver.judge_source else Source.PERSON] * len(ids),
+                "source_detail_id": [giver.judge_source] * len(ids),
             },
         )
         # The other slots of the results this write starts (strategy 3) start with them.

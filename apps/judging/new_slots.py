@@ -23,15 +23,21 @@ from datetime import datetime
 
 from apps import engine
 from apps.core.copy_text import NULL, text
-from apps.evaluations.models import FeedbackSlot, UnretrievedJudgement
+from apps.evaluations.models import FeedbackSlot, Source, UnretrievedJudgement
 
 from .judgements import check_grade
 from .models import SnapshotDecision
+from .sources import JudgeMade, import_source, judge_source
 
+# What a file says gave a grade, as an export writes it (the grade's `source`, its
+# `ai_judge` mark): the kind (models.Source), the judge's name or the import's label,
+# the model, the prompt version and the chain's link.
+SourceMark = tuple[str, str, str, str, str]
 # grade, grader user id (None: a grader named in the file), that grader's name, reason,
-# and the fingerprint of the content the grade was given on when that is not the
-# result's own (the file's grade is stale: the document changed since), else ""
-SlotGrade = tuple[int, int | None, str, str, str]
+# the fingerprint of the content the grade was given on when that is not the result's
+# own (the file's grade is stale: the document changed since), else "", and what the file
+# says gave it (None: nothing, so the grade's source is this import)
+SlotGrade = tuple[int, int | None, str, str, str, SourceMark | None]
 # a lead's decision: grade, the deciding user's id (None: not a member), reason
 Decision = tuple[int, int | None, str]
 # one new snapshot: its keyword's id and position, its own id and position, and each slot
@@ -57,19 +63,51 @@ SLOT_FIELDS = (
     "imported",
     "content_fingerprint",
     "stale",
+    "source",
+    "source_detail",
 )
 UNRETRIEVED_FIELDS = ("keyword", "doc_id", "grade")
 DECISION_FIELDS = ("snapshot", "evaluation", "grade", "decided_by", "reason", "decided_at")
 
 
 class NewJudgedSlots:
-    """The slots and decisions of one evaluation's new snapshots, judged at `now`."""
+    """The slots and decisions of one evaluation's new snapshots, judged at `now`, their
+    source the import labelled `label` (or the AI judge a grade's mark names)."""
 
-    def __init__(self, evaluation_id: int, scale: engine.Scale, now: datetime) -> None:
+    def __init__(
+        self, evaluation_id: int, scale: engine.Scale, now: datetime, *, team_id: int, label: str
+    ) -> None:
         self.evaluation_id = evaluation_id
         self.scale = scale
         self.grades = frozenset(scale.grades)
         self.now = now
+        self.team_id = team_id
+        self.label = label
+        self._sources: dict[SourceMark | None, tuple[str, int]] = {}
+
+    def know_sources(self, slots: Iterable[Iterable[Iterable[SlotGrade | None]]]) -> None:
+        """Find or make the sources of a batch's grades (per keyword, per snapshot, its
+        slots), before its rows are written: on PostgreSQL they are written on a thread
+        that must not query (pgcopy.py), so the rows only look their sources up."""
+        for keyword in slots:
+            for snapshot in keyword:
+                for entry in snapshot:
+                    if entry is not None and entry[5] not in self._sources:
+                        self._sources[entry[5]] = self._made_source(entry[5])
+
+    def source_of(self, mark: SourceMark | None) -> tuple[str, int]:
+        """(kind, JudgementSource id) of a grade with this mark (know_sources found it)."""
+        return self._sources[mark]
+
+    def _made_source(self, mark: SourceMark | None) -> tuple[str, int]:
+        """An AI judge's grade stays the judge's, with what made it; an earlier import's
+        keeps that import's label; anything else is this import's."""
+        kind, name, model, prompt_version, link = mark or (Source.IMPORT, "", "", "", "")
+        if kind == Source.JUDGE:
+            made = JudgeMade(0, name, model, prompt_version, link)
+            return (Source.JUDGE, judge_source(team_id=self.team_id, made=made))
+        label = name if kind == Source.IMPORT and name else self.label
+        return (Source.IMPORT, import_source(team_id=self.team_id, label=label))
 
     def copy_lines(self, snapshots: Iterable[NewSnapshot]) -> Iterator[str]:
         """COPY text lines of the snapshots' slots, fields in SLOT_FIELDS order."""
@@ -82,15 +120,20 @@ class NewJudgedSlots:
             suffix = f"\t{keyword_position}\t{snapshot_position}\t{started}"
             for index, entry in enumerate(entries):
                 if entry is None:
-                    yield f"{prefix}{index}\t{NULL}\t\t{NULL}\t\t{NULL}\t{NULL}{suffix}\tf\t\tf"
+                    yield (
+                        f"{prefix}{index}\t{NULL}\t\t{NULL}\t\t{NULL}\t{NULL}{suffix}\tf\t\tf"
+                        f"\t\t{NULL}"
+                    )
                     continue
-                grade, user, external, reason, graded_on = entry
+                grade, user, external, reason, graded_on, mark = entry
+                source, detail = self.source_of(mark)
                 if grade not in grades or type(grade) is not int:  # inline: millions of grades
                     check_grade(grade, self.scale)
                 grader, assigned = (NULL, NULL) if user is None else (str(user), now)
                 yield (
                     f"{prefix}{index}\t{grader}\t{text(external)}\t{grade}\t{text(reason)}\t"
                     f"{assigned}\t{now}{suffix}\tt\t{graded_on}\t{'t' if graded_on else 'f'}"
+                    f"\t{source}\t{detail}"
                 )
 
     def objects(self, snapshots: Iterable[NewSnapshot]) -> Iterator[FeedbackSlot]:
@@ -108,7 +151,8 @@ class NewJudgedSlots:
                     snapshot_started=started,
                 )
                 if entry is not None:
-                    grade, user, external, reason, graded_on = entry
+                    grade, user, external, reason, graded_on, mark = entry
+                    slot.source, slot.source_detail_id = self.source_of(mark)
                     slot.content_fingerprint, slot.stale = graded_on, bool(graded_on)
                     slot.grade = self._check(grade)
                     slot.grader_id, slot.external_grader, slot.reason = user, external, reason

@@ -40,7 +40,7 @@ TAGS = Tag._meta.db_table
 
 
 STALENESS_FIELDS = ("content_fingerprint", "stale")
-REUSE_FIELDS = ("reuse", "reuse_fresh_only")
+REUSE_FIELDS = ("reuse", "reuse_fresh_only", "reuse_judges")
 
 
 class SlotRows:
@@ -332,8 +332,8 @@ def snapshot_of_slot(*, lock: bool) -> str:
     """
     locking = lock and connection.features.has_select_for_update_of
     return (
-        "SELECT s.id, s.keyword_id, s.snapshot_id, s.grader_id, s.grade, s.snapshot_started, "
-        "e.team_id, e.status, e.scale, e.scale_levels "
+        "SELECT s.id, s.keyword_id, s.snapshot_id, s.grader_id, s.grade, s.source, "
+        "s.snapshot_started, e.team_id, e.status, e.scale, e.scale_levels "
         f"FROM {SLOTS} s JOIN {EVALUATIONS} e ON e.id = s.evaluation_id "
         f"WHERE s.snapshot_id = (SELECT o.snapshot_id FROM {SLOTS} o WHERE o.id = %s) "
         f"ORDER BY s.id{' FOR UPDATE OF s' if locking else ''}"
@@ -372,8 +372,9 @@ def grade_held_started_slot() -> str:
     return (
         f"UPDATE {SLOTS} SET grade = %s, reason = %s, graded_at = %s, "
         # the grader's own grade now, on this content, even of a slot an import or reuse
-        # graded
-        "reused = FALSE, imported = FALSE, stale = FALSE, content_fingerprint = '' "
+        # graded: a person's (an AI judge writes through slots_judge_held)
+        "reused = FALSE, imported = FALSE, stale = FALSE, content_fingerprint = '', "
+        "source = 'person', source_detail_id = NULL, reused_from_id = NULL "
         "WHERE id = %s AND grader_id = %s AND snapshot_started AND EXISTS ("
         f"SELECT 1 FROM {EVALUATIONS} e WHERE e.id = evaluation_id AND e.status = %s "
         "AND e.team_id = %s) "

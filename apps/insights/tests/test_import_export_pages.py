@@ -117,7 +117,8 @@ def test_a_lead_downloads_every_export_format(owner, team_a):
     assert body.decode().splitlines()[0] == (
         "keyword,position,doc_id,name,value,grades,graders,"
         "ai_judge_models,ai_judge_prompt_versions,ai_judge_reasons,"
-        "grade_labels,skipped_by,skip_reasons,grade_reasons,information_need,keyword_notes"
+        "grade_labels,skipped_by,skip_reasons,grade_reasons,information_need,keyword_notes,"
+        "grade_sources"
     )
 
 

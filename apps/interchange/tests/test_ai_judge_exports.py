@@ -158,9 +158,13 @@ def test_no_export_carries_the_judges_key_or_its_grader_address(team_a, owner, e
             assert judge.user.email not in text and "ai-judges.relevo.invalid" not in text
 
 
-def test_a_reused_judge_grade_exports_as_the_judges_without_model_or_prompt(team_a, evaluation):
+def test_a_reused_judge_grade_exports_as_the_judges_with_what_made_it_and_where_it_came_from(
+    team_a, evaluation
+):
     finish(evaluation)
-    again = make_evaluation(team=team_a, strategy=3, keywords={"red shoes": 2}, reuse="keyword_doc")
+    again = make_evaluation(
+        team=team_a, strategy=3, keywords={"red shoes": 2}, reuse="keyword_doc", reuse_judges=True
+    )
 
     document = json.loads(exported(api_client(team_a), again, "json"))
 
@@ -169,10 +173,23 @@ def test_a_reused_judge_grade_exports_as_the_judges_without_model_or_prompt(team
         "grader": JUDGE,
         "grade": 0,
         "reason": UNSURE,
-        "ai_judge": {"model": None, "prompt_version": None},
-        # A copied grade names the content it was given on (issue 19: stale judgements).
+        # The copy keeps its original's source: the judge, model and prompt version.
+        "ai_judge": {"model": "gpt-test", "prompt_version": prompt_version_of(evaluation)},
+        "source": {"kind": "judge", "name": JUDGE, "reused_from": evaluation.name},
+        # A copied grade names the content it was given on (stale judgements).
         "content_fingerprint": content_fingerprint("Result 2", "", {}),
     }
+
+
+def test_reuse_leaves_a_judges_grades_behind_unless_the_lead_ticks_them(team_a, evaluation):
+    finish(evaluation)
+    again = make_evaluation(team=team_a, strategy=3, keywords={"red shoes": 2}, reuse="keyword_doc")
+
+    document = json.loads(exported(api_client(team_a), again, "json"))
+
+    first, second = document["keywords"][0]["snapshots"]
+    assert [g["grader"] for g in first["grades"] if g is not None] == ["ann@a.test"]
+    assert all(g is None for g in second["grades"])
 
 
 def test_a_json_export_with_judge_grades_imports_back_as_grades_of_the_named_judge(

@@ -124,6 +124,16 @@ def without_identity(document: dict) -> dict:
     }
 
 
+def without_sources(document: dict) -> dict:
+    """The document with its grades' sources left out (an import is their source)."""
+    for keyword in document["keywords"]:
+        for snapshot in keyword["snapshots"]:
+            for grade in snapshot["grades"]:
+                if grade is not None:
+                    grade.pop("source", None)
+    return document
+
+
 def test_an_exported_evaluation_imports_into_a_fresh_team_with_the_same_everything():
     team = make_team()
     graders = [make_grader(team, f"ann{i}@example.test") for i in range(2)]
@@ -138,7 +148,16 @@ def test_an_exported_evaluation_imports_into_a_fresh_team_with_the_same_everythi
     imported = import_document(team=fresh, source=as_file(before))
 
     after = exported(imported)
-    assert without_identity(after) == without_identity(before)
+    # Every grade now says it came by this import; the rest is as it was.
+    label = f"JSON import, {imported.created_at:%Y-%m-%d}"
+    assert {
+        (grade["source"]["kind"], grade["source"]["name"])
+        for keyword in after["keywords"]
+        for snapshot in keyword["snapshots"]
+        for grade in snapshot["grades"]
+        if grade is not None
+    } == {("import", label)}
+    assert without_identity(without_sources(after)) == without_identity(before)
     decided = before["keywords"][0]["snapshots"][1]
     assert decided["decision"] == {
         "grade": 3,

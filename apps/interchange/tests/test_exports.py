@@ -68,18 +68,22 @@ def written(export, evaluation) -> str:
 
 
 def test_csv_has_one_row_per_snapshot_with_its_value_grades_and_graders(evaluation):
-    # People's grades only: the AI judges' three columns stay empty; nobody skipped.
+    # People's grades only: the AI judges' three columns stay empty; nobody skipped; each
+    # grade's source (lined up with the grades) is a person.
     assert written(export_csv, evaluation) == (
         "keyword,position,doc_id,name,value,grades,graders,"
         "ai_judge_models,ai_judge_prompt_versions,ai_judge_reasons,"
-        "grade_labels,skipped_by,skip_reasons,grade_reasons,information_need,keyword_notes\n"
+        "grade_labels,skipped_by,skip_reasons,grade_reasons,information_need,keyword_notes,"
+        "grade_sources\n"
         "red shoes,1,sku 1,Result 1,2.5,3|2,ann@example.test|crowd worker,,,,"
-        "3 · Perfect|2 · Good,,,|,,\n"
-        "red shoes,2,sku-2,Result 2,1.5,1|2,ann@example.test|x,,,,1 · Fair|2 · Good,,,|,,\n"
-        "red shoes,3,sku-3,,,,,,,,,,,,,\n"
-        "blue shirt,1,b-1,Result 1,0,0,bob@example.test,,,,0 · Poor,,,,,\n"
+        "3 · Perfect|2 · Good,,,|,,,person|person\n"
+        "red shoes,2,sku-2,Result 2,1.5,1|2,ann@example.test|x,,,,1 · Fair|2 · Good,,,|,,,"
+        "person|person\n"
+        "red shoes,3,sku-3,,,,,,,,,,,,,,\n"
+        "blue shirt,1,b-1,Result 1,0,0,bob@example.test,,,,0 · Poor,,,,,,person\n"
         'blue shirt,2,b-2,"Result 2, ""best""",2.66666666667,2|3|3,'
-        "ann@example.test|bob@example.test|,,,,2 · Good|3 · Perfect|3 · Perfect,,,||,,\n"
+        "ann@example.test|bob@example.test|,,,,2 · Good|3 · Perfect|3 · Perfect,,,||,,,"
+        "person|person|person\n"
     )
 
 
