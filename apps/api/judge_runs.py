@@ -127,7 +127,7 @@ class JudgeRunControl(APIView):
         run = get_object_or_404(team_runs(request), id=run_id)
         self.ACTIONS[self.action](run=run)
         if self.action == "retry-failures":
-            controls.run_resume(run=run)
+            controls.run_resume(run=run, retrying=True)
         run.refresh_from_db()
         return Response(JudgeRunOut(run).data)
 

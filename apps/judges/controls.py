@@ -17,6 +17,7 @@ from apps.evaluations.models import Evaluation
 from .calibration import calibration_create, calibration_reopen_failures, gate_check
 from .chains import chain_create
 from .claims import give_back_held
+from .lifecycle_guard import refuse_when_finished, work_ended
 from .models import (
     CalibrationRun,
     GoldSet,
@@ -37,6 +38,7 @@ def run_start(*, judge: Judge, evaluation: Evaluation, created_by: User | None =
     while the team's gate (calibration.gate_check) does not let the judge grade."""
     if evaluation.team_id != judge.team_id:
         raise NotFound("No such evaluation.")
+    refuse_when_finished(evaluation_id=evaluation.id)
     existing = JudgeRun.objects.filter(judge=judge, evaluation=evaluation).first()
     if existing is not None:
         run_resume(run=existing)
@@ -62,6 +64,7 @@ def chain_start(
 ) -> JudgeChain:
     """Set up the evaluation's chain (chains.py), start its first judge and its task.
     Every link must pass the team's gate, as any judge grading the evaluation."""
+    refuse_when_finished(evaluation_id=evaluation.id)
     chain = chain_create(evaluation=evaluation, created_by=created_by, **given)
     for judge in (chain.second_opinion, chain.escalate_to):
         if judge is not None:
@@ -93,10 +96,12 @@ def calibration_retry(*, run: CalibrationRun) -> int:
 
 def run_pause(*, run: JudgeRun) -> None:
     _move(run, {RunStatus.RUNNING}, RunStatus.PAUSED, "paused by a lead")
+    work_ended(evaluation_id=run.evaluation_id)
 
 
-def run_resume(*, run: JudgeRun) -> None:
-    """Run again (a running run gets a fresh set of lanes); refused once cancelled."""
+def run_resume(*, run: JudgeRun, retrying: bool = False) -> None:
+    """Run again (a running run gets a fresh set of lanes); refused once cancelled, on a
+    finished evaluation, and for a finished run unless `retrying` its failed results."""
     resumable: set[str] = {
         RunStatus.RUNNING,
         RunStatus.PAUSED,
@@ -106,14 +111,19 @@ def run_resume(*, run: JudgeRun) -> None:
     }
     if run.role == RunRole.CHAIN:
         raise InvalidState(f"{run.judge.name} is asked by the chain; it does not grade on its own")
+    refuse_when_finished(evaluation_id=run.evaluation_id)
+    if run.status == RunStatus.FINISHED and not retrying:
+        raise InvalidState("the run is finished: nothing is left for the judge")
     gate_check(run.judge, run.prompt_version)
     _move(run, resumable, RunStatus.RUNNING)
     lanes_start(run)
 
 
 def run_cancel(*, run: JudgeRun) -> None:
+    refuse_when_finished(evaluation_id=run.evaluation_id)
     _move(run, {RunStatus.RUNNING, RunStatus.PAUSED, RunStatus.BUDGET_REACHED}, RunStatus.CANCELLED)
     give_back_held(run)
+    work_ended(evaluation_id=run.evaluation_id)
 
 
 def failures_retry(*, run: JudgeRun) -> int:

@@ -58,6 +58,7 @@ from .asking import Asked, ask, judgement_key, most_spent
 from .budgets import Reservation, has_budget, reserve, settlement
 from .call_log import log_calls
 from .claims import IDLE_WAIT_S, claim, give_back, give_back_held, wait_for_held_work
+from .lifecycle_guard import work_ended
 from .models import (
     CachedJudgement,
     JudgeCall,
@@ -450,9 +451,9 @@ def _write_grades(run: JudgeRun, grades: list[_Grade]) -> int:
 def _write_held(run: JudgeRun, grades: list[_Grade]) -> set[int]:
     judge = run.judge
     with transaction.atomic():
-        written = slots_judge_held(
         made = JudgeMade(judge.id, judge.name, judge.model_name, run.prompt_version)
         source_id = judge_source(team_id=judge.team_id, made=made)
+        written = slots_judge_held(
             giver=Giver.judge(judge.user, source_id),
             judgements=[HeldJudgement(g.slot.id, g.grade, g.reason) for g in grades],
             team_id=judge.team_id,
@@ -524,6 +525,8 @@ def _settle(run: JudgeRun, status: str, note: str) -> bool:
     )
     # Its grades reach the live pages with the metrics; its end has no grade to carry it.
     live.changed(evaluation_id=run.evaluation_id, team_id=run.judge.team_id)
+    if settled:
+        work_ended(evaluation_id=run.evaluation_id)
     return bool(settled)
 
 

@@ -209,7 +209,7 @@ def run_control(request: TeamRequest, run_id: int, action: str) -> HttpResponse:
     try:
         control(run=run)
         if action == "retry":
-            controls.run_resume(run=run)
+            controls.run_resume(run=run, retrying=True)
     except InvalidState as error:
         messages.error(request, error.message)
     else:

@@ -132,10 +132,16 @@ def test_unsure_results_go_to_the_stronger_judge_whose_grade_is_the_value_the_me
 
 def test_disputed_results_go_to_people_and_no_judge_takes_them_again(server, evaluator, team_a):
     evaluation = make_evaluation(team=team_a, scale="graded", strategy=1, keywords=KEYWORDS)
-    cheap, second, _ = judges(team_a, server)
+    cheap, second, strong = judges(team_a, server)
     # The second opinion disagrees on result 2 only.
     server.respond_with(
-        by_model({"cheap": lambda n: (2, 0.9), "second": lambda n: (2 if n != 2 else 0, 0.9)})
+        by_model(
+            {
+                "cheap": lambda n: (2, 0.9),
+                "second": lambda n: (2 if n != 2 else 0, 0.9),
+                "strong": lambda n: (3, 0.9),
+            }
+        )
     )
     chain = controls.chain_start(
         evaluation=evaluation, first=cheap.id, second_opinion=second.id, audit_percent=0
@@ -148,9 +154,9 @@ def test_disputed_results_go_to_people_and_no_judge_takes_them_again(server, eva
     assert set(waiting.values_list("first_grade", "second_grade")) == {(2, 0)}
     slot = waiting.first().slot
     assert (slot.grade, slot.grader_id) == (None, None)  # back in the people's queue
-    # The first judge, resumed, does not take it again.
-    controls.run_resume(run=JudgeRun.objects.get(judge=cheap, evaluation=evaluation))
-    run_the_first_judge(evaluation, cheap)
+    # Another judge, assigned now, does not take it.
+    controls.run_start(judge=strong, evaluation=evaluation)
+    run_the_first_judge(evaluation, strong)
     slot.refresh_from_db()
     assert slot.grader_id is None
 
