@@ -74,7 +74,7 @@ class JudgeRunStart(APIView):
         if type(given) is not int:
             raise InvalidInput(["evaluation: the id of an evaluation of the team"])
         evaluation = get_object_or_404(Evaluation, id=given, team_id=request.user.team_id)
-        run = controls.run_start(judge=judge, evaluation=evaluation)
+        run = controls.run_assign(judge=judge, evaluation=evaluation)
         return Response(JudgeRunOut(run).data, status=status.HTTP_201_CREATED)
 
 

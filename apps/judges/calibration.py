@@ -61,6 +61,7 @@ from .models import (
 from .prompting import JudgeTask, Prompt, Result, default_prompt
 from .prompts import pinned_prompt, version_for_new_run
 from .providers import Failure
+from .team_rule import refusal
 
 REPORT_CACHE_SECONDS = 24 * 3600
 RETRIES = 3
@@ -450,29 +451,8 @@ def gate_set(*, team: Team, min_alpha: Any) -> JudgeGate:
 
 
 def gate_check(judge: Judge, prompt_version: str) -> None:
-    """InvalidState unless the team requires nothing, or the judge was calibrated with
-    its current model and this prompt version to at least the team's agreement."""
-    gate = JudgeGate.objects.filter(team_id=judge.team_id).first()
-    if gate is None or gate.min_alpha is None:
-        return
-    best = (
-        CalibrationRun.objects.filter(
-            judge=judge,
-            model_name=judge.model_name,
-            prompt_version=prompt_version,
-            status=CalibrationStatus.FINISHED,
-            alpha__isnull=False,
-        )
-        .order_by("-alpha")
-        .values_list("alpha", flat=True)
-        .first()
-    )
-    if best is None or best < gate.min_alpha:
-        measured = "it has no calibration" if best is None else f"its best is {best:.2f}"
-        raise InvalidState(
-            f"The team requires a judge to agree with people to Krippendorff's alpha "
-            f"{gate.min_alpha:.2f} or more, calibrated with its current model "
-            f"({judge.model_name}) and prompt ({prompt_version}), before it grades "
-            f"evaluations; {measured}.",
-            field="judge",
-        )
+    """InvalidState unless the team's rule (team_rule.py) lets the judge grade with this
+    prompt version."""
+    why = refusal(judge, prompt_version)
+    if why:
+        raise InvalidState(why, field="judge")

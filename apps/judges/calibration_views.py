@@ -22,6 +22,7 @@ from .call_log import calibration_log_lines
 from .forms_calibration import GateForm, GoldSetForm
 from .gold_sets import gold_set_create, gold_set_delete
 from .models import CalibrationRun, CalibrationStatus, GoldSet, Judge, JudgeGate
+from .selectors import people_graded_evaluations
 
 POLL_SECONDS = 3
 
@@ -42,7 +43,11 @@ def _calibration(request: TeamRequest, run_id: int) -> CalibrationRun:
 def gold_set_list(request: TeamRequest) -> HttpResponse:
     team = request.membership.team
     evaluations = list(Evaluation.objects.filter(team=team, archived=False).order_by("-id"))
-    form = GoldSetForm(request.POST or None, evaluations=evaluations)
+    form = GoldSetForm(
+        request.POST or None,
+        baselines=list(people_graded_evaluations(team.id)),
+        evaluations=evaluations,
+    )
     if request.method == "POST" and form.is_valid():
         try:
             gold = gold_set_create(team=team, created_by=request.user, **form.cleaned_data)

@@ -11,7 +11,7 @@ from django.db.models import F
 from django.db.models.functions import Greatest
 
 from apps.accounts.models import User
-from apps.core.errors import InvalidState, NotFound
+from apps.core.errors import InvalidInput, InvalidState, NotFound
 from apps.evaluations.models import Evaluation
 
 from .calibration import calibration_create, calibration_reopen_failures, gate_check
@@ -31,6 +31,7 @@ from .models import (
 from .prompting import default_prompt
 from .prompts import version_for_new_run
 from .tasks import calibration_queue, chain_queue, lanes_start
+from .team_rule import refusal
 
 
 def run_start(*, judge: Judge, evaluation: Evaluation, created_by: User | None = None) -> JudgeRun:
@@ -56,6 +57,23 @@ def run_start(*, judge: Judge, evaluation: Evaluation, created_by: User | None =
     else:
         run_resume(run=run)
     return run
+
+
+def run_assign(*, judge: Judge, evaluation: Evaluation, created_by: User | None = None) -> JudgeRun:
+    """What "Let a judge grade" does (the evaluation page, the API): run_start for a judge the
+    team's rule lets grade. One it keeps out is not among the choices offered, so it is
+    refused as a wrong input naming its field (run_start's own refusal, which chains
+    meet too, is a state's)."""
+    existing = JudgeRun.objects.filter(judge=judge, evaluation=evaluation).first()
+    if existing is not None:
+        label = existing.prompt_version
+    else:
+        version = version_for_new_run(judge)
+        label = version.version if version else default_prompt(evaluation.grading_scale).version
+    why = refusal(judge, label)
+    if why:
+        raise InvalidInput([f"judge: {why}"])
+    return run_start(judge=judge, evaluation=evaluation, created_by=created_by)
 
 
 @transaction.atomic

@@ -23,14 +23,21 @@ class GoldSetForm(forms.Form):
     )
     seed = forms.CharField(required=False, help_text="Empty: a random one (it is recorded).")
 
-    def __init__(self, *args: Any, evaluations: Sequence[Any] = (), **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        baselines: Sequence[Any] = (),
+        evaluations: Sequence[Any] = (),
+        **kwargs: Any,
+    ) -> None:
+        """`baselines`: the evaluations people graded; `evaluations`: any of the team's,
+        as a candidate (only its lists are read)."""
         kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
-        choices = [(str(e.id), e.name) for e in evaluations]
         baseline, candidate = self.fields["baseline"], self.fields["candidate"]
         assert isinstance(baseline, forms.ChoiceField) and isinstance(candidate, forms.ChoiceField)
-        baseline.choices = choices
-        candidate.choices = [("", "None")] + choices
+        baseline.choices = [(str(e.id), e.name) for e in baselines]
+        candidate.choices = [("", "None")] + [(str(e.id), e.name) for e in evaluations]
 
 
 class GateForm(forms.Form):

@@ -50,8 +50,8 @@ def _run(request: TeamRequest, run_id: int) -> JudgeRun:
 
 @lead_required
 def judge_list(request: TeamRequest) -> HttpResponse:
-    judges = selectors.team_judges(request.membership.team_id)
-    return render(request, "judges/judge_list.html", {"judges": judges})
+    rows = selectors.judge_rows(request.membership.team_id)
+    return render(request, "judges/judge_list.html", {"rows": rows})
 
 
 @lead_required
@@ -92,7 +92,8 @@ def _judge_form(
         else:
             messages.success(request, f"{done} the judge {saved.name}.")
             return redirect("judges:judge_list")
-    return render(request, "judges/judge_form.html", {"form": form, "judge": judge})
+    context = {"form": form, "judge": judge, "below_rule": selectors.below_rule(judge)}
+    return render(request, "judges/judge_form.html", context)
 
 
 @require_POST
@@ -132,8 +133,8 @@ def judge_assign(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     else:
         judge = _judge(request, form.cleaned_data["judge"])
         try:
-            controls.run_start(judge=judge, evaluation=evaluation, created_by=request.user)
-        except InvalidState as error:
+            controls.run_assign(judge=judge, evaluation=evaluation, created_by=request.user)
+        except (InvalidInput, InvalidState) as error:
             messages.error(request, error.message)
         else:
             messages.success(request, f"{judge.name} is grading this evaluation.")

@@ -407,7 +407,9 @@ def test_the_team_s_gate_is_set_cleared_and_refuses_what_is_not_a_number_from_0_
     baseline, _ = graded
     judge = judge_for(baseline.team, server)
     refused = client.post(f"/api/v1/judges/{judge.id}/runs/", {"evaluation": baseline.id})
-    assert refused.status_code == 409 and "it has no calibration" in refused.json()["detail"]
+    assert refused.status_code == 400
+    [error] = refused.json()["errors"]
+    assert error["field"] == "judge" and "it has no calibration" in error["message"]
 
     assert client.send("patch", "/api/v1/judge-gate/", {"min_alpha": None}).json() == {
         "min_alpha": None
