@@ -147,3 +147,23 @@ def test_a_finished_run_offers_no_resume(server, owner, team_a):
     assert "the run is finished: nothing is left for the judge" in page.content.decode()
     run.refresh_from_db()
     assert run.status == RunStatus.FINISHED
+
+
+def test_a_judge_assigned_to_a_three_grade_evaluation_leaves_two_slots_a_result_to_people(
+    server, owner, team_a
+):
+    evaluation = make_evaluation(team=team_a, scale="graded", strategy=3, keywords={"q": 3})
+    cheap, _, _ = judges(team_a, server)
+    server.respond_with(by_model({"cheap": lambda n: (2, 0.9)}))
+    client_for(owner).post(f"/evaluations/{evaluation.id}/judges/", {"judge": cheap.id})
+    run = JudgeRun.objects.get(judge=cheap, evaluation=evaluation)
+
+    while runs.run_step(run_id=run.id) == runs.GO:
+        pass
+
+    slots = FeedbackSlot.objects.filter(evaluation=evaluation)
+    for snapshot in {slot.snapshot_id for slot in slots}:
+        of_result = slots.filter(snapshot_id=snapshot)
+        assert of_result.filter(grader=cheap.user, grade__isnull=False).count() == 1
+        assert of_result.filter(grader__isnull=True, grade__isnull=True).count() == 2
+    assert status_of(evaluation) == Status.ACTIVE
