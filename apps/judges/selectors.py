@@ -88,8 +88,8 @@ def evaluation_judges(evaluation: Evaluation) -> EvaluationJudges:
 def people_graded_evaluations(team_id: int) -> QuerySet[Evaluation]:
     """The team's evaluations (not archived) with a grade people gave: what a gold set's
     baseline may be, as the judges are measured against people."""
-    by_people = FeedbackSlot.objects.filter(
-        evaluation=OuterRef("pk"), grade__isnull=False, grader__ai_judge__isnull=True
+    by_people = FeedbackSlot.objects.by_people().filter(
+        evaluation=OuterRef("pk"), grade__isnull=False
     )
     return (
         Evaluation.objects.filter(team_id=team_id, archived=False)
