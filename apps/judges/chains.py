@@ -19,7 +19,11 @@ agreement below and calibration read them, the metrics never do.
 Escalations have a budget (how many results may be sent on, for every reason together);
 past it a result keeps its first grade and is marked so. The stronger judge and the
 second opinion spend through runs of their own on the evaluation (role "chain"), so
-their calls, tokens and cost show like any judge's.
+their calls, tokens and cost show like any judge's, and their own budgets are caps as a
+run's are: each call is reserved on the link's run before it is sent (budgets.py), cut
+to the results the budget can pay. A result the next judge's budget cannot pay keeps
+its first grade, marked over budget; one the second opinion's cannot pay is not asked
+about (the step's note says so).
 
 The chain is advanced by one worker at a time (`busy_until`): a task takes the results
 graded since it last looked, a keyword at a time, until the first judge's run is over
@@ -31,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -46,7 +50,8 @@ from apps.evaluations.models import Evaluation, FeedbackSlot, Status, people_q
 from apps.judging.judgements import Action, Giver, slot_judge
 from apps.judging.sources import JudgeMade, judge_source
 
-from .asking import Asked, ask
+from .asking import Asked, ask, most_spent
+from .budgets import Reservation, has_budget, reserve, settlement
 from .calibration_figures import JudgeFigures, Pair, judge_figures
 from .call_log import log_call
 from .lifecycle_guard import work_ended
@@ -61,7 +66,7 @@ from .models import (
     RunStatus,
     StepStatus,
 )
-from .prompting import JudgeTask, Result, default_prompt
+from .prompting import JudgeTask, Prompt, Result, default_prompt
 from .prompts import pinned_prompt, version_for_new_run
 
 BATCH_RESULTS = 200  # results a step looks at, at most
@@ -176,9 +181,12 @@ def chain_advance(*, chain_id: int) -> str:
         by_keyword: dict[int, list[FeedbackSlot]] = defaultdict(list)
         for slot in slots:
             by_keyword[slot.keyword_id].append(slot)
-        for keyword_slots in by_keyword.values():
-            for start in range(0, len(keyword_slots), CALL_RESULTS):
-                _settle(chain, keyword_slots[start : start + CALL_RESULTS])
+        try:
+            for keyword_slots in by_keyword.values():
+                for start in range(0, len(keyword_slots), CALL_RESULTS):
+                    _settle(chain, keyword_slots[start : start + CALL_RESULTS])
+        except _NoRoomYet:
+            return "wait"  # the results left are looked at again
         return "more"
     finally:
         # Only its own lease: one that ran out may have been taken by another worker.
@@ -216,6 +224,7 @@ class _Looked:
     second_grade: int | None = None
     second_reason: str = ""
     why: str = EscalationReason.NONE
+    note: str = ""
 
 
 def _settle(chain: JudgeChain, slots: list[FeedbackSlot]) -> None:
@@ -227,23 +236,33 @@ def _settle(chain: JudgeChain, slots: list[FeedbackSlot]) -> None:
     )
     looked = [_Looked(slot, _graded(slot), slot.reason, confidences.get(slot.id)) for slot in slots]
     if chain.second_opinion is not None:
-        answers, _ = _ask_logged(chain, chain.second_opinion, looked)
+        second = _ask_logged(chain, chain.second_opinion, looked)
         for entry in looked:
-            judged = answers.judged.get(_result_id(entry))
+            judged = second.asked.judged.get(_result_id(entry)) if second.asked else None
             if judged is not None:
                 entry.second_grade, entry.second_reason = judged.grade, judged.reason
+        for entry in looked[len(second.about) :]:
+            entry.note = f"the second opinion was not asked: {second.unpaid}"
     for entry in looked:
         entry.why = _why(chain, entry)
     sent = _within_budget(chain, [entry for entry in looked if entry.why])
     next_judge = chain.escalate_to
-    answered = _ask_logged(chain, next_judge, sent) if sent and next_judge else None
+    unpaid: list[_Looked] = []
+    answered = None
+    over = ""
+    if sent and next_judge:
+        nxt = _ask_logged(chain, next_judge, sent)
+        sent, unpaid = nxt.about, sent[len(nxt.about) :]
+        answered = (nxt.asked, nxt.call) if nxt.asked else None
+        over = f"kept the first grade: {next_judge.name}'s own budget: {nxt.unpaid}"
     with transaction.atomic():
         steps = [_step(chain, entry, StepStatus.KEPT) for entry in looked if not entry.why]
         steps += [
             _step(chain, entry, StepStatus.OVER_BUDGET, note="the escalation budget is spent")
             for entry in looked
-            if entry.why and entry not in sent
+            if entry.why and entry not in sent and entry not in unpaid
         ]
+        steps += [_step(chain, entry, StepStatus.OVER_BUDGET, note=over) for entry in unpaid]
         if answered is not None:
             steps += _to_judge(chain, sent, *answered)
         elif sent and not _open_for_people(chain):
@@ -351,29 +370,80 @@ def _to_people(chain: JudgeChain, entry: _Looked) -> ChainStep:
     return _step(chain, entry, StepStatus.AWAITING_PEOPLE)
 
 
-def _ask_logged(chain: JudgeChain, judge: Judge, looked: list[_Looked]) -> tuple[Asked, Any]:
-    """One call to a later link about `looked`, logged and counted in its run."""
+class _NoRoomYet(Exception):
+    """A later link's budget is held by a call in flight (a worker that died mid-call
+    leaves its reservation until it lapses): the results are looked at again later."""
+
+
+@dataclass(frozen=True)
+class _Asking:
+    """A later link asked about the first `about` of the results it was to be asked
+    about (as many as its budget could pay: `unpaid` says why not the others); `asked`
+    and its logged `call` are None when it could pay for none."""
+
+    about: list[_Looked]
+    asked: Asked | None = None
+    call: Any = None
+    unpaid: str = ""
+
+
+def _ask_logged(chain: JudgeChain, judge: Judge, looked: list[_Looked]) -> _Asking:
+    """One call to a later link about `looked` (cut to what its run's budget can pay,
+    reserved before it is sent, as a run's calls are), logged and counted in its run."""
     evaluation = chain.evaluation
-    run = JudgeRun.objects.get(judge=judge, evaluation=evaluation)
-    scale = evaluation.grading_scale
-    task = JudgeTask(
+    run = JudgeRun.objects.select_related("judge").get(judge=judge, evaluation=evaluation)
+    prompt = pinned_prompt(run.prompt, evaluation.grading_scale)
+    about, reservation = _reserve_for(chain, run, prompt, looked)
+    if not about:
+        return _Asking([], unpaid=reservation.why)
+    asked = ask(judge, prompt, _task(chain, about))
+    with transaction.atomic():
+        call = log_call(asked, judge, run.prompt_version, run=run)
+        JudgeRun.objects.filter(id=run.id).update(
+            calls=F("calls") + 1,
+            input_tokens=F("input_tokens") + asked.outcome.input_tokens,
+            output_tokens=F("output_tokens") + asked.outcome.output_tokens,
+            cost=F("cost") + asked.cost,
+            **settlement(reservation),
+        )
+    return _Asking(about, asked, call, reservation.why)
+
+
+def _reserve_for(
+    chain: JudgeChain, run: JudgeRun, prompt: Prompt, looked: list[_Looked]
+) -> tuple[list[_Looked], Reservation]:
+    """The most of `looked` (from the first) one call can be asked about within the
+    run's budgets, reserved; why the others could not be. Raises _NoRoomYet while a
+    call in flight holds the budget."""
+    judge = run.judge
+    if not has_budget(judge):
+        return looked, Reservation(calls=1)
+    # Fewer results make a shorter prompt: under a token or cost budget, cut the call.
+    sizes = range(len(looked), 0, -1) if judge.budget_tokens or judge.budget_cost else [len(looked)]
+    refused = Reservation()
+    for size in sizes:
+        most = most_spent(judge, prompt, _task(chain, looked[:size]))
+        taken = reserve(run, [most])
+        if taken.calls:
+            why = refused.why if size < len(looked) else ""
+            return looked[:size], replace(taken, why=why)
+        if taken.wait is not None:
+            raise _NoRoomYet
+        refused = taken
+    return [], refused
+
+
+def _task(chain: JudgeChain, looked: list[_Looked]) -> JudgeTask:
+    evaluation = chain.evaluation
+    return JudgeTask(
         keyword=looked[0].slot.keyword.text,
         results=[
             Result(_result_id(entry), entry.slot.snapshot.name, _fields(entry.slot))
             for entry in looked
         ],
-        scale=scale,
+        scale=evaluation.grading_scale,
         guidelines=evaluation.scoring_guidelines,
     )
-    asked = ask(judge, pinned_prompt(run.prompt, scale), task)
-    call = log_call(asked, judge, run.prompt_version, run=run)
-    JudgeRun.objects.filter(id=run.id).update(
-        calls=F("calls") + 1,
-        input_tokens=F("input_tokens") + asked.outcome.input_tokens,
-        output_tokens=F("output_tokens") + asked.outcome.output_tokens,
-        cost=F("cost") + asked.cost,
-    )
-    return asked, call
 
 
 def _result_id(entry: _Looked) -> str:
@@ -396,7 +466,7 @@ def _step(chain: JudgeChain, entry: _Looked, status: str, note: str = "") -> Cha
         second_reason=entry.second_reason,
         why=entry.why,
         status=status,
-        note=note,
+        note=note or entry.note,
     )
 
 
