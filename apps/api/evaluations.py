@@ -49,6 +49,7 @@ from apps.evaluations.models import (
     Scale,
     Status,
 )
+from apps.evaluations.source_mix import evaluation_mix, evaluation_mixes
 from apps.interchange.downloads import EXPORT_FORMAT_NAMES, export_download
 
 from .documents import DOCUMENT_UPLOAD, EVALUATION_DOCUMENT
@@ -74,6 +75,24 @@ class MetricValueOut(serializers.Serializer):
     )
     value = serializers.FloatField(allow_null=True, help_text="full precision; null if none")
     keywords_counted = serializers.IntegerField(help_text="keywords with a value in the mean")
+
+
+class JudgeGradesOut(serializers.Serializer):
+    name = serializers.CharField()
+    graded = serializers.IntegerField()
+
+
+class JudgedByOut(serializers.Serializer):
+    kind = serializers.ChoiceField(
+        choices=["none", "people", "ai", "mixed"],
+        help_text="people: people's and imported grades only; ai: AI judges' only",
+    )
+    graded = serializers.IntegerField()
+    people = serializers.IntegerField(help_text="given here by people")
+    imported = serializers.IntegerField(help_text="brought by an import (people's)")
+    judges = JudgeGradesOut(many=True, help_text="each AI judge's grades")
+    copied = serializers.IntegerField(help_text="of all, copied by reuse")
+    stale = serializers.IntegerField(help_text="of the copied, on content since changed")
 
 
 class EvaluationOut(serializers.Serializer):
@@ -120,6 +139,14 @@ class EvaluationOut(serializers.Serializer):
         help_text="grades copied from an earlier evaluation whose document changed since it "
         "was graded; the metrics count them (POST .../stale/requeue/ sends them back)"
     )
+    judged_by = serializers.SerializerMethodField()
+
+    @extend_schema_field(JudgedByOut())
+    def get_judged_by(self, evaluation: Evaluation) -> dict[str, object]:
+        """Whose grades the metrics rest on: a list answer reads its page's at once."""
+        mixes = self.context.get("mixes") or {}
+        mix = mixes.get(evaluation.id) or evaluation_mix(evaluation)
+        return mix.as_json()
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_tags(self, evaluation: Evaluation) -> list[str]:
@@ -266,6 +293,14 @@ SEARCH_LENGTH = 200
 class EvaluationListCreate(generics.ListAPIView):
     serializer_class = EvaluationOut
     pagination_class = Pages
+
+    def paginate_queryset(self, queryset: Any) -> list[Evaluation] | None:
+        page = super().paginate_queryset(queryset)
+        self.mixes = evaluation_mixes(page) if page is not None else {}
+        return page
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        return {**super().get_serializer_context(), "mixes": getattr(self, "mixes", {})}
 
     def get_queryset(self) -> QuerySet[Evaluation]:
         request = self.request

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Q
 
-from .models import Evaluation, Keyword, Status
+from .models import Evaluation, Keyword, Reuse, Status
+from .reuse import ReusePreview, reuse_preview
 
 # How often the page asks again while the keywords run.
 POLL_SECONDS = 2
@@ -50,6 +51,9 @@ class LifecycleState:
     keywords_run: int = 0
     keywords_failed: int = 0
     poll_seconds: int = POLL_SECONDS
+    # What starting would copy by reuse, by source (None: it does not reuse, or cannot
+    # start now).
+    reuse: ReusePreview | None = None
 
     @property
     def resumes(self) -> bool:
@@ -62,11 +66,15 @@ def lifecycle_state(evaluation: Evaluation, *, baseline_id: int | None) -> Lifec
     is_baseline = baseline_id == evaluation.id
     actions = allowed_actions(evaluation, is_baseline=is_baseline)
     started_before = evaluation.started_at is not None
+    # Before a start, the lead reads whose grades it will copy.
+    reuse = None
+    if "start" in actions and evaluation.reuse != Reuse.NONE:
+        reuse = reuse_preview(evaluation=evaluation)
     if evaluation.search_model_id is None:
-        return LifecycleState(actions, is_baseline, started_before)
+        return LifecycleState(actions, is_baseline, started_before, reuse=reuse)
     counts = Keyword.objects.filter(evaluation_id=evaluation.id).aggregate(
         keywords=Count("id"),
         keywords_run=Count("id", filter=Q(executed_at__isnull=False)),
         keywords_failed=Count("id", filter=Q(failed=True)),
     )
-    return LifecycleState(actions, is_baseline, started_before, **counts)
+    return LifecycleState(actions, is_baseline, started_before, reuse=reuse, **counts)

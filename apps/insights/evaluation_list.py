@@ -12,6 +12,7 @@ from django.db.models.functions import RowNumber
 from apps.accounts.models import Tag
 from apps.endpoints.models import SearchModel
 from apps.evaluations.models import Evaluation, EvaluationMetric, Status
+from apps.evaluations.source_mix import NO_GRADES, SourceMix, evaluation_mixes
 
 from .keyword_table import Header
 from .metric_columns import Column, MetricKey, metric_column
@@ -57,6 +58,8 @@ class EvaluationRow:
     headline: list[MetricValue]
     # Its value of the metric the list is sorted by (None: it does not measure it).
     sorted_value: MetricValue | None = None
+    # Whose grades its numbers rest on (People, AI, Mixed).
+    judged_by: SourceMix = NO_GRADES
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,8 @@ def evaluation_list(
     """One page of the team's evaluations with their model and headline metrics.
 
     Three queries whatever the page size: the count, the page (with its model) and the
-    page's metric values. `sort` is one of PLAIN_SORTS, or a metric's key when
+    page's metric values; and one for the sources of those whose grades changed since
+    they were last read (source_mix.py). `sort` is one of PLAIN_SORTS, or a metric's key when
     `sort_column` is that metric; both are checked by the caller."""
     evaluations = _sorted(_filtered(team_id, filters), sort, sort_column).select_related(
         "search_model"
@@ -155,6 +159,7 @@ def evaluation_list(
     page_evaluations = list(page.object_list)
     sorted_by = (sort_column.metric, sort_column.k) if sort_column else None
     values = _metric_values([e.id for e in page_evaluations], sorted_by)
+    mixes = evaluation_mixes(page_evaluations)
     rows = []
     for evaluation in page_evaluations:
         measured = values[evaluation.id]
@@ -166,7 +171,7 @@ def evaluation_list(
         sorted_value = None
         if sorted_by in measured:
             sorted_value = MetricValue(metric_column(*sorted_by), measured[sorted_by][1])
-        rows.append(EvaluationRow(evaluation, headline, sorted_value))
+        rows.append(EvaluationRow(evaluation, headline, sorted_value, mixes[evaluation.id]))
     return EvaluationList(page, rows, sort_column)
 
 

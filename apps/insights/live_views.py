@@ -15,6 +15,7 @@ from apps.accounts.decorators import lead_required, team_member_required
 from apps.accounts.requests import TeamRequest
 from apps.core import live
 from apps.evaluations.models import Evaluation
+from apps.evaluations.source_mix import evaluation_mix
 from apps.judges.selectors import evaluation_judges
 from apps.judging.decisive import decisive_status
 
@@ -57,6 +58,7 @@ def live_evaluation(request: TeamRequest, evaluation_id: int) -> HttpResponse:
             {
                 "evaluation": evaluation,
                 "values": metric_values(evaluation),
+                "mix": evaluation_mix(evaluation),
                 "judges_panel": evaluation_judges(evaluation),
                 "decisive": decisive_status(evaluation=evaluation),
                 "live_part": True,

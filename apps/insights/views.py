@@ -21,6 +21,7 @@ from apps.core.live import live_page
 from apps.endpoints.models import SearchModel
 from apps.evaluations.keyword_notes import keyword_notes_set, notes_of
 from apps.evaluations.models import Evaluation, Keyword, Status
+from apps.evaluations.source_mix import evaluation_mix, mix_of_slots
 from apps.evaluations.stale import stale_count
 from apps.judges.selectors import evaluation_judges
 from apps.judging.decisive import decisive_status
@@ -165,6 +166,7 @@ def evaluation_detail(request: TeamRequest, evaluation_id: int) -> HttpResponse:
             "cards": metrics.cards,
             "reference": metrics.reference,
             "stale_judgements": stale_count(evaluation.id),
+            "mix": evaluation_mix(evaluation),
             "decisive": decisive_status(evaluation=evaluation),
             "table": table,
             "headers": table_headers(columns, query["sort"]),
@@ -267,6 +269,7 @@ def _keyword_page(
             "keyword": keyword,
             "evaluation": keyword.evaluation,
             "snapshots": snapshots,
+            "mix": mix_of_slots(slot for row in snapshots for slot in row.slots),
             "values": keyword_values(keyword, [row.value for row in snapshots]),
             "unretrieved": keyword.unretrieved.order_by("id"),
             "notes": notes_of(keyword),

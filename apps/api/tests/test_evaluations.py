@@ -195,8 +195,9 @@ def test_page_size_is_capped_at_500(api, team_a):
 
 
 # Measured on SQLite and PostgreSQL: the token, the count, the page, its metrics and its
-# tags. It is the same for 1 and 12 evaluations on the page.
-LIST_QUERIES = 5
+# tags, and whose grades they rest on (source_mix.py: one read for the page's evaluations
+# whose grades changed since it was last read). The same for 1 and 12 on the page.
+LIST_QUERIES = 6
 
 
 @pytest.mark.parametrize("size", [1, 12])
@@ -274,8 +275,9 @@ def test_get_of_an_id_beyond_any_integer_column_is_404(api):
     assert api.get(f"/api/v1/evaluations/{2**70}/").status_code == 404
 
 
-# Measured: the token, the evaluation, its metrics and its tags.
-GET_QUERIES = 4
+# Measured: the token, the evaluation, its metrics and its tags, and whose grades they
+# rest on (read once per change of its grades).
+GET_QUERIES = 5
 
 
 @pytest.mark.parametrize("keywords", [1, 15])
@@ -650,8 +652,9 @@ def test_a_transition_of_another_teams_evaluation_is_404_and_changes_nothing(act
 # finish: one more on PostgreSQL since the recompute locks the evaluation's row first
 # (apps/scoring/store.py, "Lock order"); still the same for 1 keyword and for 12.
 # Issue 20: opening reads whether the queue is in decision order (start, 1 more); a
-# finish reads who hears it, webhooks and e-mails (2 more: nobody listens here).
-TRANSITION_QUERIES = {"start": 13, "stop": 7, "finish": 22}
+# finish reads who hears it, webhooks and e-mails (2 more: nobody listens here). The answer
+# says whose grades its numbers rest on (1 more, read once per change of its grades).
+TRANSITION_QUERIES = {"start": 13, "stop": 8, "finish": 23}
 
 
 @pytest.mark.parametrize("action", ["start", "stop", "finish"])
