@@ -160,8 +160,19 @@ class ConfusionOut(serializers.Serializer):
     )
 
 
+class VerdictOut(serializers.Serializer):
+    verdict = serializers.CharField(
+        help_text="as_people, worse_than_people, chance (do not use), no_ceiling or undecided"
+    )
+    sentence = serializers.CharField(help_text="the verdict in one sentence, as the page says it")
+    warns = serializers.BooleanField(help_text="the sentence advises against the judge")
+
+
 class RunReportOut(serializers.Serializer):
     calibration = serializers.SerializerMethodField()
+    verdict = serializers.SerializerMethodField(
+        help_text="the calibration's verdict against people; null until it is over"
+    )
     stale = serializers.CharField(
         help_text="why these figures no longer describe the judge (its model or prompt "
         "changed since); empty when they do"
@@ -192,6 +203,17 @@ class RunReportOut(serializers.Serializer):
     @extend_schema_field(CalibrationOut)
     def get_calibration(self, report: RunReport) -> dict[str, Any]:
         return CalibrationOut(self.context["calibrations"][report.run.id]).data
+
+    @extend_schema_field(VerdictOut(allow_null=True))
+    def get_verdict(self, report: RunReport) -> dict[str, Any] | None:
+        verdict = report.verdict
+        if verdict is None:
+            return None
+        return {
+            "verdict": str(verdict.verdict),
+            "sentence": verdict.sentence,
+            "warns": verdict.warns,
+        }
 
     @extend_schema_field(ConfusionOut)
     def get_confusion(self, report: RunReport) -> dict[str, Any]:

@@ -31,6 +31,10 @@ class JudgeRunOut(serializers.Serializer):
     status = serializers.ChoiceField(choices=RunStatus.choices)
     note = serializers.CharField(help_text="why it paused or stopped by itself")
     prompt_version = serializers.CharField()
+    slots_per_result = serializers.IntegerField(
+        help_text="how many of each result's slots AI judges fill while it grades: 1 "
+        "leaves the rest to people, the evaluation's grades per result is AI only"
+    )
     calls = serializers.IntegerField()
     input_tokens = serializers.IntegerField()
     output_tokens = serializers.IntegerField()
@@ -48,6 +52,13 @@ class JudgeRunOut(serializers.Serializer):
 
 class JudgeRunIn(serializers.Serializer):
     evaluation = serializers.IntegerField(help_text="an evaluation of the team")
+    slots_per_result = serializers.IntegerField(
+        required=False,
+        default=1,
+        help_text="how many of each result's slots AI judges fill: 1 (default) leaves the "
+        "rest to people; the evaluation's grades per result (strategy) is AI only. 400 "
+        "outside 1 to the strategy",
+    )
 
 
 class FailureOut(serializers.Serializer):
@@ -74,7 +85,8 @@ class JudgeRunStart(APIView):
         if type(given) is not int:
             raise InvalidInput(["evaluation: the id of an evaluation of the team"])
         evaluation = get_object_or_404(Evaluation, id=given, team_id=request.user.team_id)
-        run = controls.run_assign(judge=judge, evaluation=evaluation)
+        share = request.data.get("slots_per_result", 1)
+        run = controls.run_assign(judge=judge, evaluation=evaluation, slots_per_result=share)
         return Response(JudgeRunOut(run).data, status=status.HTTP_201_CREATED)
 
 

@@ -4,21 +4,27 @@ calls are made, given back when they cannot be graded now.
 A claim takes up to `calls` batches of up to `size` ungraded slots of the evaluation that
 nobody holds (or whose hold ran out), one keyword a batch (the prompt shows one keyword
 and its results), one slot a result, never a result the judge already has a slot of,
-nor one that failed for the run and was not retried, nor one a chain sent to people
-(sql.py reads them). A worker that dies mid-step leaves its slots held until their lock
-runs out (SLOT_LOCK_SECONDS); a later claim frees them, and the judge takes them again.
+nor one that failed for the run and was not retried, nor one a chain sent to people,
+nor one whose slots AI judges already fill the run's share of (`slots_per_result`: by
+default one of each result's slots, the rest left to people; sql.py reads them). A
+worker that dies mid-step leaves its slots held until their lock runs out
+(SLOT_LOCK_SECONDS); a later claim frees them, and the judge takes them again.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+
 from django.db import IntegrityError, transaction
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
-from apps.evaluations.models import FeedbackSlot
+from apps.evaluations.models import FeedbackSlot, judges_q
 from apps.judging.selectors import lock_cutoff
 
-from .models import JudgeRun
-from .sql import Claimed, claim_candidates
+from .models import Judge, JudgeRun
+from .sql import Claimed, claim_candidates, claims_one_at_a_time
 
 CLAIM_ATTEMPTS = 3
 IDLE_WAIT_S = 30.0  # nothing to claim now, but people hold results that may come free
@@ -54,12 +60,16 @@ def _claim_once(run: JudgeRun, size: int, calls: int, free_expired: bool) -> lis
         ).update(grader=None, assigned_at=None)
     # As many as wanted times the slots a snapshot has (one for each of its graders):
     # one slot a snapshot is picked.
+    strategy = run.evaluation.strategy
+    if strategy > 1:  # results with room for more than one judge: one claim at a time
+        claims_one_at_a_time(run.evaluation_id)
     candidates = claim_candidates(
         evaluation_id=run.evaluation_id,
         run_id=run.id,
         judge_user_id=judge_user,
         cutoff=cutoff,
-        wanted=size * calls * run.evaluation.strategy,
+        wanted=size * calls * strategy,
+        share=run.slots_per_result,
     )
     batches = _batched(candidates, size, calls)
     picked = [slot.id for batch in batches for slot in batch]
@@ -111,9 +121,28 @@ def wait_for_held_work(run: JudgeRun) -> float | None:
             evaluation_id=run.evaluation_id, grade__isnull=True, grader__isnull=False
         )
         .exclude(snapshot_id__in=mine.values("snapshot_id"))
+        .exclude(snapshot_id__in=_full_for_judges(run, cutoff))
         .exists()
     )
     return IDLE_WAIT_S if others_hold else None
+
+
+def _full_for_judges(run: JudgeRun, cutoff: datetime) -> QuerySet[FeedbackSlot, Any]:
+    """The results whose slots AI judges fill the run's share of (graded by a judge, or
+    held by one's grader while the hold lasts): nothing on them can come free for it."""
+    held_by_a_judge = Q(
+        grade__isnull=True,
+        assigned_at__gte=cutoff,
+        grader_id__in=Judge.objects.values("user_id"),
+    )
+    return (
+        FeedbackSlot.objects.filter(evaluation_id=run.evaluation_id)
+        .filter(judges_q() | held_by_a_judge)
+        .values("snapshot_id")
+        .annotate(filled=Count("id"))
+        .filter(filled__gte=run.slots_per_result)
+        .values("snapshot_id")
+    )
 
 
 def give_back(run: JudgeRun, slots: list[Claimed]) -> None:

@@ -34,9 +34,31 @@ from .tasks import calibration_queue, chain_queue, lanes_start
 from .team_rule import refusal
 
 
-def run_start(*, judge: Judge, evaluation: Evaluation, created_by: User | None = None) -> JudgeRun:
+def slots_per_result_checked(evaluation: Evaluation, given: object) -> int:
+    """The share of each result's slots a judge may fill, as the lead gave it: a whole
+    number from 1 (the rest left to people) to the evaluation's strategy ("AI only")."""
+    strategy = evaluation.strategy
+    if type(given) is not int or not 1 <= given <= strategy:
+        raise InvalidInput(
+            [
+                f"slots_per_result: a whole number from 1 to {strategy}, the evaluation's "
+                "grades per result (1: one grade of each result, the rest left to people; "
+                f"{strategy}: AI only)"
+            ]
+        )
+    return given
+
+
+def run_start(
+    *,
+    judge: Judge,
+    evaluation: Evaluation,
+    created_by: User | None = None,
+    slots_per_result: int = 1,
+) -> JudgeRun:
     """Assign the judge to the evaluation (of its team), or resume its run there. Refused
-    while the team's gate (calibration.gate_check) does not let the judge grade."""
+    while the team's gate (calibration.gate_check) does not let the judge grade.
+    `slots_per_result`: a new run's share of each result's slots (JudgeRun)."""
     if evaluation.team_id != judge.team_id:
         raise NotFound("No such evaluation.")
     refuse_when_finished(evaluation_id=evaluation.id)
@@ -50,7 +72,12 @@ def run_start(*, judge: Judge, evaluation: Evaluation, created_by: User | None =
     run, created = JudgeRun.objects.get_or_create(
         judge=judge,
         evaluation=evaluation,
-        defaults={"created_by": created_by, "prompt": version, "prompt_version": label},
+        defaults={
+            "created_by": created_by,
+            "prompt": version,
+            "prompt_version": label,
+            "slots_per_result": slots_per_result,
+        },
     )
     if created:
         lanes_start(run)
@@ -59,11 +86,20 @@ def run_start(*, judge: Judge, evaluation: Evaluation, created_by: User | None =
     return run
 
 
-def run_assign(*, judge: Judge, evaluation: Evaluation, created_by: User | None = None) -> JudgeRun:
+def run_assign(
+    *,
+    judge: Judge,
+    evaluation: Evaluation,
+    created_by: User | None = None,
+    slots_per_result: object = 1,
+) -> JudgeRun:
     """What "Let a judge grade" does (the evaluation page, the API): run_start for a judge the
-    team's rule lets grade. One it keeps out is not among the choices offered, so it is
+    team's rule lets grade, filling the share of each result's slots the lead chose
+    (`slots_per_result`, checked; a run the judge has there takes the new share as it
+    resumes). One the rule keeps out is not among the choices offered, so it is
     refused as a wrong input naming its field (run_start's own refusal, which chains
     meet too, is a state's)."""
+    share = slots_per_result_checked(evaluation, slots_per_result)
     existing = JudgeRun.objects.filter(judge=judge, evaluation=evaluation).first()
     if existing is not None:
         label = existing.prompt_version
@@ -73,7 +109,12 @@ def run_assign(*, judge: Judge, evaluation: Evaluation, created_by: User | None 
     why = refusal(judge, label)
     if why:
         raise InvalidInput([f"judge: {why}"])
-    return run_start(judge=judge, evaluation=evaluation, created_by=created_by)
+    if existing and existing.role == RunRole.GRADES and existing.slots_per_result != share:
+        refuse_when_finished(evaluation_id=evaluation.id)
+        JudgeRun.objects.filter(id=existing.id).update(slots_per_result=share)
+    return run_start(
+        judge=judge, evaluation=evaluation, created_by=created_by, slots_per_result=share
+    )
 
 
 @transaction.atomic

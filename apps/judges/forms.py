@@ -91,3 +91,6 @@ class PromptForm(forms.Form):
 
 class AssignForm(forms.Form):
     judge = forms.IntegerField()
+    # The share of each result's slots the judge fills (JudgeRun.slots_per_result): 1
+    # when not given; the service checks it against the evaluation's strategy.
+    slots_per_result = forms.IntegerField(required=False)

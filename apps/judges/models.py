@@ -139,6 +139,10 @@ class JudgeRun(models.Model):
     prompt = models.ForeignKey(
         JudgePromptVersion, null=True, blank=True, on_delete=models.RESTRICT, related_name="runs"
     )
+    # The share of each result's slots AI judges may fill while this run claims (the
+    # lead's choice, 1 to the evaluation's strategy): 1 leaves the rest to people; the
+    # strategy is "AI only". Every judge's slots of a result count, held or graded.
+    slots_per_result = models.PositiveSmallIntegerField(default=1)
     calls = models.PositiveIntegerField(default=0)
     input_tokens = models.PositiveBigIntegerField(default=0)
     output_tokens = models.PositiveBigIntegerField(default=0)

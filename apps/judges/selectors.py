@@ -51,6 +51,48 @@ def runs_with_open_failures(runs: QuerySet[JudgeRun]) -> QuerySet[JudgeRun]:
 
 
 @dataclass(frozen=True)
+class ShareChoice:
+    """A choice of "Let a judge grade": how many of each result's slots AI judges fill
+    (JudgeRun.slots_per_result), and what it will take, in the lead's words."""
+
+    value: int
+    label: str
+    sentence: str
+    checked: bool = False
+
+
+def share_choices(evaluation: Evaluation, slots: int) -> list[ShareChoice]:
+    """One grade per result (the default, the rest left to people) and, on an
+    evaluation of several grades per result, "AI only"; `slots`: the evaluation's."""
+    per_result = evaluation.strategy
+    results = slots // per_result
+    if per_result == 1:
+        return [
+            ShareChoice(
+                1,
+                "AI only: the one grade of every result",
+                f"It will grade all {results} results, and no person will be asked.",
+                checked=True,
+            )
+        ]
+    return [
+        ShareChoice(
+            1,
+            "One grade per result (the rest left to people)",
+            f"It will grade {results} of the {slots} slots: one of each result's {per_result}.",
+            checked=True,
+        ),
+        ShareChoice(
+            per_result,
+            f"AI only: all {per_result} grades of every result",
+            f"It will grade all {results} results, and no person will be asked once "
+            f"{per_result} judges grade this way: a judge gives a result one grade, the "
+            "judges assigned with it the others (meanwhile people may take those).",
+        ),
+    ]
+
+
+@dataclass(frozen=True)
 class EvaluationJudges:
     """The evaluation page's AI judges panel: its runs, the judges not yet on it, and
     its chain (with what the chain did) or the judges one could be made of."""
@@ -58,10 +100,13 @@ class EvaluationJudges:
     runs: list[JudgeRun]
     assignable: list[Judge]
     chain: ChainSummary | None = None
+    # The team's judges a chain may be made of: those the team's rule lets grade it.
     team_judges: list[Judge] = field(default_factory=list)
     # Judges not on it that the team's rule keeps from grading it (not assignable),
     # with what each has: "it has no calibration", "its best is 0.55".
     below_rule: list[tuple[Judge, str]] = field(default_factory=list)
+    # What "Let a judge grade" offers of each result's slots (none without a judge).
+    shares: list[ShareChoice] = field(default_factory=list)
 
     @property
     def running(self) -> bool:
@@ -73,15 +118,19 @@ def evaluation_judges(evaluation: Evaluation) -> EvaluationJudges:
     on_it = {run.judge_id for run in runs}
     judges = list(Judge.objects.filter(team_id=evaluation.team_id))
     free = [judge for judge in judges if judge.id not in on_it]
-    below = judges_below_rule(evaluation.team_id, free, scale=evaluation.grading_scale)
+    # One reading of the rule for the assign form and the chain's: neither offers a
+    # judge it keeps out.
+    below = judges_below_rule(evaluation.team_id, judges, scale=evaluation.grading_scale)
     assignable = [judge for judge in free if judge.id not in below]
     chain = JudgeChain.objects.filter(evaluation=evaluation).first()
+    slots = FeedbackSlot.objects.filter(evaluation=evaluation).count() if assignable else 0
     return EvaluationJudges(
         runs,
         assignable,
         chain_summary(chain) if chain else None,
-        team_judges=judges,
+        team_judges=[judge for judge in judges if judge.id not in below],
         below_rule=[(judge, below[judge.id]) for judge in free if judge.id in below],
+        shares=share_choices(evaluation, slots) if assignable else [],
     )
 
 

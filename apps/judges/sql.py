@@ -17,9 +17,9 @@ from typing import Any
 
 from django.db import connection
 
-from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot
+from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot, Source
 
-from .models import ChainStep, JudgeChain, JudgeFailure, StepStatus
+from .models import ChainStep, Judge, JudgeChain, JudgeFailure, StepStatus
 
 SLOTS = FeedbackSlot._meta.db_table
 
@@ -40,7 +40,10 @@ class Claimed:
 
 # The evaluation's ungraded slots nobody holds (or whose hold ran out), in the queue's
 # order (the index slot_queue_order), leaving out a result the judge already has a slot
-# of, one that failed for this run and was not retried, and one a chain sent to people.
+# of, one that failed for this run and was not retried, one a chain sent to people, and
+# one whose other slots AI judges (any judge: graded by one, or held by one's grader while
+# the hold lasts) already fill the run's share of (slots_per_result): a count over the
+# result's few slots (slot_unique_index), the judges' users a small set.
 # The first is NOT EXISTS ... LIMIT 1 OFFSET 0, a probe of slot_one_per_grader_per_snapshot
 # a row: without the OFFSET the planner makes it an anti-join, and with the judge's
 # graded slots underestimated (statistics lag a run) it read them all for every row,
@@ -64,15 +67,26 @@ CANDIDATES_SQL = (
     f"JOIN {JudgeChain._meta.db_table} c ON c.id = cs.chain_id "
     f"JOIN {SLOTS} ps ON ps.id = cs.slot_id "
     "WHERE c.evaluation_id = %(evaluation)s AND cs.status = %(for_people)s) "
+    f"AND (SELECT COUNT(*) FROM {SLOTS} a WHERE a.snapshot_id = s.snapshot_id "
+    "AND a.id <> s.id AND (a.source = %(by_judge)s OR (a.grade IS NULL "
+    "AND a.assigned_at >= %(cutoff)s "
+    f"AND a.grader_id IN (SELECT j.user_id FROM {Judge._meta.db_table} j)))) < %(share)s "
     'ORDER BY s.snapshot_started DESC, s.keyword_position, s.snapshot_position, s."index" '
     "LIMIT %(wanted)s"
 )
 
 
 def claim_candidates(
-    *, evaluation_id: int, run_id: int, judge_user_id: int, cutoff: datetime, wanted: int
+    *,
+    evaluation_id: int,
+    run_id: int,
+    judge_user_id: int,
+    cutoff: datetime,
+    wanted: int,
+    share: int = 1,
 ) -> list[Claimed]:
-    """Up to `wanted` slots the judge may take, locked for the caller's transaction."""
+    """Up to `wanted` slots the judge may take, locked for the caller's transaction, of
+    results on which AI judges fill fewer than `share` slots."""
     sql = CANDIDATES_SQL
     if connection.features.has_select_for_update_skip_locked:
         sql += " FOR UPDATE OF s SKIP LOCKED"
@@ -83,6 +97,8 @@ def claim_candidates(
         "cutoff": connection.ops.adapt_datetimefield_value(cutoff),
         "for_people": StepStatus.AWAITING_PEOPLE.value,
         "wanted": wanted,
+        "by_judge": Source.JUDGE.value,
+        "share": share,
     }
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -91,6 +107,22 @@ def claim_candidates(
         Claimed(slot_id, snapshot_id, keyword_id, position, index, name, _fields(raw), text)
         for slot_id, snapshot_id, keyword_id, position, index, name, raw, text in rows
     ]
+
+
+# The first key of the advisory lock that keeps two judges' claims on one evaluation
+# from reading the same share at once ("JC").
+CLAIMS_LOCK = 0x4A43
+
+
+def claims_one_at_a_time(evaluation_id: int) -> None:
+    """Hold, until the caller's transaction ends, the evaluation's lock for judges'
+    claims (PostgreSQL; SQLite writes one transaction at a time anyway). Two judges'
+    steps that counted a result's AI slots at the same moment could otherwise each take
+    one and pass the share; the row locks do not see it, as they take different slots."""
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [CLAIMS_LOCK, evaluation_id])
 
 
 def _fields(raw: Any) -> dict[str, Any]:

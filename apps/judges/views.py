@@ -129,11 +129,23 @@ def judge_assign(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     evaluation = get_object_or_404(Evaluation, id=evaluation_id, team_id=request.membership.team_id)
     form = AssignForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "judge: choose one of the team's judges")
+        field = "judge" if "judge" in form.errors else "slots_per_result"
+        messages.error(
+            request,
+            "judge: choose one of the team's judges"
+            if field == "judge"
+            else "slots_per_result: choose how many grades of each result the judge gives",
+        )
     else:
         judge = _judge(request, form.cleaned_data["judge"])
+        share = form.cleaned_data["slots_per_result"]
         try:
-            controls.run_assign(judge=judge, evaluation=evaluation, created_by=request.user)
+            controls.run_assign(
+                judge=judge,
+                evaluation=evaluation,
+                created_by=request.user,
+                slots_per_result=1 if share is None else share,
+            )
         except (InvalidInput, InvalidState) as error:
             messages.error(request, error.message)
         else:

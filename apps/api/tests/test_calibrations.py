@@ -236,6 +236,15 @@ def test_a_calibration_runs_and_the_report_shows_every_figure_with_its_interval(
     assert [d["metric"] for d in calibrated["decisions"]] == ["ndcg@10", "precision@5"]
     assert all(d["same"] for d in calibrated["decisions"])
     assert calibrated["changes_a_decision"] is False
+    # The verdict the gold set's page says, in one sentence: one grade above people's on
+    # every result is worse than people, who agree with each other fully.
+    shown = calibration.gold_report(gold, samples=200).runs[0].verdict
+    assert calibrated["verdict"] == {
+        "verdict": "worse_than_people",
+        "sentence": shown.sentence,
+        "warns": True,
+    }
+    assert calibrated["verdict"]["sentence"].startswith("Worse than people: alpha ")
 
     fast = client.get(f"/api/v1/gold-sets/{gold.id}/?samples=0").json()["report"]
     figure = fast["calibrations"][0]["alpha"]
@@ -327,6 +336,10 @@ def test_a_running_calibration_is_cancelled_once_and_neither_retried_nor_doubled
     judge = judge_for(baseline.team, server)
     path = f"/api/v1/gold-sets/{gold.id}/calibrations/"
     run_id = client.post(path, {"judge": judge.id}).json()["id"]  # never committed: not run
+    [running] = client.get(f"/api/v1/gold-sets/{gold.id}/?samples=0").json()["report"][
+        "calibrations"
+    ]
+    assert running["verdict"] is None  # no verdict until it is over
 
     again = client.post(path, {"judge": judge.id})
     assert again.status_code == 409 and "already being calibrated" in again.json()["detail"]

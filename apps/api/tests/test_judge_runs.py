@@ -110,3 +110,30 @@ def test_an_evaluation_filter_that_is_not_an_id_is_refused_not_a_server_error(ap
     for odd in ("²", "12a", "9" * 40):
         answer = api.get("/api/v1/judge-runs/", {"evaluation": odd})
         assert answer.status_code == 400
+
+
+def test_the_share_of_each_result_s_slots_is_taken_and_checked(api, team_a, server):
+    judge = judge_create(
+        team=team_a,
+        name="Judge",
+        protocol="openai",
+        base_url=server.openai_url,
+        model_name="gpt-test",
+        api_key=API_KEY,
+    )
+    three = make_evaluation(team=team_a, scale="binary", strategy=3, keywords={"q": 2})
+    one = make_evaluation(team=team_a, scale="binary", strategy=1, keywords={"q": 2})
+    path = f"/api/v1/judges/{judge.id}/runs/"
+    for evaluation, wrong in [(three, 4), (three, 0), (three, "3"), (three, 2.5), (one, 3)]:
+        refused = post(api, path, {"evaluation": evaluation.id, "slots_per_result": wrong})
+        assert refused.status_code == 400, wrong
+        assert [error["field"] for error in refused.json()["errors"]] == ["slots_per_result"]
+    assert not JudgeRun.objects.filter(judge=judge).exists()
+
+    server.script(Reply.openai('{"judgements": []}'))
+    started = post(api, path, {"evaluation": three.id, "slots_per_result": 3})
+    assert started.status_code == 201, started.content
+    assert started.json()["slots_per_result"] == 3
+    assert JudgeRun.objects.get(judge=judge, evaluation=three).slots_per_result == 3
+    by_default = post(api, path, {"evaluation": one.id})
+    assert by_default.status_code == 201 and by_default.json()["slots_per_result"] == 1

@@ -130,3 +130,29 @@ def test_a_gold_set_s_baseline_is_offered_only_among_evaluations_people_graded(
     assert f'value="{by_people.id}"' in baseline
     assert f'value="{by_judge.id}"' not in baseline and f'value="{ungraded.id}"' not in baseline
     assert f'value="{by_judge.id}"' in candidate  # a candidate's lists are all it gives
+
+
+def _chain_choices(lead, evaluation, name) -> str:
+    text = _panel_text(lead, evaluation)
+    chain_form = text.split('data-testid="chain-form"')[1].split("</form>")[0]
+    return chain_form.split(f'name="{name}"')[1].split("</select>")[0]
+
+
+def _panel_text(lead, evaluation) -> str:
+    panel = lead.get(f"/evaluations/{evaluation.id}/judges/panel/", HTTP_HX_REQUEST="true")
+    return panel.content.decode()
+
+
+def test_set_up_a_chain_offers_no_judge_failing_the_team_s_rule(owner, team_a, judges):
+    trusted, untried = judges
+    lead = client_for(owner)
+    binary = make_evaluation(team=team_a, scale="binary", keywords={"red shoes": 2})
+
+    for link in ("first", "second_opinion", "escalate_to"):
+        choices = _chain_choices(lead, binary, link)
+        assert f'value="{trusted.id}"' in choices and "Trusted" in choices, link
+        assert f'value="{untried.id}"' not in choices and "Untried" not in choices, link
+    assert "Not offered, as they fail the team's rule: Untried" in _panel_text(lead, binary)
+
+    calibration.gate_set(team=team_a, min_alpha="")
+    assert f'value="{untried.id}"' in _chain_choices(lead, binary, "first")
