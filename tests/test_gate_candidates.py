@@ -104,13 +104,33 @@ def test_a_worse_model_run_now_and_graded_by_a_judge_fails_the_gate(
         "Strict",
         "--wait",
         "60",
+        "--sources",
+        "any",
     )
     assert code == 1, report
     candidate = ScheduledRun.objects.get().evaluation
     assert f"Candidate: evaluation {candidate.id}" in report
     assert "FAIL" in report and "REGRESSION" in report
+    assert "judged by different sources, compared as they are" in report
+    assert "Judged by: Today People, " in report and " AI" in report
     assert candidate.search_model_id == tomorrow.id
     assert set(candidate.keywords.values_list("text", flat=True)) == set(KEYWORDS)
+
+
+def test_a_run_a_judge_graded_against_a_baseline_people_graded_is_undecided_unless_asked(
+    team_a, baseline, tomorrow, strict_judge
+):
+    run_now = ("--baseline", str(baseline.id), "--model", "Tomorrow", "--judge", "Strict")
+    code, report = gate(team_a, *run_now, "--wait", "60")
+    assert code == 3, report
+    assert "Not decided: judged by different sources" in report
+    candidate = ScheduledRun.objects.get().evaluation
+    asked = ("--baseline", str(baseline.id), "--candidate", str(candidate.id))
+
+    code, report = gate(team_a, *asked, "--sources", "people")
+    assert code == 3 and "No keyword in common to compare." in report, report
+    code, report = gate(team_a, *asked, "--sources", "any")
+    assert code == 1 and "REGRESSION" in report, report
 
 
 def test_the_same_ranking_is_graded_already_and_passes_at_once(team_a, baseline):

@@ -17,6 +17,7 @@ from apps.judges.models import Judge, JudgeRun
 from apps.judges.services import judge_create
 from apps.judges.tests.fake_provider import FakeProvider, Reply
 from apps.judging.judgements import Action, Giver, slot_judge
+from apps.scoring.services import keywords_recompute_marked
 from tests.factories import client_for, finish, make_evaluation, make_grader, slots_of
 
 pytestmark = pytest.mark.django_db
@@ -235,3 +236,77 @@ def test_every_page_and_answer_says_whose_grades_the_numbers_rest_on(team_a, set
     keyword = by_ai.keywords.get()
     keyword_page = lead.get(f"/evaluations/{by_ai.id}/keywords/{keyword.id}/").content.decode()
     assert "AI judge Quick 2 (100 %)" in keyword_page
+
+
+def finished(evaluation: Evaluation) -> Evaluation:
+    """The evaluation finished: by its last grade, or else by the lead's hand."""
+    evaluation.refresh_from_db()
+    return evaluation if evaluation.status == "finished" else finish(evaluation)
+
+
+def half_judged(team, settings, keywords: dict[str, int]) -> Evaluation:
+    """A finished evaluation whose first keyword an AI judge graded (one call to a real
+    local model server) and whose others a person graded."""
+    settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = True
+    evaluation = make_evaluation(team=team, keywords=keywords)
+    answer = {"judgements": [{"id": "r1", "grade": 3, "reason": "a"}, {"id": "r2", "grade": 0}]}
+    with FakeProvider() as server:
+        server.script(Reply.openai(json.dumps(answer)))
+        judge = judge_create(
+            team=team,
+            name=JUDGE,
+            protocol="openai",
+            base_url=server.openai_url,
+            model_name="gpt-test",
+            api_key="not-a-real-key",
+        )
+        runs.run_step(run_id=controls.run_start(judge=judge, evaluation=evaluation).id)
+    ann = make_grader(team, "ann@a.test")
+    for slot in FeedbackSlot.objects.filter(evaluation=evaluation, grade__isnull=True):
+        slot_judge(slot_id=slot.id, giver=Giver.recorded(ann), grade=1)
+    keywords_recompute_marked()  # the metrics, as the worker would compute them
+    return finished(evaluation)
+
+
+def test_compare_warns_when_the_sides_were_judged_by_different_sources_and_offers_people_only(
+    team_a, settings
+):
+    keywords = {"red shoes": 2, "blue hat": 2}
+    by_people = make_evaluation(team=team_a, keywords=keywords)
+    bob = make_grader(team_a, "bob@a.test")
+    for slot in slots_of(by_people):
+        slot_judge(slot_id=slot.id, giver=Giver.recorded(bob), grade=2)
+    keywords_recompute_marked()
+    finished(by_people)
+    mixed = half_judged(team_a, settings, keywords)
+    lead = client_for(owner_of(team_a))
+    both = f"?e={by_people.id}&e={mixed.id}"
+
+    page = lead.get(f"/evaluations/compare/{both}").content.decode()
+    assert 'data-testid="sources-differ"' in page
+    assert "the 1 common keyword no AI judge graded on any side" in page
+    people_only = lead.get(f"/evaluations/compare/{both}&people=1").content.decode()
+    assert 'data-testid="people-only"' in people_only
+    assert 'data-testid="common-keywords"><strong>1</strong> keyword ' in people_only
+    assert lead.get(f"/evaluations/compare/{both}&people=maybe").status_code == 400
+
+    api = api_client(team_a)
+    compared = api.get(f"/api/v1/comparisons/?evaluations={by_people.id},{mixed.id}").json()
+    assert (compared["sources_differ"], compared["common_keywords"]) == (True, 2)
+    asked = f"/api/v1/comparisons/?evaluations={by_people.id},{mixed.id}&people_only=true"
+    assert api.get(asked).json()["common_keywords"] == 1
+
+    gate = f"/api/v1/gate/?baseline={by_people.id}&candidate={mixed.id}"
+    undecided = api.get(gate).json()
+    assert (undecided["exit_code"], undecided["sources_differ"]) == (3, True)
+    assert undecided["reason"].startswith("Not decided: judged by different sources")
+    assert (undecided["baseline_judged_by"], undecided["candidate_judged_by"]) == (
+        "People",
+        "Mixed",
+    )
+    decided = api.get(f"{gate}&sources=people").json()
+    assert (
+        decided["exit_code"] in (0, 1)
+        and "1 common keywords no AI judge graded" in (decided["reason"])
+    )
+    assert api.get(f"{gate}&sources=all").status_code == 400

@@ -20,6 +20,8 @@ from apps.insights.comparison.selectors import (
     parse_metric_filter,
 )
 
+from .evaluations import JudgedByOut
+
 TRUE = ("1", "true", "yes")
 BOOLEAN = ("0", "false", "no", *TRUE)
 
@@ -28,6 +30,7 @@ class ComparedEvaluationOut(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
     keywords = serializers.IntegerField(help_text="all its keywords, common or not")
+    judged_by = JudgedByOut(help_text="whose grades its numbers rest on")
 
 
 class MetricComparisonOut(serializers.Serializer):
@@ -113,6 +116,16 @@ class ComparisonMethodOut(serializers.Serializer):
 class ComparisonOut(serializers.Serializer):
     baseline = ComparedEvaluationOut()
     common_keywords = serializers.IntegerField()
+    sources_differ = serializers.BooleanField(
+        help_text="the evaluations were judged by different sources (people, AI judges): a "
+        "difference may be the judges', not the rankings'; ask people_only=true"
+    )
+    people_only = serializers.BooleanField(
+        help_text="compared on the common keywords no AI judge graded on any side"
+    )
+    people_keywords = serializers.IntegerField(
+        help_text="common keywords no AI judge graded on any side"
+    )
     comparisons = ComparisonPairOut(
         many=True, help_text="each other evaluation against the baseline"
     )
@@ -129,6 +142,7 @@ def _reference(comparison: Comparison, evaluation: Any) -> dict[str, Any]:
         "id": evaluation.id,
         "name": evaluation.name,
         "keywords": comparison.keyword_counts[evaluation.id],
+        "judged_by": comparison.mixes[evaluation.id].as_json(),
     }
 
 
@@ -227,6 +241,11 @@ class ComparisonView(APIView):
                 OpenApiTypes.BOOL,
                 description="also list every common keyword's values and differences",
             ),
+            OpenApiParameter(
+                "people_only",
+                OpenApiTypes.BOOL,
+                description="compare only the common keywords no AI judge graded on any side",
+            ),
         ],
         responses=ComparisonOut,
     )
@@ -240,18 +259,27 @@ class ComparisonView(APIView):
         with_keywords = params.get("keywords", "false").strip().lower()
         if with_keywords not in BOOLEAN:
             problems.append(f"keywords: {with_keywords[:40]!r} is not true or false")
+        people_only = params.get("people_only", "false").strip().lower()
+        if people_only not in BOOLEAN:
+            problems.append(f"people_only: {people_only[:40]!r} is not true or false")
         if problems:
             raise InvalidInput(problems)
         listed = params.get("evaluations", "")
         ids = parse_evaluation_ids(listed.split(",") if listed.strip() else [], field="evaluations")
         metrics = parse_metric_filter(params.get("metric", ""), field="metric")
         comparison = comparison_build(
-            team_id=request.user.team_id, evaluation_ids=ids, metrics=metrics
+            team_id=request.user.team_id,
+            evaluation_ids=ids,
+            metrics=metrics,
+            people_only=people_only in TRUE,
         )
         return Response(
             {
                 "baseline": _reference(comparison, comparison.baseline),
                 "common_keywords": len(comparison.keywords),
+                "sources_differ": comparison.sources_differ,
+                "people_only": comparison.people_only,
+                "people_keywords": comparison.people_keywords,
                 "comparisons": [
                     _pair(comparison, pair, with_keywords in TRUE) for pair in comparison.pairs
                 ],

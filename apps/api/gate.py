@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from apps.core.errors import InvalidInput
 from apps.insights.comparison.selectors import parse_evaluation_ids, parse_metric_filter
-from apps.insights.gate import gate
+from apps.insights.gate import SAME_SOURCES, SOURCE_RULES, gate
 from apps.schedules.candidates import candidate_start
 
 
@@ -31,6 +31,12 @@ class GateMetricOut(serializers.Serializer):
 class GateOut(serializers.Serializer):
     outcome = serializers.ChoiceField(choices=["pass", "fail", "undecided"])
     exit_code = serializers.IntegerField(help_text="0 pass, 1 fail, 3 undecided")
+    sources_differ = serializers.BooleanField(
+        help_text="people graded one and AI judges the other (or other judges): undecided "
+        "unless sources=people or sources=any"
+    )
+    baseline_judged_by = serializers.CharField(help_text="People, AI or Mixed")
+    candidate_judged_by = serializers.CharField(help_text="People, AI or Mixed")
     baseline = serializers.CharField()
     candidate = serializers.CharField()
     min_change = serializers.FloatField()
@@ -69,7 +75,8 @@ class GateView(APIView):
         description="Compares the candidate with the baseline as Compare does and answers "
         "fail (exit_code 1) when it is worse on a metric, significantly (Holm-adjusted p < "
         "0.05) and by at least min_change; pass (0) otherwise; undecided (3) while either "
-        "has results left to grade.",
+        "has results left to grade, or when they were judged by different sources (people "
+        "against an AI judge) and `sources` does not say how to compare them.",
         parameters=[
             OpenApiParameter("baseline", OpenApiTypes.INT, required=True),
             OpenApiParameter("candidate", OpenApiTypes.INT, required=True),
@@ -81,12 +88,20 @@ class GateView(APIView):
                 OpenApiTypes.NUMBER,
                 description="the smallest drop that matters, 0 to 1000 (default 0)",
             ),
+            OpenApiParameter(
+                "sources",
+                OpenApiTypes.STR,
+                enum=list(SOURCE_RULES),
+                description="when the two were judged by different sources: same (default) "
+                "answers undecided; people compares the keywords no AI judge graded; any "
+                "compares them as they are",
+            ),
         ],
         responses=GateOut,
     )
     def get(self, request: Request) -> Response:
         params = request.query_params
-        for name in ("baseline", "candidate", "metric", "min_change"):
+        for name in ("baseline", "candidate", "metric", "min_change", "sources"):
             if "\x00" in params.get(name, ""):
                 raise InvalidInput([f"{name}: must not contain NUL (0x00) characters"])
         baseline, candidate = parse_evaluation_ids(
@@ -99,10 +114,14 @@ class GateView(APIView):
             candidate_id=candidate,
             metrics=metrics,
             min_change=_min_change(params.get("min_change", "0")),
+            sources=params.get("sources", SAME_SOURCES),
         )
         answer: dict[str, Any] = {
             "outcome": verdict.outcome,
             "exit_code": verdict.exit_code,
+            "sources_differ": verdict.sources_differ,
+            "baseline_judged_by": verdict.baseline_judged_by,
+            "candidate_judged_by": verdict.candidate_judged_by,
             "baseline": verdict.baseline,
             "candidate": verdict.candidate,
             "min_change": verdict.min_change,

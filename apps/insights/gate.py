@@ -1,5 +1,5 @@
-"""The regression gate (issue 20, item 2): may a candidate ranking ship, compared with a
-baseline? What a CI job asks before a release, answered with an exit code.
+"""The regression gate: may a candidate ranking ship, compared with a baseline? What a CI
+job asks before a release, answered with an exit code.
 
 - 0, pass: the candidate is better, or not significantly different, or worse by less
   than the smallest change that matters;
@@ -7,7 +7,13 @@ baseline? What a CI job asks before a release, answered with an exit code.
   comparison's paired randomisation test, Holm-adjusted over the metrics compared, p <
   0.05) and by at least the smallest change that matters;
 - 3, undecided: grading is not complete (an evaluation has ungraded results, or metrics
-  still being computed), so the verdict could still change.
+  still being computed), so the verdict could still change; or the two were judged by
+  different sources (people against an AI judge, or other judges) and the caller did
+  not say how to compare them (`sources`): a difference could be the judges'.
+
+`sources`: "same" (the default: different sources are undecided), "people" (compare on
+the common keywords no AI judge graded on either side) or "any" (compare as they are;
+the reason says the sources differ).
 
 2 is left to the command line's own usage errors (argparse's code). The numbers are
 Compare's (comparison/selectors.py); a count or a residual never fails a release.
@@ -17,13 +23,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
+from apps.core.errors import InvalidInput
 from apps.evaluations.models import Evaluation, Keyword
 
-from .comparison.selectors import MetricComparison, MetricKey, comparison_build
+from .comparison.selectors import Comparison, MetricComparison, MetricKey, comparison_build
 
 PASS, FAIL, UNDECIDED = "pass", "fail", "undecided"
 EXIT_CODES = {PASS: 0, FAIL: 1, UNDECIDED: 3}
+# How the gate compares evaluations judged by different sources (module doc).
+SAME_SOURCES, PEOPLE_ONLY, ANY_SOURCES = "same", "people", "any"
+SOURCE_RULES = (SAME_SOURCES, PEOPLE_ONLY, ANY_SOURCES)
 
 
 @dataclass(frozen=True)
@@ -46,6 +57,10 @@ class GateVerdict:
     min_change: float
     reason: str
     metrics: list[GateMetric] = field(default_factory=list)
+    # Whose grades each side rests on ("People", "AI", "Mixed"), and whether they differ.
+    baseline_judged_by: str = ""
+    candidate_judged_by: str = ""
+    sources_differ: bool = False
 
     @property
     def exit_code(self) -> int:
@@ -57,6 +72,8 @@ class GateVerdict:
             f"{self.outcome.upper()}: {self.candidate} against {self.baseline} "
             f"(smallest change that matters: {self.min_change:g})",
             self.reason,
+            f"Judged by: {self.baseline} {self.baseline_judged_by or 'nobody yet'}, "
+            f"{self.candidate} {self.candidate_judged_by or 'nobody yet'}",
         ]
         for metric in self.metrics:
             lines.append(
@@ -75,32 +92,64 @@ def gate(
     candidate_id: int,
     metrics: Sequence[MetricKey] | None = None,
     min_change: float = 0.0,
+    sources: str = SAME_SOURCES,
 ) -> GateVerdict:
     """The gate's verdict for two of the team's evaluations (another team's: Http404;
-    a metric neither reports: InvalidInput naming `metric`)."""
+    a metric neither reports: InvalidInput naming `metric`; a `sources` rule not one of
+    SOURCE_RULES: InvalidInput naming `sources`)."""
+    if sources not in SOURCE_RULES:
+        raise InvalidInput([f"sources: {sources[:40]!r} is not one of {', '.join(SOURCE_RULES)}"])
     comparison = comparison_build(
-        team_id=team_id, evaluation_ids=[baseline_id, candidate_id], metrics=metrics
+        team_id=team_id,
+        evaluation_ids=[baseline_id, candidate_id],
+        metrics=metrics,
+        people_only=sources == PEOPLE_ONLY,
     )
     baseline, candidate = comparison.evaluations
-    names = (baseline.name, candidate.name)
+    mixes = comparison.mixes
+    told = partial(
+        GateVerdict,
+        baseline=baseline.name,
+        candidate=candidate.name,
+        min_change=min_change,
+        baseline_judged_by=mixes[baseline.id].badge,
+        candidate_judged_by=mixes[candidate.id].badge,
+        sources_differ=comparison.sources_differ,
+    )
     unfinished = [e for e in (baseline, candidate) if _still_grading(e)]
     if unfinished:
         shown = ", ".join(f"{e.name} is {e.progress * 100:.1f}% graded" for e in unfinished)
-        return GateVerdict(UNDECIDED, *names, min_change, f"Not decided yet: {shown}.")
+        return told(outcome=UNDECIDED, reason=f"Not decided yet: {shown}.")
+    if comparison.sources_differ and sources == SAME_SOURCES:
+        return told(outcome=UNDECIDED, reason=_different_sources(comparison, baseline, candidate))
     [pair] = comparison.pairs
     if not comparison.keywords:
-        return GateVerdict(UNDECIDED, *names, min_change, "No keyword in common to compare.")
+        return told(outcome=UNDECIDED, reason="No keyword in common to compare.")
     found = [_gate_metric(metric, min_change) for metric in pair.metrics]
     regressions = [metric.label for metric in found if metric.regression]
+    compared = f"{len(comparison.keywords)} common keywords" + (
+        " no AI judge graded" if comparison.people_only else ""
+    )
+    if comparison.sources_differ and sources == ANY_SOURCES:
+        compared += " (judged by different sources, compared as they are)"
     if regressions:
-        reason = f"Worse on {', '.join(regressions)}, significantly and by at least {min_change:g}."
-        return GateVerdict(FAIL, *names, min_change, reason, found)
-    return GateVerdict(
-        PASS,
-        *names,
-        min_change,
-        f"No significant regression over {len(comparison.keywords)} common keywords.",
-        found,
+        reason = (
+            f"Worse on {', '.join(regressions)}, significantly and by at least {min_change:g}, "
+            f"over {compared}."
+        )
+        return told(outcome=FAIL, reason=reason, metrics=found)
+    reason = f"No significant regression over {compared}."
+    return told(outcome=PASS, reason=reason, metrics=found)
+
+
+def _different_sources(comparison: Comparison, baseline: Evaluation, candidate: Evaluation) -> str:
+    mixes = comparison.mixes
+    return (
+        f"Not decided: judged by different sources ({baseline.name}: "
+        f"{mixes[baseline.id].text} {candidate.name}: {mixes[candidate.id].text}) A "
+        "difference could be the judges'. Ask sources=people to compare on the "
+        f"{comparison.people_keywords} common keywords no AI judge graded, or sources=any "
+        "to compare as they are."
     )
 
 

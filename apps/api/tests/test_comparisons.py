@@ -35,10 +35,23 @@ def test_a_comparison_answers_means_difference_interval_p_value_and_counts(api, 
 
     assert response.status_code == 200
     body = response.json()
-    assert body["baseline"] == {"id": first.id, "name": "Ranking A", "keywords": 20}
+    people = {"kind": "people", "graded": 100, "people": 0, "imported": 100, "judges": []}
+    judged_by = {**people, "copied": 0, "stale": 0}
+    assert body["baseline"] == {
+        "id": first.id,
+        "name": "Ranking A",
+        "keywords": 20,
+        "judged_by": judged_by,
+    }
     assert body["common_keywords"] == 20
+    assert (body["sources_differ"], body["people_only"], body["people_keywords"]) == (
+        False,
+        False,
+        20,
+    )
     [compared] = body["comparisons"]
-    assert compared["evaluation"] == {"id": second.id, "name": "Ranking B", "keywords": 20}
+    assert compared["evaluation"]["judged_by"] == judged_by
+    assert compared["evaluation"]["id"] == second.id and compared["evaluation"]["keywords"] == 20
     ndcg, precision = compared["metrics"]
     a = list(KeywordMetric.objects.filter(evaluation=first, metric="ndcg").values_list("value"))
     b = list(KeywordMetric.objects.filter(evaluation=second, metric="ndcg").values_list("value"))

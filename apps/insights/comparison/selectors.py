@@ -25,7 +25,14 @@ from django.http import Http404
 from apps import engine
 from apps.core.errors import InvalidInput
 from apps.evaluations.metric_list import metric_text, parse_metric_list
-from apps.evaluations.models import Evaluation, EvaluationMetric, Keyword, Snapshot
+from apps.evaluations.models import (
+    Evaluation,
+    EvaluationMetric,
+    FeedbackSlot,
+    Keyword,
+    Snapshot,
+)
+from apps.evaluations.source_mix import SourceMix, evaluation_mixes
 from apps.scoring.models import KeywordMetric
 from apps.stats import paired as stats
 from apps.stats.power import detectable_change
@@ -144,10 +151,25 @@ class Comparison:
     keywords: list[str]  # the common keywords, in the baseline's order
     pairs: list[PairComparison]
     settings: Settings = field(default_factory=Settings)
+    # Whose grades each evaluation's numbers rest on (source_mix.py).
+    mixes: dict[int, SourceMix] = field(default_factory=dict)
+    # Only the common keywords no AI judge graded on any side (people_only).
+    people_only: bool = False
+    people_keywords: int = 0  # how many common keywords that leaves (or would leave)
 
     @property
     def evaluations_with_counts(self) -> list[tuple[Evaluation, int]]:
         return [(e, self.keyword_counts[e.id]) for e in self.evaluations]
+
+    @property
+    def evaluations_with_mixes(self) -> list[tuple[Evaluation, int, SourceMix]]:
+        return [(e, self.keyword_counts[e.id], self.mixes[e.id]) for e in self.evaluations]
+
+    @property
+    def sources_differ(self) -> bool:
+        """The sides were judged by different sources (people against an AI judge, or
+        other judges): a difference may be the judges', not the rankings'."""
+        return sources_differ([self.mixes[e.id] for e in self.evaluations])
 
     def pair_with(self, evaluation_id: int) -> PairComparison | None:
         return next((p for p in self.pairs if p.candidate.id == evaluation_id), None)
@@ -199,8 +221,11 @@ def comparison_build(
     metrics: Sequence[MetricKey] | None = None,
     metric_field: str = "metric",
     settings: Settings | None = None,
+    people_only: bool = False,
 ) -> Comparison:
-    """Compare the evaluations (the first is the baseline) over their common keywords.
+    """Compare the evaluations (the first is the baseline) over their common keywords;
+    with `people_only`, over those of them that no AI judge graded on any side, so the
+    numbers compared rest on people's grades alone.
 
     `metrics` limits the comparison to these (metric, k); each must be reported by the
     baseline and at least one other evaluation, else InvalidInput names `metric_field`.
@@ -212,7 +237,14 @@ def comparison_build(
     baseline = evaluations[0]
     if metrics is not None:
         _check_metric_filter(metrics, baseline, evaluations[1:], reported, metric_field)
+    mixes = evaluation_mixes(evaluations)
     keyword_ids, texts, counts = _common_keywords(ids)
+    people_keywords = len(texts)
+    if people_only or sources_differ(list(mixes.values())):
+        keyword_ids_by_people, texts_by_people = _graded_by_people_alone(keyword_ids, texts)
+        people_keywords = len(texts_by_people)
+        if people_only:
+            keyword_ids, texts = keyword_ids_by_people, texts_by_people
     wanted = {(ids.index(e), key) for e in ids for key in reported[e]}
     values = _keyword_values(ids, keyword_ids, wanted)
     coverage = _coverage_of_common_keywords(ids, keyword_ids, reported)
@@ -271,7 +303,39 @@ def comparison_build(
                     candidate, metrics_compared, baseline_values, candidate_values, tau, rbo
                 )
             )
-    return Comparison(baseline, evaluations, counts, texts, pairs, settings)
+    return Comparison(
+        baseline, evaluations, counts, texts, pairs, settings, mixes, people_only, people_keywords
+    )
+
+
+def sources_differ(mixes: Sequence[SourceMix]) -> bool:
+    """Whether evaluations with these mixes were judged by different sources: their kinds
+    differ (people, AI, mixed), or AI judges graded them and not the same judges."""
+    graded = [mix for mix in mixes if mix.graded]
+    if len({mix.kind for mix in graded}) > 1:
+        return True
+    judges = {tuple(sorted(name for name, _count in mix.judges)) for mix in graded}
+    return len(judges) > 1
+
+
+def _graded_by_people_alone(
+    keyword_ids: list[list[int]], texts: list[str]
+) -> tuple[list[list[int]], list[str]]:
+    """The common keywords (ids per evaluation, texts) that no AI judge graded on any
+    side; one query."""
+    everyone = [keyword for row in keyword_ids for keyword in row]
+    by_judges = set(
+        FeedbackSlot.objects.filter(keyword_id__in=everyone, grade__isnull=False)
+        .by_judges()
+        .values_list("keyword_id", flat=True)
+        .distinct()
+    )
+    kept = [
+        column
+        for column in range(len(texts))
+        if not any(row[column] in by_judges for row in keyword_ids)
+    ]
+    return [[row[column] for column in kept] for row in keyword_ids], [texts[c] for c in kept]
 
 
 def _coverage_of_common_keywords(

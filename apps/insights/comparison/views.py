@@ -1,7 +1,8 @@
 """The lead's comparison of evaluations: the page and its CSV downloads.
 
 GET ?e=1&e=2[&e=3...]: the first evaluation is the baseline, every other is compared with
-it. The page also takes vs (which evaluation the per-keyword table shows), sort and page.
+it. The page also takes vs (which evaluation the per-keyword table shows), sort, page, and
+people=1 (compare only the common keywords no AI judge graded on any side).
 One keyword's result lists side by side: the same e's and k=<the keyword's text>.
 """
 
@@ -55,18 +56,28 @@ def _query(ids: list[int], **more: object) -> str:
     return "?" + urlencode([("e", i) for i in ids] + [(k, v) for k, v in more.items() if v])
 
 
+def _people_only(request: TeamRequest) -> bool:
+    """people=1: compare on people's grades alone; InvalidInput names `people`."""
+    given = request.GET.get("people", "")
+    if given not in ("", "0", "1"):
+        raise InvalidInput([f"people: {given[:40]!r} is not 1 (people's grades only) or 0"])
+    return given == "1"
+
+
 @dataclass(frozen=True)
 class SortLink:
     query: str  # what a click on the column asks for: this order, or reversed
     state: str  # "ascending", "descending" or "" (the table is not sorted by it)
 
 
-def _sort_links(ids: list[int], pair: PairComparison, sort: str, vs: int | None) -> dict:
+def _sort_links(
+    ids: list[int], pair: PairComparison, sort: str, vs: int | None, people: str | None
+) -> dict:
     links = {}
     for choice in sort_choices(pair):
         state = "ascending" if sort == choice else "descending" if sort == f"-{choice}" else ""
         next_sort = f"-{choice}" if state == "ascending" else choice
-        links[choice] = SortLink(_query(ids, vs=vs, sort=next_sort), state)
+        links[choice] = SortLink(_query(ids, vs=vs, sort=next_sort, people=people), state)
     return links
 
 
@@ -75,16 +86,20 @@ def evaluation_comparison(request: TeamRequest) -> HttpResponse:
     team_id = request.membership.team_id
     try:
         ids = parse_evaluation_ids(request.GET.getlist("e"), field="e")
-        comparison = comparison_build(team_id=team_id, evaluation_ids=ids)
+        people = "1" if _people_only(request) else None
+        comparison = comparison_build(
+            team_id=team_id, evaluation_ids=ids, people_only=people is not None
+        )
         pair = _chosen_pair(comparison, request.GET.get("vs", ""))
         sort = parse_sort(request.GET.get("sort", ""), pair)
     except InvalidInput as error:
         return _refused(request, error)
     page, rows = keyword_page(comparison, pair, sort=sort, page_number=request.GET.get("page", 1))
     vs = pair.candidate.id if len(comparison.pairs) > 1 else None
-    sort_links = _sort_links(ids, pair, sort, vs)
+    sort_links = _sort_links(ids, pair, sort, vs, people)
     baseline_links = [
-        (e, _query([e.id, *[i for i in ids if i != e.id]])) for e in comparison.evaluations[1:]
+        (e, _query([e.id, *[i for i in ids if i != e.id]], people=people))
+        for e in comparison.evaluations[1:]
     ]
     return render(
         request,
@@ -98,13 +113,16 @@ def evaluation_comparison(request: TeamRequest) -> HttpResponse:
             "sort_links": sort_links,
             "metric_sort_links": [(m, sort_links[m.key]) for m in pair.metrics],
             "column_count": 3 * len(pair.metrics) + 4,
-            "page_query": _query(ids, vs=vs, sort=sort),
+            "page_query": _query(ids, vs=vs, sort=sort, people=people),
             "pair_links": [
-                (p, _query(ids, vs=p.candidate.id, sort=sort)) for p in comparison.pairs
+                (p, _query(ids, vs=p.candidate.id, sort=sort, people=people))
+                for p in comparison.pairs
             ],
             "baseline_links": baseline_links,
-            "export_query": _query(ids),
+            "export_query": _query(ids, people=people),
             "keyword_query": _query(ids),
+            "people_query": _query(ids, vs=vs, people="1"),
+            "all_query": _query(ids, vs=vs),
         },
     )
 
@@ -136,7 +154,9 @@ def evaluation_comparison_export(request: TeamRequest) -> HttpResponse:
         if part not in CSV_PARTS:
             raise InvalidInput([f"part: {part[:40]!r} is not one of {', '.join(CSV_PARTS)}"])
         ids = parse_evaluation_ids(request.GET.getlist("e"), field="e")
-        comparison = comparison_build(team_id=team_id, evaluation_ids=ids)
+        comparison = comparison_build(
+            team_id=team_id, evaluation_ids=ids, people_only=_people_only(request)
+        )
     except InvalidInput as error:
         return _refused(request, error)
     out = io.StringIO()

@@ -4,8 +4,9 @@ Against a baseline, either a candidate evaluation (--candidate) or a search mode
 now (--model: the baseline's keywords asked of it, apps/schedules/candidates.py), waited
 for up to --wait seconds while it is graded (by people, or by --judge).
 
-Exit status: 0 pass, 1 a significant regression, 3 not decided yet (grading incomplete),
-2 a usage problem (an unknown team, evaluation, model or metric).
+Exit status: 0 pass, 1 a significant regression, 3 not decided yet (grading incomplete,
+or the two judged by different sources without --sources people|any), 2 a usage problem
+(an unknown team, evaluation, model or metric).
 """
 
 import time
@@ -17,7 +18,7 @@ from django.http import Http404
 from apps.accounts.models import Team
 from apps.core.errors import InvalidInput
 from apps.evaluations.metric_list import parse_metric_list
-from apps.insights.gate import gate
+from apps.insights.gate import SAME_SOURCES, SOURCE_RULES, gate
 from apps.schedules.candidates import candidate_start
 from apps.schedules.models import RunState, ScheduledRun
 from apps.schedules.runner import scheduled_runs_advance
@@ -60,6 +61,14 @@ class Command(BaseCommand):
             default=0.0,
             help="the smallest drop that matters, in the metric's units (default 0)",
         )
+        parser.add_argument(
+            "--sources",
+            choices=SOURCE_RULES,
+            default=SAME_SOURCES,
+            help="when people graded one and an AI judge the other: same (default) leaves it "
+            "undecided (exit 3); people compares the keywords no AI judge graded; any "
+            "compares them as they are",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         team = Team.objects.filter(name=options["team"]).first()
@@ -83,6 +92,7 @@ class Command(BaseCommand):
                 candidate_id=candidate,
                 metrics=metrics,
                 min_change=options["min_change"],
+                sources=options["sources"],
             )
         except InvalidInput as error:
             raise CommandError("; ".join(error.problems), returncode=USAGE) from error
