@@ -5,6 +5,7 @@ source survives an export and an import, and every page and answer that shows th
 numbers says whose grades they rest on."""
 
 import json
+import re
 
 import pytest
 from django.test import Client
@@ -18,7 +19,14 @@ from apps.judges.services import judge_create
 from apps.judges.tests.fake_provider import FakeProvider, Reply
 from apps.judging.judgements import Action, Giver, slot_judge
 from apps.scoring.services import keywords_recompute_marked
-from tests.factories import client_for, finish, make_evaluation, make_grader, slots_of
+from tests.factories import (
+    client_for,
+    finish,
+    make_evaluation,
+    make_grader,
+    make_search_model,
+    slots_of,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -30,11 +38,11 @@ def owner_of(team):
     return team.memberships.get(role="owner").user
 
 
-def judged_by_ai(team, settings) -> tuple[Evaluation, Judge]:
-    """A finished evaluation whose two results an AI judge graded (2 and 0), in one call to
-    a real local model server."""
+def judged_by_ai(team, settings, keywords: dict[str, int] = KEYWORDS) -> tuple[Evaluation, Judge]:
+    """A finished evaluation whose results (two a keyword) an AI judge graded (2 and 0), a
+    call a keyword to a real local model server."""
     settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = True
-    evaluation = make_evaluation(team=team, keywords=KEYWORDS)
+    evaluation = make_evaluation(team=team, keywords=keywords)
     answer = {
         "judgements": [
             {"id": "r1", "grade": 2, "reason": "on topic"},
@@ -52,9 +60,10 @@ def judged_by_ai(team, settings) -> tuple[Evaluation, Judge]:
             api_key="not-a-real-key",
         )
         run = controls.run_start(judge=judge, evaluation=evaluation)
-        runs.run_step(run_id=run.id)
-    finish(evaluation)
-    return evaluation, judge
+        for _keyword in keywords:
+            runs.run_step(run_id=run.id)
+    keywords_recompute_marked()  # the metrics, as the worker would compute them
+    return finished(evaluation), judge
 
 
 def graded_slots(evaluation: Evaluation) -> list[FeedbackSlot]:
@@ -310,3 +319,47 @@ def test_compare_warns_when_the_sides_were_judged_by_different_sources_and_offer
         and "1 common keywords no AI judge graded" in (decided["reason"])
     )
     assert api.get(f"{gate}&sources=all").status_code == 400
+
+
+def graded_by_people(team, keywords: dict[str, int], grade: int) -> Evaluation:
+    """A finished evaluation a person graded whole, every result `grade`."""
+    evaluation = make_evaluation(team=team, keywords=keywords)
+    bob = make_grader(team, "bob@a.test")
+    for slot in slots_of(evaluation):
+        slot_judge(slot_id=slot.id, giver=Giver.recorded(bob), grade=grade)
+    keywords_recompute_marked()
+    return finished(evaluation)
+
+
+def test_model_history_draws_people_and_ai_points_as_lines_of_their_own(team_a, settings):
+    keywords = {"red shoes": 2, "blue hat": 2}
+    by_people = graded_by_people(team_a, keywords, 3)
+    by_ai, _judge = judged_by_ai(team_a, settings, keywords)
+    model = make_search_model(team_a, "http://127.0.0.1:9")
+    Evaluation.objects.filter(id__in=[by_people.id, by_ai.id]).update(search_model=model)
+
+    page = client_for(owner_of(team_a)).get(f"/models/{model.id}/history/").content.decode()
+
+    assert 'data-testid="sources-split"' in page
+    charts = re.findall(
+        r'<script id="model-history-0" type="application/json">(.*?)</script>', page
+    )
+    series = json.loads(charts[0])["series"]
+    assert [line["name"] for line in series] == ["nDCG@10 · People", "nDCG@10 · AI"]
+    assert series[0]["values"][1] is None and series[1]["values"][0] is None
+
+
+def test_planning_learns_the_noise_only_from_evaluations_judged_alike(team_a, settings):
+    keywords = {"red shoes": 2, "blue hat": 2, "green bag": 2}
+    graded_by_people(team_a, keywords, 1)
+    judged_by_ai(team_a, settings, keywords)
+    graded_by_people(team_a, keywords, 3)
+    lead = client_for(owner_of(team_a))
+    plan = "/evaluations/plan/?metric=ndcg@10&change=0.1&power=0.8"
+
+    people = lead.get(plan).content.decode()
+    assert people.count("common keywords</li>") == 1  # the two people evaluations alone
+    assert "pooled over 1 pair of evaluations judged by people alone" in people
+    by_ai = lead.get(f"{plan}&judged_by=ai").content.decode()
+    assert "no two finished evaluations in a row judged by AI judges alone" in by_ai
+    assert lead.get(f"{plan}&judged_by=robots").status_code == 400

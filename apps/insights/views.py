@@ -21,7 +21,7 @@ from apps.core.live import live_page
 from apps.endpoints.models import SearchModel
 from apps.evaluations.keyword_notes import keyword_notes_set, notes_of
 from apps.evaluations.models import Evaluation, Keyword, Status
-from apps.evaluations.source_mix import evaluation_mix, mix_of_slots
+from apps.evaluations.source_mix import MixKind, evaluation_mix, mix_of_slots
 from apps.evaluations.stale import stale_count
 from apps.judges.selectors import evaluation_judges
 from apps.judging.decisive import decisive_status
@@ -50,7 +50,7 @@ from .leaderboard import leaderboard as leaderboard_rows
 from .metric_cards import evaluation_metric_in_team, metric_cards
 from .metric_columns import keyword_columns
 from .model_history import model_history as model_history_of
-from .planning import DEFAULT_POWER, plan_keywords
+from .planning import DEFAULT_POWER, JUDGED_BY, plan_keywords
 
 
 @lead_required
@@ -221,6 +221,7 @@ def evaluation_plan(request: TeamRequest) -> HttpResponse:
         "metric": request.GET.get("metric", "ndcg@10"),
         "change": request.GET.get("change", "0.02"),
         "power": request.GET.get("power", str(DEFAULT_POWER)),
+        "judged_by": request.GET.get("judged_by", MixKind.PEOPLE),
     }
     plan, problems = None, []
     if "change" in request.GET:
@@ -231,7 +232,7 @@ def evaluation_plan(request: TeamRequest) -> HttpResponse:
     return render(
         request,
         "insights/evaluation_plan.html",
-        {"asked": asked, "plan": plan, "problems": problems},
+        {"asked": asked, "plan": plan, "problems": problems, "judged_by": JUDGED_BY},
         status=400 if problems else 200,
     )
 
