@@ -114,7 +114,10 @@ class EvaluationJudges:
 
 
 def evaluation_judges(evaluation: Evaluation) -> EvaluationJudges:
+    # Each run's controls read its evaluation's status: the one already read.
     runs = list(runs_with_open_failures(JudgeRun.objects.filter(evaluation=evaluation)))
+    for run in runs:
+        run.evaluation = evaluation
     on_it = {run.judge_id for run in runs}
     judges = list(Judge.objects.filter(team_id=evaluation.team_id))
     free = [judge for judge in judges if judge.id not in on_it]

@@ -135,6 +135,26 @@ def test_a_finished_evaluation_refuses_a_runs_resume_and_cancel_on_the_page_and_
     assert run.status == RunStatus.PAUSED
 
 
+def test_the_pages_offer_no_resume_or_cancel_on_a_finished_run_or_evaluation(server, owner, team_a):
+    evaluation = make_evaluation(team=team_a, scale="graded", strategy=1, keywords=KEYWORDS)
+    cheap, second, _ = judges(team_a, server)
+    finished_run = controls.run_start(judge=cheap, evaluation=evaluation)
+    paused_run = controls.run_start(judge=second, evaluation=evaluation)
+    controls.run_pause(run=paused_run)
+    JudgeRun.objects.filter(id=finished_run.id).update(status=RunStatus.FINISHED)
+    lead = client_for(owner)
+
+    def buttons(url: str, run: JudgeRun) -> set[str]:
+        page = lead.get(url).content.decode()
+        return {a for a in ("pause", "resume", "cancel") if f"/judges/runs/{run.id}/{a}/" in page}
+
+    assert buttons(f"/judges/runs/{finished_run.id}/", finished_run) == set()
+    assert buttons(f"/judges/runs/{paused_run.id}/", paused_run) == {"resume", "cancel"}
+    finish(evaluation)
+    assert buttons(f"/judges/runs/{paused_run.id}/", paused_run) == set()
+    assert buttons(f"/evaluations/{evaluation.id}/judges/panel/", paused_run) == set()
+
+
 def test_a_finished_run_offers_no_resume(server, owner, team_a):
     evaluation = make_evaluation(team=team_a, scale="graded", strategy=1, keywords={"q": 2})
     cheap, _, _ = judges(team_a, server)
