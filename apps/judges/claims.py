@@ -61,7 +61,10 @@ def _claim_once(run: JudgeRun, size: int, calls: int, free_expired: bool) -> lis
     # As many as wanted times the slots a snapshot has (one for each of its graders):
     # one slot a snapshot is picked.
     strategy = run.evaluation.strategy
-    if strategy > 1:  # results with room for more than one judge: one claim at a time
+    # The share leaves a slot out only below the result's slots (not on one slot a
+    # result, nor for AI only); then judges' claims take turns, to count alike.
+    share = run.slots_per_result if run.slots_per_result < strategy else None
+    if share is not None:
         claims_one_at_a_time(run.evaluation_id)
     candidates = claim_candidates(
         evaluation_id=run.evaluation_id,
@@ -69,7 +72,7 @@ def _claim_once(run: JudgeRun, size: int, calls: int, free_expired: bool) -> lis
         judge_user_id=judge_user,
         cutoff=cutoff,
         wanted=size * calls * strategy,
-        share=run.slots_per_result,
+        share=share,
     )
     batches = _batched(candidates, size, calls)
     picked = [slot.id for batch in batches for slot in batch]
@@ -116,14 +119,12 @@ def wait_for_held_work(run: JudgeRun) -> float | None:
     if oldest_hold is not None:
         # It runs out when the cutoff passes it: in (oldest_hold - cutoff), and a second.
         return min((oldest_hold - cutoff).total_seconds() + 1.0, IDLE_WAIT_S)
-    others_hold = (
-        FeedbackSlot.objects.filter(
-            evaluation_id=run.evaluation_id, grade__isnull=True, grader__isnull=False
-        )
-        .exclude(snapshot_id__in=mine.values("snapshot_id"))
-        .exclude(snapshot_id__in=_full_for_judges(run, cutoff))
-        .exists()
-    )
+    others = FeedbackSlot.objects.filter(
+        evaluation_id=run.evaluation_id, grade__isnull=True, grader__isnull=False
+    ).exclude(snapshot_id__in=mine.values("snapshot_id"))
+    if run.slots_per_result < run.evaluation.strategy:
+        others = others.exclude(snapshot_id__in=_full_for_judges(run, cutoff))
+    others_hold = others.exists()
     return IDLE_WAIT_S if others_hold else None
 
 

@@ -67,10 +67,15 @@ CANDIDATES_SQL = (
     f"JOIN {JudgeChain._meta.db_table} c ON c.id = cs.chain_id "
     f"JOIN {SLOTS} ps ON ps.id = cs.slot_id "
     "WHERE c.evaluation_id = %(evaluation)s AND cs.status = %(for_people)s) "
+)
+# Only when the share can leave a slot out: not on one slot a result, nor for AI only.
+SHARE_SQL = (
     f"AND (SELECT COUNT(*) FROM {SLOTS} a WHERE a.snapshot_id = s.snapshot_id "
     "AND a.id <> s.id AND (a.source = %(by_judge)s OR (a.grade IS NULL "
     "AND a.assigned_at >= %(cutoff)s "
     f"AND a.grader_id IN (SELECT j.user_id FROM {Judge._meta.db_table} j)))) < %(share)s "
+)
+ORDER_SQL = (
     'ORDER BY s.snapshot_started DESC, s.keyword_position, s.snapshot_position, s."index" '
     "LIMIT %(wanted)s"
 )
@@ -83,11 +88,11 @@ def claim_candidates(
     judge_user_id: int,
     cutoff: datetime,
     wanted: int,
-    share: int = 1,
+    share: int | None = None,
 ) -> list[Claimed]:
-    """Up to `wanted` slots the judge may take, locked for the caller's transaction, of
-    results on which AI judges fill fewer than `share` slots."""
-    sql = CANDIDATES_SQL
+    """Up to `wanted` slots the judge may take, locked for the caller's transaction; with
+    a `share`, of results on which AI judges fill fewer than `share` other slots."""
+    sql = CANDIDATES_SQL + (SHARE_SQL if share is not None else "") + ORDER_SQL
     if connection.features.has_select_for_update_skip_locked:
         sql += " FOR UPDATE OF s SKIP LOCKED"
     params = {
