@@ -179,8 +179,14 @@ def run_resume(*, run: JudgeRun, retrying: bool = False) -> None:
 
 
 def run_cancel(*, run: JudgeRun) -> None:
+    cancellable: set[str] = {
+        RunStatus.RUNNING,
+        RunStatus.PAUSED,
+        RunStatus.BUDGET_REACHED,
+        RunStatus.FAILED,
+    }
     refuse_when_finished(evaluation_id=run.evaluation_id)
-    _move(run, {RunStatus.RUNNING, RunStatus.PAUSED, RunStatus.BUDGET_REACHED}, RunStatus.CANCELLED)
+    _move(run, cancellable, RunStatus.CANCELLED)
     give_back_held(run)
     work_ended(evaluation_id=run.evaluation_id)
 

@@ -155,6 +155,18 @@ def test_the_pages_offer_no_resume_or_cancel_on_a_finished_run_or_evaluation(ser
     assert buttons(f"/evaluations/{evaluation.id}/judges/panel/", paused_run) == set()
 
 
+def test_a_failed_run_can_be_cancelled_from_its_page(server, owner, team_a):
+    evaluation = make_evaluation(team=team_a, scale="graded", strategy=1, keywords=KEYWORDS)
+    cheap, _, _ = judges(team_a, server)
+    run = controls.run_start(judge=cheap, evaluation=evaluation)
+    JudgeRun.objects.filter(id=run.id).update(status=RunStatus.FAILED)
+
+    client_for(owner).post(f"/judges/runs/{run.id}/cancel/", follow=True)
+
+    run.refresh_from_db()
+    assert run.status == RunStatus.CANCELLED
+
+
 def test_a_finished_run_offers_no_resume(server, owner, team_a):
     evaluation = make_evaluation(team=team_a, scale="graded", strategy=1, keywords={"q": 2})
     cheap, _, _ = judges(team_a, server)
