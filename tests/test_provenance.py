@@ -38,9 +38,33 @@ def owner_of(team):
     return team.memberships.get(role="owner").user
 
 
+def finished(evaluation: Evaluation) -> Evaluation:
+    """The evaluation finished: by its last grade, or else by the lead's hand."""
+    evaluation.refresh_from_db()
+    return evaluation if evaluation.status == "finished" else finish(evaluation)
+
+
+def graded_by_judge(evaluation: Evaluation, answer: dict, *, steps: int) -> Judge:
+    """The team's AI judge "Quick" on a real local model server answering `answer` to
+    every call, its run on the evaluation making `steps` steps (a keyword a step)."""
+    with FakeProvider() as server:
+        server.script(Reply.openai(json.dumps(answer)))
+        judge = judge_create(
+            team=evaluation.team,
+            name=JUDGE,
+            protocol="openai",
+            base_url=server.openai_url,
+            model_name="gpt-test",
+            api_key="not-a-real-key",
+        )
+        run = controls.run_start(judge=judge, evaluation=evaluation)
+        for _step in range(steps):
+            runs.run_step(run_id=run.id)
+    return judge
+
+
 def judged_by_ai(team, settings, keywords: dict[str, int] = KEYWORDS) -> tuple[Evaluation, Judge]:
-    """A finished evaluation whose results (two a keyword) an AI judge graded (2 and 0), a
-    call a keyword to a real local model server."""
+    """A finished evaluation whose results (two a keyword) an AI judge graded (2 and 0)."""
     settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = True
     evaluation = make_evaluation(team=team, keywords=keywords)
     answer = {
@@ -49,19 +73,7 @@ def judged_by_ai(team, settings, keywords: dict[str, int] = KEYWORDS) -> tuple[E
             {"id": "r2", "grade": 0, "reason": "off topic"},
         ]
     }
-    with FakeProvider() as server:
-        server.script(Reply.openai(json.dumps(answer)))
-        judge = judge_create(
-            team=team,
-            name=JUDGE,
-            protocol="openai",
-            base_url=server.openai_url,
-            model_name="gpt-test",
-            api_key="not-a-real-key",
-        )
-        run = controls.run_start(judge=judge, evaluation=evaluation)
-        for _keyword in keywords:
-            runs.run_step(run_id=run.id)
+    judge = graded_by_judge(evaluation, answer, steps=len(keywords))
     keywords_recompute_marked()  # the metrics, as the worker would compute them
     return finished(evaluation), judge
 
@@ -247,29 +259,13 @@ def test_every_page_and_answer_says_whose_grades_the_numbers_rest_on(team_a, set
     assert "AI judge Quick 2 (100 %)" in keyword_page
 
 
-def finished(evaluation: Evaluation) -> Evaluation:
-    """The evaluation finished: by its last grade, or else by the lead's hand."""
-    evaluation.refresh_from_db()
-    return evaluation if evaluation.status == "finished" else finish(evaluation)
-
-
 def half_judged(team, settings, keywords: dict[str, int]) -> Evaluation:
-    """A finished evaluation whose first keyword an AI judge graded (one call to a real
-    local model server) and whose others a person graded."""
+    """A finished evaluation whose first keyword an AI judge graded and whose others a
+    person graded."""
     settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = True
     evaluation = make_evaluation(team=team, keywords=keywords)
     answer = {"judgements": [{"id": "r1", "grade": 3, "reason": "a"}, {"id": "r2", "grade": 0}]}
-    with FakeProvider() as server:
-        server.script(Reply.openai(json.dumps(answer)))
-        judge = judge_create(
-            team=team,
-            name=JUDGE,
-            protocol="openai",
-            base_url=server.openai_url,
-            model_name="gpt-test",
-            api_key="not-a-real-key",
-        )
-        runs.run_step(run_id=controls.run_start(judge=judge, evaluation=evaluation).id)
+    graded_by_judge(evaluation, answer, steps=1)
     ann = make_grader(team, "ann@a.test")
     for slot in FeedbackSlot.objects.filter(evaluation=evaluation, grade__isnull=True):
         slot_judge(slot_id=slot.id, giver=Giver.recorded(ann), grade=1)

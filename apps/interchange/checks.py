@@ -528,7 +528,11 @@ class KeywordCheck:
             self.problems.add(f'{where}: must be an object {{"model", "prompt_version"}} or null')
             return
         self._unknown_fields(where, given, AI_JUDGE_KEYS)
-        for key, limit in AI_JUDGE_LIMITS.items():
+        self._optional_texts(where, given, AI_JUDGE_LIMITS)
+
+    def _optional_texts(self, where: str, given: dict[str, Any], limits: dict[str, int]) -> None:
+        """Each of `limits`' keys in `given`: null, or a text within its limit."""
+        for key, limit in limits.items():
             value = given.get(key)
             if value is None:
                 continue
@@ -548,14 +552,7 @@ class KeywordCheck:
         self._unknown_fields(where, given, SOURCE_KEYS)
         if given.get("kind") not in SOURCE_KINDS:
             self.problems.add(f"{where}.kind: must be one of {', '.join(SOURCE_KINDS)}")
-        for key, limit in SOURCE_LIMITS.items():
-            value = given.get(key)
-            if value is None:
-                continue
-            if not is_text(value):
-                self.problems.add(f"{where}.{key}: must be a text or null")
-            elif len(value) > limit:
-                self.problems.add(f"{where}.{key}: at most {limit} characters (got {len(value)})")
+        self._optional_texts(where, given, SOURCE_LIMITS)
 
     def _decision(self, where: str, given: Any) -> Decision | None:
         """A lead's decision: a grade on the scale, who decided (a member's email; any
