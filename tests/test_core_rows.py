@@ -7,7 +7,7 @@ from django.db.models import signals
 from apps.accounts.models import Membership, Team, User
 from apps.core.rows import RowModels
 from apps.evaluations.models import FeedbackSlot, Snapshot
-from apps.judging.sql import REUSE_FIELDS, SLOT_WITH_ALL, STALENESS_FIELDS
+from apps.judging.sql import CARD_UNREAD_SLOT_FIELDS, REUSE_FIELDS, SLOT_WITH_ALL
 from tests.factories import make_evaluation, make_grader, make_team, slots_of
 
 pytestmark = pytest.mark.django_db
@@ -32,16 +32,18 @@ def test_a_slot_with_its_snapshot_keyword_and_evaluation_matches_select_related(
         f"SELECT {SLOT_WITH_ALL.columns} FROM {SLOT_WITH_ALL.JOINS} WHERE s.id = %s", [slot_id]
     )
     built = SLOT_WITH_ALL.slot(row)
-    # The card never reads a slot's staleness nor its evaluation's reuse: left out, and
-    # deferred as the ORM defers.
+    # The card never reads a slot's staleness or source nor its evaluation's reuse: left
+    # out, and deferred as the ORM defers.
     by_orm = (
         FeedbackSlot.objects.select_related("snapshot", "keyword", "evaluation")
-        .defer(*STALENESS_FIELDS, *(f"evaluation__{name}" for name in REUSE_FIELDS))
+        .defer(*CARD_UNREAD_SLOT_FIELDS, *(f"evaluation__{name}" for name in REUSE_FIELDS))
         .get(id=slot_id)
     )
 
     assert fields_of(built) == fields_of(by_orm)
-    assert built.get_deferred_fields() == set(STALENESS_FIELDS)
+    assert built.get_deferred_fields() == {
+        FeedbackSlot._meta.get_field(name).attname for name in CARD_UNREAD_SLOT_FIELDS
+    }
     assert (built.stale, built.content_fingerprint) == (False, "")  # read when asked
     assert built.evaluation.get_deferred_fields() == set(REUSE_FIELDS)
     for name in ("snapshot", "keyword", "evaluation"):

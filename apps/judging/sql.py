@@ -39,7 +39,15 @@ MEMBERSHIP_TAGS = Membership.tags.through._meta.db_table
 TAGS = Tag._meta.db_table
 
 
-STALENESS_FIELDS = ("content_fingerprint", "stale")
+# What the grader's card never reads of a slot: whether a copied grade is stale, and who
+# gave its grade (the claim's slots have none yet).
+CARD_UNREAD_SLOT_FIELDS = (
+    "content_fingerprint",
+    "stale",
+    "source",
+    "source_detail",
+    "reused_from",
+)
 REUSE_FIELDS = ("reuse", "reuse_fresh_only", "reuse_judges")
 
 
@@ -56,13 +64,13 @@ class SlotRows:
     RELATED = ("snapshot", "keyword", "evaluation")
 
     def __init__(self, *related: tuple[type[Model], str]) -> None:
-        # The grader's card never reads whether a copied grade is stale, nor how its
-        # evaluation reuses grades: the claim's statement stays under 4,096 bytes without
-        # those columns (claim_sql).
+        # The grader's card never reads whether a copied grade is stale, who gave it, nor
+        # how its evaluation reuses grades: the claim's statement stays under 4,096 bytes
+        # without those columns (claim_sql).
         self.rows = RowModels(
             (FeedbackSlot, "s"),
             *related,
-            leave_out={FeedbackSlot: STALENESS_FIELDS, Evaluation: REUSE_FIELDS},
+            leave_out={FeedbackSlot: CARD_UNREAD_SLOT_FIELDS, Evaluation: REUSE_FIELDS},
         )
         # Unquoted but for "index" (a keyword to SQLite even after "alias."): the claim's
         # statement must stay short (claim_sql).
