@@ -8,8 +8,6 @@ has sent the three unsure results to people and people have graded them, and onl
 finish. (It used to finish at 100 % first, and the chain then cleared results "for
 people" in an evaluation nobody could grade any more.)"""
 
-import json
-import re
 import time
 
 import pytest
@@ -18,33 +16,15 @@ from apps.evaluations.models import Evaluation, FeedbackSlot, Status
 from apps.judges import controls
 from apps.judges.models import ChainStep, JudgeRun, RunStatus, StepStatus
 from apps.judges.services import judge_create
-from apps.judges.tests.fake_provider import FakeProvider, Reply, Seen
+from apps.judges.tests.fake_provider import FakeProvider
 from apps.judging.judgements import Giver, slot_judge
 from tests.factories import make_evaluation, make_grader
+from tests.unsure_model import UNSURE, unsure_of_three
 from tests.worker import start_worker, stop_worker, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 KEYWORDS = {"red shoes": 4, "blue hat": 4}
-UNSURE = {"red shoes-doc-2", "red shoes-doc-4", "blue hat-doc-3"}
-
-
-def unsure_of_three(seen: Seen) -> Reply:
-    """Good (2) for every result shown, at once; confidence 0.3 for those of UNSURE (named
-    by keyword and title, as the prompt shows them), 0.9 for the others."""
-    user = seen.body["messages"][-1]["content"]
-    keyword = re.search(r"^Keyword: (.*)$", user, re.M).group(1)
-    shown = json.loads(re.search(r"RESULTS BEGIN\n(.*)\nRESULTS END", user, re.S).group(1))
-    judgements = [
-        {
-            "id": result["id"],
-            "grade": 2,
-            "confidence": 0.3 if f"{keyword}-doc-{result['title'].split()[-1]}" in UNSURE else 0.9,
-            "reason": "the title matches the keyword",
-        }
-        for result in shown["results"]
-    ]
-    return Reply.openai(json.dumps({"judgements": judgements}))
 
 
 def status_of(evaluation: Evaluation) -> str:

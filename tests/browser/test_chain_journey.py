@@ -4,45 +4,22 @@ offered exactly the three results the chain sent on, and the evaluation stays Ac
 until the last of them is graded; then the lead's page says Finished, and whose grades
 its numbers rest on."""
 
-import json
-import re
-
 import pytest
 
 from apps.accounts.services import member_add, team_create
 from apps.evaluations.models import Evaluation, FeedbackSlot, Status
 from apps.judges.models import ChainStep, JudgeChain, StepStatus
 from apps.judges.services import judge_create
-from apps.judges.tests.fake_provider import FakeProvider, Reply
+from apps.judges.tests.fake_provider import FakeProvider
 from tests.browser.conftest import SCREENSHOTS
 from tests.browser.people import PASSWORD, log_in
 from tests.browser.test_grading_journey import press_and_wait_for_next
 from tests.factories import make_evaluation
+from tests.unsure_model import UNSURE, unsure_of_three
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 KEYWORDS = {"red shoes": 4, "blue hat": 4}
-# The first judge is sure of every result but these, whose confidence is below the
-# chain's threshold of 0.6.
-UNSURE = {"red shoes-doc-2", "red shoes-doc-4", "blue hat-doc-3"}
-
-
-def unsure_of_three(seen) -> Reply:
-    """The model's answer: Good (2) for every result it is shown, confidence 0.9, or 0.3
-    for the results of UNSURE (named by keyword and title, as the prompt shows them)."""
-    user = seen.body["messages"][-1]["content"]
-    keyword = re.search(r"^Keyword: (.*)$", user, re.M).group(1)
-    shown = json.loads(re.search(r"RESULTS BEGIN\n(.*)\nRESULTS END", user, re.S).group(1))
-    judgements = [
-        {
-            "id": result["id"],
-            "grade": 2,
-            "confidence": 0.3 if f"{keyword}-doc-{result['title'].split()[-1]}" in UNSURE else 0.9,
-            "reason": "the title matches the keyword",
-        }
-        for result in shown["results"]
-    ]
-    return Reply.openai(json.dumps({"judgements": judgements}))
 
 
 @pytest.fixture
