@@ -590,3 +590,6 @@ LOGGING = {
         "httpx2": {"level": "WARNING"},
     },
 }
+    "filters": {"no_traceback_for_403": {"()": "apps.core.log_filters.RefusalWithoutTraceback"}},
+        # A 403 is logged as one line, without the traceback Django attaches.
+        "django.request": {"filters": ["no_traceback_for_403"]},

@@ -44,7 +44,7 @@ def lead_required(view: TeamView[P]) -> View[P]:
     @wraps(view)
     def wrapper(request: TeamRequest, *args: P.args, **kwargs: P.kwargs) -> HttpResponseBase:
         if not is_lead(request.membership):
-            raise PermissionDenied("Only the team's owner and admins can do this.")
+            raise PermissionDenied("Only the team's owner and its leads can do this.")
         return view(request, *args, **kwargs)
 
     return team_member_required(wrapper)

@@ -25,7 +25,7 @@ from .models import SnapshotDecision
 
 def _check_lead(membership: Membership) -> None:
     if not is_lead(membership):
-        raise NotAllowed("Only the team's owner and admins can settle a disagreement.")
+        raise NotAllowed("Only the team's owner and its leads can settle a disagreement.")
 
 
 def _team_snapshot(membership: Membership, snapshot_id: int, evaluation_id: int | None) -> Snapshot:

@@ -3,6 +3,7 @@ object, a refused role and a failure inside Relevo answer with Relevo's own page
 Django's debug page."""
 
 import pytest
+from django.contrib.staticfiles import finders
 from django.template.loader import render_to_string
 from django.test import override_settings
 
@@ -82,7 +83,34 @@ def test_a_role_that_may_not_answers_relevo_s_not_allowed_page_saying_why(evalua
     response = client_for(evaluator).get("/endpoints/")
 
     assert_relevo_page(response, 403, "<h1>Not allowed</h1>")
-    assert "Only the team&#x27;s owner and admins can do this." in page(response)
+    # The roles as the README names them: owner, lead, grader.
+    assert "Only the team&#x27;s owner and its leads can do this." in page(response)
+    assert "admin" not in page(response).lower()
+
+
+def test_a_refused_role_is_logged_in_one_line_without_a_traceback(evaluator, caplog):
+    client_for(evaluator).get("/endpoints/")
+
+    refusals = [r for r in caplog.records if r.name == "django.request"]
+    assert [r.levelname for r in refusals] == ["WARNING"]
+    assert refusals[0].getMessage() == "Forbidden (Permission denied): /endpoints/"
+    assert refusals[0].exc_info is None and "Traceback" not in caplog.text
+
+
+def test_the_error_pages_name_the_roles_as_the_readme_does():
+    for template in ("403.html", "500.html"):
+        body = render_to_string(template)
+        assert "admin" not in body.lower(), template
+    assert "your team's owner or a lead" in render_to_string("500.html")
+
+
+def test_the_browser_s_favicon_address_answers_with_relevo_s_icon():
+    response = client_for(None).get("/favicon.ico")
+
+    assert response.status_code == 302
+    assert response["Location"] == "/static/favicon.svg"  # the icon the pages link
+    with open(finders.find("favicon.svg"), "rb") as icon:
+        assert icon.read().startswith(b"<svg")
 
 
 @override_settings(ROOT_URLCONF="config.tests.urls_with_a_failing_view")

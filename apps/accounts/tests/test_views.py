@@ -289,7 +289,7 @@ def test_an_evaluator_is_refused_the_lead_pages(path, evaluator):
     response = client_for(evaluator).get(path)
 
     assert response.status_code == 403
-    assert "owner and admins can do this." in text(response)
+    assert "owner and its leads can do this." in text(response)
 
 
 def test_an_evaluator_cannot_edit_or_remove_a_member(team_a, admin, evaluator):

@@ -142,7 +142,7 @@ def test_only_a_lead_may_decide_and_nothing_changes_otherwise(tied, evaluator, t
     version = Keyword.objects.get(evaluation=tied).grade_version
     grader = membership_of(evaluator, team_a)
 
-    with pytest.raises(NotAllowed, match="owner and admins"):
+    with pytest.raises(NotAllowed, match="owner and its leads"):
         snapshot_decide(membership=grader, snapshot_id=snapshot.id, grade=1)
     with pytest.raises(NotAllowed):
         snapshot_decision_clear(membership=grader, snapshot_id=snapshot.id)
