@@ -165,9 +165,11 @@ def metric_array(
     metric: str, k: int, stage: StageOneMatrix, profile: str, *, zero_without_results: bool
 ) -> FloatArray:
     values = BATCH_FORMULAS[metric](stage, k, profile)
+    without_results = ~stage.has_results & stage.unretrieved_judged
     if metric in COVERAGE:
         # Coverage reads the nulls themselves: defined wherever there are results.
-        return np.where(stage.has_results, values, np.nan)
+        covered = np.where(stage.has_results, values, np.nan)
+        return np.where(without_results, 0.0, covered) if zero_without_results else covered
     # The null rules of metric_value: trec needs results and a judgement anywhere in the
     # pool, searchtweak a judgement in the top k; a keyword without results is 0 when
     # asked for and it has judgements, else null.
@@ -177,12 +179,22 @@ def metric_array(
         judged = stage.judged[:, _upto(k)].any(axis=1)
     scored = np.where(judged, values, np.nan)
     if zero_without_results:
-        scored = np.where(~stage.has_results & stage.unretrieved_judged, 0.0, scored)
+        scored = np.where(without_results, _without_results(metric, stage, profile), scored)
     if profile == TREC:
-        # A condensed list that lost every result: 0 with judgements (formulas.metric_value).
-        emptied = (stage.listed_counts > 0) & ~stage.has_results
-        scored = np.where(emptied & stage.unretrieved_judged, 0.0, scored)
+        # A condensed list that lost every result scores as a judged query without results
+        # (formulas.emptied_by_condensing).
+        emptied = (stage.listed_counts > 0) & without_results
+        scored = np.where(emptied, _without_results(metric, stage, profile), scored)
     return scored
+
+
+def _without_results(metric: str, stage: StageOneMatrix, profile: str) -> FloatArray | float:
+    """formulas.value_without_results for every keyword (read only where one has none)."""
+    if metric == "gm_ap":
+        return math.log(GEOMETRIC_FLOOR)
+    if metric == "num_rel" and profile == TREC:
+        return stage.relevant_in_pool.astype(float)
+    return 0.0
 
 
 def _upto(k: int) -> slice:

@@ -67,12 +67,14 @@ def metric_value(
         listed = bool(values)
         values = [value for value in values if value is not None]
         if listed and not values:
-            return emptied_by_condensing(profile, unretrieved)
-    if metric in COVERAGE:
-        return FORMULAS[metric](cut(values, k), values, k, profile) if values else None
+            return emptied_by_condensing(metric, profile, unretrieved)
     if not values:
         judged = any(value is not None for value in unretrieved)
-        return 0.0 if zero_without_results and judged else None
+        if zero_without_results and judged:
+            return value_without_results(metric, profile, unretrieved)
+        return None
+    if metric in COVERAGE:
+        return FORMULAS[metric](cut(values, k), values, k, profile)
     top = cut(values, k)
     pool: Values
     if profile == TREC:
@@ -88,13 +90,28 @@ def metric_value(
     return FORMULAS[metric](top, pool, k, profile)
 
 
-def emptied_by_condensing(profile: str, unretrieved: Sequence[float | None]) -> float | None:
+def emptied_by_condensing(
+    metric: str, profile: str, unretrieved: Sequence[float | None]
+) -> float | None:
     """The value of a keyword whose results were all unjudged, on its condensed list: under
-    trec 0 when it has judgements elsewhere (trec_eval -J: the query is in the run, its
-    results all gone) and null when it has none; under searchtweak null (nothing judged)."""
+    trec what a judged query without results scores (trec_eval -J: the query is in the
+    run, its results all gone) when it has judgements elsewhere, and null when it has none;
+    under searchtweak null (nothing judged)."""
     if profile == TREC and any(value is not None for value in unretrieved):
-        return 0.0
+        return value_without_results(split_condensed(metric)[0], profile, unretrieved)
     return None
+
+
+def value_without_results(metric: str, profile: str, unretrieved: Sequence[float | None]) -> float:
+    """A judged keyword without results, where trec_eval scores such a query (-c, or a -J
+    list that lost every result): 0, except that num_rel keeps its R (the relevant
+    documents are still there to find) and GMAP's log AP takes AP at its floor, as
+    trec_eval's gm_map does, never log 1."""
+    if metric == "gm_ap":
+        return math.log(GEOMETRIC_FLOOR)
+    if metric == "num_rel":
+        return float(count_relevant(unretrieved)) if profile == TREC else 0.0
+    return 0.0
 
 
 # --- per-rank helpers shared with batch.py ------------------------------------------

@@ -105,7 +105,7 @@ def score_keyword(
         base, condensed = split_condensed(metric)
         values = stage_one(target, condensed)
         if condensed and snapshot_grades and not values:
-            results[(metric, k)] = emptied_by_condensing(profile, judged_elsewhere(target))
+            results[(metric, k)] = emptied_by_condensing(base, profile, judged_elsewhere(target))
             continue
         results[(metric, k)] = metric_value(
             base,
