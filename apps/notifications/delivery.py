@@ -17,7 +17,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from apps.core.secrets import SecretUnreadable, decrypt_secret
-from apps.search.safe_transport import AddressRefused, safe_http_client
+from apps.search.safe_transport import AddressRefused, UnusableURL, outbound_url, safe_http_client
 
 from .models import Delivery, DeliveryStatus
 from .signing import SIGNATURE_HEADER, signature
@@ -85,6 +85,10 @@ def _send(delivery: Delivery) -> Outcome:
         secret = decrypt_secret(webhook.secret_encrypted)
         url = decrypt_secret(webhook.url_encrypted)
     except SecretUnreadable as error:
+        return Outcome(False, error=str(error))
+    try:
+        outbound_url(url)  # one stored before the form read URLs as the sender does
+    except UnusableURL as error:
         return Outcome(False, error=str(error))
     body = delivery.body.encode("utf-8")
     headers = {

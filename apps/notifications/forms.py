@@ -14,7 +14,8 @@ class WebhookForm(forms.Form):
     url = forms.CharField(
         required=False,
         label="URL",
-        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        # Plain text, so a person sees what they typed, and finds it again after an error.
+        widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
         help_text="Where Relevo POSTs each event (http:// or https://). Stored encrypted; "
         "leave empty to keep the stored one.",
     )
@@ -22,7 +23,12 @@ class WebhookForm(forms.Form):
         choices=EVENT_CHOICES, required=False, widget=forms.CheckboxSelectMultiple
     )
     payload_format = forms.ChoiceField(choices=PayloadFormat.choices, label="Payload")
-    active = forms.BooleanField(required=False, initial=True, help_text="Off: nothing is sent.")
+    active = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Send events to this URL",
+        help_text="Uncheck to pause: events that happen while it is paused are not sent.",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("label_suffix", "")

@@ -20,6 +20,7 @@ from apps.accounts.models import Membership, Team, User
 from apps.core.errors import InvalidInput
 from apps.core.naming import save_with_unique_name
 from apps.core.secrets import encrypt_secret, secret_hint
+from apps.search.safe_transport import UnusableURL, outbound_url
 from apps.search.safety import refused_without_lookup
 
 from . import events
@@ -170,11 +171,12 @@ def _url(value: Any, problems: list[str]) -> str:
     if len(text) > URL_MAX:
         problems.append(f"url: at most {URL_MAX} characters")
         return text
-    parts = urlsplit(text)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        problems.append("url: must be an http:// or https:// URL with a host")
+    try:
+        host = outbound_url(text).host  # read as delivery will read it to send
+    except UnusableURL as error:
+        problems.append(f"url: {error}")
         return text
-    reason = refused_without_lookup(parts.hostname)
+    reason = refused_without_lookup(host)
     if reason and not settings.WEBHOOKS_ALLOW_PRIVATE_ADDRESSES:
         problems.append(
             f"url: {reason}; a receiver on this machine or network needs "

@@ -14,11 +14,14 @@ included) what `client` applies to a search call:
   is refused (CompressedAnswer): a few kilobytes of gzip can expand to gigabytes after
   the cap on what was read.
 
-A refused address raises AddressRefused before anything is sent.
+A refused address raises AddressRefused before anything is sent. `outbound_url` reads a
+URL typed into a form as the client will read it when it sends, so what a form saves is
+what the client can call.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import httpx2 as httpx  # the providers' SDKs are built on httpx2 (httpx's API)
@@ -33,8 +36,38 @@ __all__ = [
     "CompressedAnswer",
     "ResponseTooLarge",
     "SafeTransport",
+    "UnusableURL",
+    "outbound_url",
     "safe_http_client",
 ]
+
+# A host as DNS spells it (after IDNA: a name in another script is xn--… by then).
+_HOST_NAME = re.compile(r"[A-Za-z0-9.-]+")
+
+
+class UnusableURL(ValueError):
+    """The text is not a URL the client can send to; the message says why."""
+
+
+def outbound_url(text: str) -> httpx.URL:
+    """`text` read by httpx, the parser that sends the request: an http(s) URL with a host
+    that is a DNS name or an IP address, else UnusableURL. Where the host leads is not
+    checked here: `safety` does that (refused_without_lookup when typed, on every call)."""
+    try:
+        url = httpx.URL(text)
+    except httpx.InvalidURL as error:
+        raise UnusableURL(f"not a URL Relevo can send to: {error}") from None
+    if url.scheme not in _DEFAULT_PORTS or not url.raw_host:
+        raise UnusableURL("must be an http:// or https:// URL with a host")
+    host = url.raw_host.decode("ascii")
+    is_ip_literal = ":" in host  # httpx has checked an IPv6 literal between brackets
+    if not is_ip_literal and not _HOST_NAME.fullmatch(host):
+        shown = url.host.replace("%20", " ")
+        raise UnusableURL(
+            f"not a URL Relevo can send to: the host {shown[:100]!r} is not a name (a host "
+            "name has only letters, digits, '-' and '.')"
+        )
+    return url
 
 
 class ResponseTooLarge(httpx.TransportError):

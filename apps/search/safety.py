@@ -16,6 +16,7 @@ private addresses (a self-hosted Relevo searching an internal system):
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 from collections.abc import Callable
 
@@ -85,8 +86,24 @@ def refused_without_lookup(host: str) -> str | None:
     try:
         address = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
-        return None  # a name: checked, resolved, on every call
+        address = _legacy_ipv4(host)
+        if address is None:
+            return None  # a name: checked, resolved, on every call
     return blocked_reason(address)
+
+
+_LEGACY_IPV4 = re.compile(r"[0-9][0-9a-fA-FxX.]*")
+
+
+def _legacy_ipv4(host: str) -> ipaddress.IPv4Address | None:
+    """The address the system resolver reads, without a lookup, from an IPv4 address in
+    an older spelling ("127.1", "0x7f.0.0.1", "2130706433", "0177.0.0.1"), else None."""
+    if not _LEGACY_IPV4.fullmatch(host):
+        return None
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(host))
+    except OSError:
+        return None
 
 
 def resolve_host(host: str, port: int) -> list[IPAddress]:

@@ -10,6 +10,8 @@ from apps.search.safe_transport import (
     AddressRefused,
     CompressedAnswer,
     ResponseTooLarge,
+    UnusableURL,
+    outbound_url,
     safe_http_client,
 )
 
@@ -51,3 +53,30 @@ def test_a_redirect_is_not_followed(search_server):
     with client() as http:
         answer = http.get(search_server.url("/redirect"))
     assert answer.status_code == 302 and search_server.count("/search") == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("http://0177.0.0.1/", "Invalid IPv4 address"),
+        ("http://[::1", "not a URL Relevo can send to"),
+        ("http://a b/", "the host 'a b' is not a name"),
+        ("ftp://example.com/", "must be an http:// or https:// URL with a host"),
+        ("http:///path", "must be an http:// or https:// URL with a host"),
+    ],
+)
+def test_a_url_the_client_could_not_send_to_is_refused_saying_why(text, why):
+    with pytest.raises(UnusableURL, match=why):
+        outbound_url(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "host"),
+    [
+        ("https://hooks.example.com/x?token=1", "hooks.example.com"),
+        ("http://[::1]:8000/hook", "::1"),
+        ("https://例え.jp/", "例え.jp"),
+    ],
+)
+def test_a_url_the_client_can_send_to_is_read_as_it_will_be_sent(text, host):
+    assert outbound_url(text).host == host

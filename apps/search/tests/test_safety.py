@@ -7,7 +7,7 @@ import socket
 import pytest
 
 from apps.search import AddressRefused, addresses_to_call, blocked_reason, check_addresses
-from apps.search.safety import resolve_host
+from apps.search.safety import refused_without_lookup, resolve_host
 
 BLOCKED = {
     "127.0.0.1": "loopback",
@@ -126,3 +126,17 @@ def test_odd_spellings_of_loopback_are_caught_by_resolving_them(monkeypatch):
     for spelling in ("2130706433", "127.1", "0x7f.1"):
         with pytest.raises(AddressRefused, match="loopback"):
             addresses_to_call(spelling, 80, allow_private=False)
+
+
+@pytest.mark.parametrize("host", ["127.1", "0x7f.0.0.1", "2130706433", "0177.0.0.1"])
+def test_older_spellings_of_loopback_are_refused_when_typed_without_a_lookup(host, monkeypatch):
+    def no_lookup(*args):
+        raise AssertionError("looked up")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_lookup)
+    assert refused_without_lookup(host) == "127.0.0.1 is a loopback address"
+
+
+@pytest.mark.parametrize("host", ["example.com", "1e100.net", "8.8.8.8", "0x"])
+def test_names_and_public_addresses_are_left_to_the_lookup_at_call_time(host):
+    assert refused_without_lookup(host) is None
