@@ -13,6 +13,7 @@ from decimal import Decimal
 from .answers import Judged, read_answer
 from .budgets import Most, call_most, input_tokens_bound
 from .models import Judge
+from .money import in_dollars
 from .prompting import JudgeTask, Prompt, Result, answer_schema, cache_key, messages_for
 from .providers import CallOutcome, call_model
 from .services import model_settings
@@ -81,5 +82,5 @@ def budget_reached(judge: Judge, *, calls: int, tokens: int, cost: Decimal) -> s
     if judge.budget_tokens is not None and tokens >= judge.budget_tokens:
         return f"the budget of {judge.budget_tokens} tokens is reached"
     if judge.budget_cost is not None and cost >= judge.budget_cost:
-        return f"the budget of {judge.budget_cost} is reached"
+        return f"the budget of {in_dollars(judge.budget_cost, 2)} is reached"
     return ""

@@ -48,6 +48,7 @@ from django.db.models.lookups import LessThanOrEqual
 from django.utils import timezone
 
 from .models import Judge, JudgeRun
+from .money import in_dollars
 
 # The framing of a call's two messages (roles, separators) in tokens, generously.
 FRAMING_TOKENS = 32
@@ -242,7 +243,7 @@ def _refusal(judge: Judge, spent: _Spent, most: Most) -> Reservation:
     if judge.budget_cost is not None:
         left_cost = max(judge.budget_cost - spent.cost, Decimal(0))
         return Reservation(
-            why=f"the budget of {judge.budget_cost} is reached: the next call may cost up "
-            f"to {most.cost:.4f}, {left_cost:.4f} is left"
+            why=f"the budget of {in_dollars(judge.budget_cost, 2)} is reached: the next call "
+            f"may cost up to {in_dollars(most.cost)}, {in_dollars(left_cost)} is left"
         )
     return Reservation(wait=ROOM_WAIT_S)  # spent changed meanwhile: look again

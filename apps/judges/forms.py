@@ -51,9 +51,13 @@ class JudgeForm(forms.Form):
     )
     budget_calls = forms.CharField(required=False, label="Budget: calls per run")
     budget_tokens = forms.CharField(required=False, label="Budget: tokens per run")
-    budget_cost = forms.CharField(required=False, label="Budget: cost per run")
-    price_input_per_million = forms.CharField(label="Price per million input tokens", initial="0")
-    price_output_per_million = forms.CharField(label="Price per million output tokens", initial="0")
+    budget_cost = forms.CharField(required=False, label="Budget: cost per run (US$)")
+    price_input_per_million = forms.CharField(
+        label="Price per million input tokens (US$)", initial="0"
+    )
+    price_output_per_million = forms.CharField(
+        label="Price per million output tokens (US$)", initial="0"
+    )
 
     def __init__(self, *args: Any, prompts: Iterable[Any] = (), **kwargs: Any) -> None:
         kwargs.setdefault("label_suffix", "")

@@ -90,7 +90,8 @@ class Judge(models.Model):
     budget_calls = models.PositiveIntegerField(null=True, blank=True)
     budget_tokens = models.PositiveBigIntegerField(null=True, blank=True)
     budget_cost = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
-    # What the provider charges, per million tokens, in the team's currency (estimates).
+    # What the provider charges, per million tokens, in US dollars as the providers' price
+    # lists are (money.py); the runs' costs are estimates from them.
     price_input_per_million = models.DecimalField(max_digits=10, decimal_places=4, default=0)
     price_output_per_million = models.DecimalField(max_digits=10, decimal_places=4, default=0)
     created_by = models.ForeignKey(

@@ -1,8 +1,11 @@
-"""How the calibration pages write a figure: its value with its interval."""
+"""How the judges' pages write a figure (its value with its interval) and a cost."""
+
+from decimal import Decimal
 
 from django import template
 
 from apps.judges.calibration_figures import Figure
+from apps.judges.money import in_dollars
 
 register = template.Library()
 
@@ -27,6 +30,12 @@ def share_figure(value: Figure | None) -> str:
     if value.low is None or value.high is None:
         return shown
     return f"{shown} [{value.low * 100:.0f}%, {value.high * 100:.0f}%]"
+
+
+@register.filter
+def dollars(amount: Decimal | None) -> str:
+    """A cost with its currency: US$0.4217."""
+    return in_dollars(amount)
 
 
 @register.filter

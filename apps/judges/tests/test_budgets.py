@@ -153,7 +153,7 @@ def test_the_cost_budget_holds_for_calls_at_their_most(server):
     run.refresh_from_db()
     assert run.cost <= budget
     assert run.status == RunStatus.BUDGET_REACHED and ungraded(run) > 0
-    assert f"budget of {budget} is reached" in run.note
+    assert f"budget of US${budget} is reached" in run.note
 
 
 def test_a_reservation_of_a_lane_that_died_lapses(server):

@@ -2,6 +2,8 @@
 again), see every problem beside its field, assign a judge from the evaluation page,
 watch its run, pause and resume it, read what it could not grade, download its log."""
 
+from decimal import Decimal
+
 import pytest
 
 from apps.judges import runs
@@ -152,3 +154,26 @@ def test_a_finished_evaluations_page_shows_its_judges_with_the_page(owner, team_
     finish(evaluation)
     page = client_for(owner).get(f"/evaluations/{evaluation.id}/").content.decode()
     assert 'data-testid="judge-panel"' in page and "Done" in page
+
+
+def test_costs_show_their_currency_the_us_dollar_of_the_providers_price_lists(owner, team_a):
+    evaluation = make_evaluation(team=team_a, keywords={"q": 1})
+    judge = judge_create(
+        team=team_a,
+        name="Priced",
+        protocol="openai",
+        base_url="https://x.example/v1",
+        model_name="m",
+    )
+    run = JudgeRun.objects.create(
+        judge=judge, evaluation=evaluation, prompt_version="v", cost=Decimal("0.4217")
+    )
+    lead = client_for(owner)
+
+    panel = lead.get(f"/evaluations/{evaluation.id}/judges/panel/").content.decode()
+    detail = lead.get(f"/judges/runs/{run.id}/").content.decode()
+    form = lead.get(f"/judges/{judge.id}/edit/").content.decode()
+
+    assert "US$0.4217" in panel and "US$0.4217" in detail
+    assert "Price per million input tokens (US$)" in form
+    assert "Budget: cost per run (US$)" in form
