@@ -9,6 +9,8 @@ matching either runs.
 The times are wall-clock times in the schedule's time zone. A time that does not exist
 on a day the clocks go forward (02:30 in spring) is skipped that day; a time that
 happens twice when they go back runs once, at the first.
+
+`in_words` reads an expression as the pages show it: "Every Monday at 09:00 (Europe/Paris)".
 """
 
 from __future__ import annotations
@@ -118,9 +120,9 @@ def _values(text: str, spec: _Field) -> set[int]:
 
 
 def _item(item: str, spec: _Field) -> set[int]:
-    span, _, step_text = item.partition("/")
+    span, slash, step_text = item.partition("/")
     step = 1
-    if step_text:
+    if slash:  # "*/" with no step is a mistake, not a step of 1
         step = _number(step_text, spec, what="step")
         if step < 1:
             raise CronError(f"{spec.name}: a step of at least 1, not {step_text!r}")
@@ -133,7 +135,7 @@ def _item(item: str, spec: _Field) -> set[int]:
             raise CronError(f"{spec.name}: the range {span!r} runs backwards")
     else:
         low = _number(span, spec)
-        high = spec.high if step_text else low
+        high = spec.high if slash else low
     return set(range(low, high + 1, step))
 
 
@@ -141,7 +143,9 @@ def _number(text: str, spec: _Field, what: str = "value") -> int:
     word = text.strip().lower()
     if word in spec.names:
         return spec.names.index(word) + spec.names_from
-    if not word.isdigit() or len(word) > 4:
+    # ASCII digits only: str.isdigit() also says yes to "²" and "٣", which int() then
+    # refuses or reads as another number.
+    if not (word.isascii() and word.isdigit()) or len(word) > 4:
         raise CronError(f"{spec.name}: {text!r} is not a number{_names_hint(spec)}")
     number = int(word)
     if what == "value" and not spec.low <= number <= spec.high:
@@ -157,3 +161,131 @@ def _exists(wall: datetime) -> bool:
     """Whether the wall-clock time happens in its zone (not skipped by a jump forward)."""
     there_and_back = wall.astimezone(UTC).astimezone(wall.tzinfo)
     return there_and_back.replace(tzinfo=None) == wall.replace(tzinfo=None)
+
+
+# --- In words ------------------------------------------------------------------------------
+
+_DAY_NAMES = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
+_MONTH_NAMES = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+_WEEKDAYS = frozenset(range(1, 6))
+_WEEKEND = frozenset({0, 6})
+# More times than this in a day read as a rule ("every hour from …"), not one by one.
+_TIMES_LISTED = 6
+
+
+def in_words(expression: str, zone: str) -> str:
+    """The expression as a sentence a person reads, with the zone its times are in:
+    "0 9 * * 1" in Europe/Paris is "Every Monday at 09:00 (Europe/Paris)". CronError
+    when the expression does not parse."""
+    cron = parse(expression)
+    days = _days_in_words(cron)
+    times = _times_in_words(cron)
+    if times.startswith("at "):
+        sentence = f"{days} {times}"
+    elif days == "Every day":
+        sentence = times[0].upper() + times[1:]  # "Every 15 minutes", not "Every day, every…"
+    else:
+        sentence = f"{days}, {times}"
+    return f"{sentence} ({zone})"
+
+
+def _days_in_words(cron: Cron) -> str:
+    months = (
+        ""
+        if len(cron.months) == 12
+        else _listed([_MONTH_NAMES[m - 1] for m in sorted(cron.months)])
+    )
+    in_months = f" in {months}" if months else ""
+    week_days = _week_days_in_words(cron.days_of_week)
+    month_days = sorted(cron.days_of_month)
+    on_days = f"day{'s' if len(month_days) > 1 else ''} {_numbers(month_days)}"
+    if cron.day_of_month_restricted and cron.day_of_week_restricted:
+        return f"On {on_days} of the month and every {week_days}{in_months and ','}{in_months}"
+    if cron.day_of_month_restricted:
+        return f"On {on_days} of {months or 'each month'}"
+    return f"Every {week_days}{in_months}"
+
+
+def _week_days_in_words(days: frozenset[int]) -> str:
+    if len(days) == 7:
+        return "day"
+    if days == _WEEKDAYS:
+        return "weekday (Monday to Friday)"
+    monday_first = sorted(days, key=lambda day: (day + 6) % 7)
+    return _listed([_DAY_NAMES[day] for day in monday_first])
+
+
+def _times_in_words(cron: Cron) -> str:
+    minutes, hours = cron.minutes, cron.hours
+    if len(hours) == 24:
+        return _each_hour(minutes)
+    times = [f"{hour:02}:{minute:02}" for hour in hours for minute in minutes]
+    if len(times) <= _TIMES_LISTED:
+        return f"at {_listed(times)}"
+    hour_step = _step(hours, 24)
+    if len(minutes) == 1 and hour_step and hour_step > 1:
+        return f"every {hour_step} hours{_past_the_hour(minutes[0])}"
+    minute_step = _step(minutes, 60)
+    if hours == tuple(range(hours[0], hours[-1] + 1)):  # one stretch of the day
+        if len(minutes) == 1:
+            return f"every hour from {times[0]} to {times[-1]}"
+        if minute_step:
+            return f"every {minute_step} minutes from {times[0]} to {times[-1]}"
+    in_hours = f"the hours {_numbers(list(hours))}"
+    if minute_step:
+        return f"every {minute_step} minutes in {in_hours}"
+    return f"at minute{'s' if len(minutes) > 1 else ''} {_numbers(list(minutes))} of {in_hours}"
+
+
+def _each_hour(minutes: tuple[int, ...]) -> str:
+    if len(minutes) == 60:
+        return "every minute"
+    step = _step(minutes, 60)
+    if step and step > 1:
+        return f"every {step} minutes" + (f" from minute {minutes[0]}" if minutes[0] else "")
+    if len(minutes) == 1:
+        return f"every hour{_past_the_hour(minutes[0])}"
+    return f"every hour at {_numbers(list(minutes))} minutes past"
+
+
+def _past_the_hour(minute: int) -> str:
+    return ", on the hour" if minute == 0 else f" at {minute} minutes past"
+
+
+def _step(values: tuple[int, ...], cycle: int) -> int | None:
+    """n when the values are every n-th of the cycle from the first (which comes before n)."""
+    if len(values) < 2:
+        return None
+    step = values[1] - values[0]
+    matches = values == tuple(range(values[0], cycle, step))
+    return step if matches and values[0] < step else None
+
+
+def _numbers(values: list[int]) -> str:
+    """1, 2, 3, 4, 5, 10 as "1 to 5 and 10"."""
+    runs: list[list[int]] = []
+    for value in values:
+        if runs and value == runs[-1][-1] + 1:
+            runs[-1].append(value)
+        else:
+            runs.append([value])
+    return _listed(
+        [f"{run[0]} to {run[-1]}" if len(run) > 2 else ", ".join(map(str, run)) for run in runs]
+    )
+
+
+def _listed(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"

@@ -4,6 +4,7 @@ from typing import Any
 
 from django import forms
 from django.db.models import QuerySet
+from django.urls import reverse_lazy
 
 
 class ScheduleForm(forms.Form):
@@ -18,6 +19,16 @@ class ScheduleForm(forms.Form):
         label="When (cron)",
         help_text="minute hour day-of-month month day-of-week, in the team's time zone: "
         "'0 6 * * 1-5' is 06:00 on weekdays, '30 2 * * *' every night at 02:30.",
+        # Read back in words under the field as it is typed (views.cron_words).
+        widget=forms.TextInput(
+            attrs={
+                "hx-get": reverse_lazy("schedules:cron_words"),
+                "hx-trigger": "load, input changed delay:300ms",
+                "hx-target": "#cron-words",
+                "autocomplete": "off",
+                "spellcheck": "false",
+            }
+        ),
     )
     judge = forms.ChoiceField(
         required=False,
@@ -30,7 +41,12 @@ class ScheduleForm(forms.Form):
         label="Smallest change that matters",
         help_text="A run worse than the previous one or the baseline by less is no regression.",
     )
-    active = forms.BooleanField(required=False, initial=True)
+    active = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Run at these times",
+        help_text="Uncheck to stop the schedule; Run now still starts a run.",
+    )
 
     def __init__(
         self, *args: Any, evaluations: QuerySet[Any], judges: QuerySet[Any], **kwargs: Any

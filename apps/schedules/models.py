@@ -10,6 +10,8 @@ from apps.accounts.models import Team
 from apps.evaluations.models import Evaluation
 from apps.judges.models import Judge
 
+from . import cron
+
 
 class Schedule(models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="schedules")
@@ -43,6 +45,15 @@ class Schedule(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def when_in_words(self) -> str:
+        """ "Every Monday at 09:00 (Europe/Paris)"; the expression itself if it no longer
+        reads (the service refuses such an expression, so only an older row can hold one)."""
+        try:
+            return cron.in_words(self.cron, self.team.time_zone)
+        except cron.CronError:
+            return self.cron
 
 
 class RunState(models.TextChoices):

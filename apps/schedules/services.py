@@ -139,7 +139,14 @@ def _min_change(value: Any, problems: list[str]) -> float:
 
 
 def _zones() -> set[str]:
-    return available_timezones() | {"UTC"}
+# Names in the system's zone files that are no place's time: `localtime` and `posixrules`
+# are whatever this host is set to (another machine would read the schedules differently),
+# `Factory` is no time at all; posix/ and right/ copies only exist on some hosts.
+HOST_DEPENDENT_ZONES = {"localtime", "posixrules", "Factory"}
+
+
+    names = available_timezones() - HOST_DEPENDENT_ZONES
+    return {name for name in names if not name.startswith(("posix/", "right/"))} | {"UTC"}
 
 
 def _save(schedule: Schedule) -> None:

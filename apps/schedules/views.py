@@ -9,16 +9,15 @@ from typing import Any
 from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.decorators import lead_required
 from apps.accounts.requests import TeamRequest
-from apps.core.errors import InvalidInput
-from apps.core.forms import saved_through
+from apps.core.forms import as_sentence, saved_through
 from apps.evaluations.models import Evaluation
 from apps.judges.models import Judge
 
-from . import services
+from . import cron, services
 from .forms import ScheduleForm, TimeZoneForm
 from .models import RunState, Schedule, ScheduledRun
 
@@ -33,10 +32,10 @@ def _schedule(request: TeamRequest, schedule_id: int) -> Schedule:
     )
 
 
-def _form(request: TeamRequest, **kwargs: Any) -> ScheduleForm:
+def _form(request: TeamRequest, *, bound: bool = True, **kwargs: Any) -> ScheduleForm:
     team_id = request.membership.team_id
     return ScheduleForm(
-        request.POST if request.method == "POST" else None,
+        request.POST if bound and request.method == "POST" else None,
         evaluations=Evaluation.objects.filter(team_id=team_id, archived=False).order_by("name"),
         judges=Judge.objects.filter(team_id=team_id),
         **kwargs,
@@ -53,26 +52,43 @@ def schedule_list(request: TeamRequest) -> HttpResponse:
     if schedule is not None:
         messages.success(request, f"Scheduled {schedule.name}.")
         return redirect("schedules:schedule_detail", schedule.id)
-    context = {
-        "schedules": Schedule.objects.filter(team=team).select_related("source"),
-        "form": form,
-        "zone_form": TimeZoneForm(initial={"time_zone": team.time_zone}),
-    }
-    return render(request, "schedules/schedule_list.html", context)
+    return _list_page(request, form, TimeZoneForm(initial={"time_zone": team.time_zone}))
 
 
 @require_POST
 @lead_required
 def time_zone_save(request: TeamRequest) -> HttpResponse:
-    try:
-        zone = services.team_time_zone_set(
-            team=request.membership.team, time_zone=request.POST.get("time_zone")
-        )
-    except InvalidInput as error:
-        messages.error(request, error.message)
-    else:
-        messages.success(request, f"The team's schedules read their times in {zone}.")
+    team = request.membership.team
+    zone_form = TimeZoneForm(request.POST)
+    zone = saved_through(zone_form, lambda data: services.team_time_zone_set(team=team, **data))
+    if zone is None:  # refused: the page again, the problem beside the zone typed
+        team.refresh_from_db(fields=["time_zone"])
+        return _list_page(request, _form(request, bound=False), zone_form)
+    messages.success(request, f"The team's schedules read their times in {zone}.")
     return redirect("schedules:schedule_list")
+
+
+@require_GET
+@lead_required
+def cron_words(request: TeamRequest) -> HttpResponse:
+    """The cron field's reading as it is typed: its words, or what is wrong with it."""
+    expression = request.GET.get("cron", "")
+    try:
+        words, problem = cron.in_words(expression, request.membership.team.time_zone), ""
+    except cron.CronError as error:
+        words, problem = "", as_sentence(str(error))
+    context = {"words": words, "problem": problem if expression.strip() else ""}
+    return render(request, "schedules/_cron_words.html", context)
+
+
+def _list_page(request: TeamRequest, form: ScheduleForm, zone_form: TimeZoneForm) -> HttpResponse:
+    team = request.membership.team
+    context = {
+        "schedules": Schedule.objects.filter(team=team).select_related("source", "team"),
+        "form": form,
+        "zone_form": zone_form,
+    }
+    return render(request, "schedules/schedule_list.html", context)
 
 
 @lead_required
