@@ -138,13 +138,13 @@ def _min_change(value: Any, problems: list[str]) -> float:
     return number
 
 
-def _zones() -> set[str]:
 # Names in the system's zone files that are no place's time: `localtime` and `posixrules`
 # are whatever this host is set to (another machine would read the schedules differently),
 # `Factory` is no time at all; posix/ and right/ copies only exist on some hosts.
 HOST_DEPENDENT_ZONES = {"localtime", "posixrules", "Factory"}
 
 
+def _zones() -> set[str]:
     names = available_timezones() - HOST_DEPENDENT_ZONES
     return {name for name in names if not name.startswith(("posix/", "right/"))} | {"UTC"}
 
