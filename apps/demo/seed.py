@@ -7,13 +7,15 @@ query when they share a category and colour), so the metrics look like real ones
 import random
 from dataclasses import dataclass
 from datetime import timedelta
+from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import Team, User
 from apps.accounts.services import member_add, team_create, user_get_or_create
-from apps.endpoints.models import SearchModel
+from apps.endpoints.models import SearchEndpoint, SearchModel
 from apps.evaluations.lifecycle import evaluation_start
 from apps.evaluations.models import Evaluation, FeedbackSlot, Status
 from apps.evaluations.services import (
@@ -25,6 +27,8 @@ from apps.evaluations.services import (
 )
 from apps.judges.models import Judge
 from apps.judging.judgements import Giver, slot_judge
+from apps.schedules.models import Schedule
+from apps.search.safety import refused_without_lookup
 
 TEAM_NAME = "Acme Outdoor Shop"
 PASSWORD = "relevo-demo"
@@ -181,20 +185,75 @@ def seed_demo() -> tuple[Team, bool]:
         created.append(evaluation)
     model = _add_live_search(team, owner)
     _add_model_history(team, owner, model, products, people, rng)
-    judge = _add_demo_judge(team, owner)
+    judge = None if demo_judge_refusal() else _add_demo_judge(team, owner)
     _add_demo_gold_set(team, owner, next(e for e in created if e.strategy > 1))
     _add_demo_schedule(team, owner, judge)
     return team, True
 
 
 DEMO_JUDGE = "Demo judge (word overlap, not a language model)"
+DEMO_ENDPOINT = "Demo catalogue"
+DEMO_SCHEDULE = "Nightly catalogue search"
+
+
+def demo_judge_refusal() -> str | None:
+    """Why the demo judge could not work here, or None when it can: its model is this
+    app's demo API (judge_api.py), reached at DEMO_JUDGE_URL, usually on loopback."""
+    if not settings.DEMO_SEARCH_API:
+        return "the demo APIs are off here (DEMO_SEARCH_API=0)"
+    return _private_address_refused(
+        settings.DEMO_JUDGE_URL,
+        allowed=settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES,
+        setting="AI_JUDGES_ALLOW_PRIVATE_ADDRESSES",
+    )
+
+
+def demo_search_refusal() -> str | None:
+    """Why the demo search model's calls would fail here, or None when they can."""
+    if not settings.DEMO_SEARCH_API:
+        return "the demo APIs are off here (DEMO_SEARCH_API=0)"
+    return _private_address_refused(
+        settings.DEMO_SEARCH_URL,
+        allowed=settings.SEARCH_ALLOW_PRIVATE_ADDRESSES,
+        setting="SEARCH_ALLOW_PRIVATE_ADDRESSES",
+    )
+
+
+def _private_address_refused(url: str, *, allowed: bool, setting: str) -> str | None:
+    reason = refused_without_lookup(urlsplit(url).hostname or "")
+    return f"{reason} and {setting} is off" if reason and not allowed else None
+
+
+def demo_addresses_follow(team: Team) -> list[str]:
+    """Point the demo's search model and judge at DEMO_SEARCH_URL and DEMO_JUDGE_URL (the
+    address `make run` serves at, which may have changed since the demo was loaded), add
+    the demo judge if it was left out and can work now, and say what each calls or why
+    it cannot."""
+    SearchEndpoint.objects.filter(team=team, name=DEMO_ENDPOINT).exclude(
+        url=settings.DEMO_SEARCH_URL
+    ).update(url=settings.DEMO_SEARCH_URL)
+    search_refused = demo_search_refusal()
+    lines = [
+        f"The demo search model calls {settings.DEMO_SEARCH_URL}"
+        + (f", which fails here: {search_refused}." if search_refused else ".")
+    ]
+    judge = Judge.objects.filter(team=team, name=DEMO_JUDGE).first()
+    judge_refused = demo_judge_refusal()
+    if judge_refused:
+        kept = "kept, but its calls fail" if judge else "left out"
+        return [*lines, f"The demo judge is {kept}: {judge_refused}."]
+    if judge is None:
+        owner = User.objects.get(email=OWNER)
+        judge = _add_demo_judge(team, owner)
+        Schedule.objects.filter(team=team, name=DEMO_SCHEDULE, judge=None).update(judge=judge)
+    elif judge.base_url != settings.DEMO_JUDGE_URL:
+        Judge.objects.filter(id=judge.id).update(base_url=settings.DEMO_JUDGE_URL)
+    return [*lines, f"The demo judge calls {settings.DEMO_JUDGE_URL}."]
 
 
 def _add_demo_judge(team: Team, owner: User) -> Judge:
     """An AI judge whose "model" is the app's own word-overlap stand-in (judge_api.py):
     the whole AI judging flow, no key needed."""
-    from django.conf import settings
-
     from apps.judges.services import judge_create
 
     return judge_create(
@@ -210,20 +269,20 @@ def _add_demo_judge(team: Team, owner: User) -> Judge:
     )
 
 
-def _add_demo_schedule(team: Team, owner: User, judge: Judge) -> None:
-    """The live evaluation's setup, run again every night at 06:00 (when beat runs: the
-    docker-compose setup), graded by the demo judge beside people and compared with the
-    night before (Evaluations -> Schedules)."""
+def _add_demo_schedule(team: Team, owner: User, judge: Judge | None) -> None:
+    """The live evaluation's setup, run again every night at 06:00, graded by the demo
+    judge (where it works) beside people and compared with the night before
+    (Evaluations -> Schedules)."""
     from apps.schedules.services import schedule_create
 
     live = Evaluation.objects.get(team=team, name="Live catalogue search 1")
     schedule_create(
         team=team,
         created_by=owner,
-        name="Nightly catalogue search",
+        name=DEMO_SCHEDULE,
         source=live.id,
         cron="0 6 * * *",
-        judge=judge.id,
+        judge=judge.id if judge else None,
         min_change="0.02",
     )
 
@@ -245,14 +304,12 @@ def _add_demo_gold_set(team: Team, owner: User, graded: Evaluation) -> None:
 
 def _add_live_search(team: Team, owner: User) -> SearchModel:
     """An endpoint and model on the demo search API, and a pending evaluation of it that a
-    lead can start (the app answers the calls itself: see demo_api.py)."""
-    from django.conf import settings
-
+    lead can start (the app answers the calls itself: see search_api.py)."""
     from apps.endpoints.services import endpoint_create, model_create
 
     endpoint = endpoint_create(
         team=team,
-        name="Demo catalogue",
+        name=DEMO_ENDPOINT,
         method="GET",
         url=settings.DEMO_SEARCH_URL,
         headers="Accept: application/json",

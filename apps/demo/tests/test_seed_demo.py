@@ -9,6 +9,7 @@ from django.core.management import call_command
 
 from apps.accounts.models import Membership, Tag, Team, User
 from apps.demo import seed as demo
+from apps.endpoints.models import SearchEndpoint
 from apps.evaluations.lifecycle import evaluation_start
 from apps.evaluations.models import (
     Evaluation,
@@ -18,6 +19,8 @@ from apps.evaluations.models import (
     Snapshot,
     Status,
 )
+from apps.judges.models import Judge
+from apps.schedules.models import Schedule
 
 LOGINS = [demo.OWNER, demo.LEAD, *demo.GRADERS]
 
@@ -49,12 +52,40 @@ def demo_evaluation(scale: str) -> Evaluation:
     return Evaluation.objects.get(team__name=demo.TEAM_NAME, scale=scale, search_model=None)
 
 
+@pytest.fixture
+def served_as_make_run_does(settings):
+    """`make run`'s settings: the demo APIs on, loopback allowed to search and judges."""
+    settings.DEMO_SEARCH_API = True
+    settings.SEARCH_ALLOW_PRIVATE_ADDRESSES = True
+    settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = True
+    settings.DEMO_SEARCH_URL = "http://127.0.0.1:8000/demo/search"
+    settings.DEMO_JUDGE_URL = "http://127.0.0.1:8000/demo/llm/v1"
+    return settings
+
+
+@pytest.fixture
+def private_addresses_refused(settings):
+    """docker-compose's settings: DEBUG off (the demo APIs with it), no private address."""
+    settings.DEMO_SEARCH_API = False
+    settings.SEARCH_ALLOW_PRIVATE_ADDRESSES = False
+    settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = False
+    return settings
+
+
+def demo_schedule() -> Schedule:
+    return Schedule.objects.get(team__name=demo.TEAM_NAME, name=demo.DEMO_SCHEDULE)
+
+
 @pytest.mark.django_db
-def test_seed_demo_prints_the_four_logins_and_the_password():
+def test_seed_demo_prints_what_the_demo_calls_the_four_logins_and_the_password(
+    served_as_make_run_does,
+):
     printed = seed()
 
     assert printed.splitlines() == [
         "Loaded demo team 'Acme Outdoor Shop' with 7 evaluations.",
+        "The demo search model calls http://127.0.0.1:8000/demo/search.",
+        "The demo judge calls http://127.0.0.1:8000/demo/llm/v1.",
         "Demo logins (password: relevo-demo):",
         "  owner   owner@relevo.test",
         "  lead    lead@relevo.test",
@@ -238,3 +269,66 @@ def test_the_demo_model_has_three_finished_weekly_runs_for_its_history(client):
     client.force_login(User.objects.get(email=demo.LEAD))
     page = client.get(f"/models/{history[0].search_model_id}/history/").content.decode()
     assert all(e.name in page for e in history)
+
+
+@pytest.mark.django_db
+def test_where_private_addresses_are_refused_the_demo_judge_is_left_out_and_said_so(
+    private_addresses_refused,
+):
+    printed = seed().splitlines()
+
+    assert printed[1:3] == [
+        "The demo search model calls http://127.0.0.1:8000/demo/search, which fails here: "
+        "the demo APIs are off here (DEMO_SEARCH_API=0).",
+        "The demo judge is left out: the demo APIs are off here (DEMO_SEARCH_API=0).",
+    ]
+    assert not Judge.objects.exists()
+    assert demo_schedule().judge is None
+    assert Evaluation.objects.filter(team__name=demo.TEAM_NAME).count() == 7
+
+
+@pytest.mark.django_db
+def test_with_the_demo_apis_on_but_loopback_refused_to_judges_the_judge_is_left_out(
+    served_as_make_run_does,
+):
+    served_as_make_run_does.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = False
+
+    printed = seed().splitlines()
+
+    assert printed[2] == (
+        "The demo judge is left out: 127.0.0.1 is a loopback address and "
+        "AI_JUDGES_ALLOW_PRIVATE_ADDRESSES is off."
+    )
+    assert not Judge.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_demo_search_model_and_judge_follow_the_address_served_at(served_as_make_run_does):
+    seed()
+    served_as_make_run_does.DEMO_SEARCH_URL = "http://127.0.0.1:8100/demo/search"
+    served_as_make_run_does.DEMO_JUDGE_URL = "http://127.0.0.1:8100/demo/llm/v1"
+
+    printed = seed().splitlines()
+
+    assert printed[1:3] == [
+        "The demo search model calls http://127.0.0.1:8100/demo/search.",
+        "The demo judge calls http://127.0.0.1:8100/demo/llm/v1.",
+    ]
+    endpoint = SearchEndpoint.objects.get(team__name=demo.TEAM_NAME, name=demo.DEMO_ENDPOINT)
+    assert endpoint.url == "http://127.0.0.1:8100/demo/search"
+    judge = Judge.objects.get(team__name=demo.TEAM_NAME, name=demo.DEMO_JUDGE)
+    assert judge.base_url == "http://127.0.0.1:8100/demo/llm/v1"
+    assert demo_schedule().judge == judge
+
+
+@pytest.mark.django_db
+def test_a_demo_judge_left_out_is_added_once_it_can_work(settings, private_addresses_refused):
+    seed()
+    settings.DEMO_SEARCH_API = True
+    settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = True
+
+    printed = seed().splitlines()
+
+    judge = Judge.objects.get(team__name=demo.TEAM_NAME, name=demo.DEMO_JUDGE)
+    assert printed[2] == f"The demo judge calls {settings.DEMO_JUDGE_URL}."
+    assert demo_schedule().judge == judge
