@@ -83,12 +83,13 @@ def refused_without_lookup(host: str) -> str | None:
     when a URL is typed; the full check, with the name resolved, runs on every call."""
     if is_localhost_name(host):
         return f"'{host}' is the local machine"
+    address: IPAddress | None
     try:
         address = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
         address = _legacy_ipv4(host)
-        if address is None:
-            return None  # a name: checked, resolved, on every call
+    if address is None:
+        return None  # a name: checked, resolved, on every call
     return blocked_reason(address)
 
 
