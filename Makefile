@@ -14,47 +14,53 @@ $(INSTALLED): pyproject.toml
 
 setup: $(INSTALLED)
 
+# Where `run` and `dev` serve: `make run PORT=8100 HOST=0.0.0.0`. The demo's search
+# model and judge call the app back at that address (on loopback when it listens on every
+# address), and e-mails and webhooks link to it unless SITE_URL says otherwise.
+HOST ?= 127.0.0.1
+PORT ?= 8000
+SERVED_URL = http://$(if $(filter 0.0.0.0 :: [::],$(HOST)),127.0.0.1,$(HOST)):$(PORT)
+
 # The demo's search model and judge call the app's own demo APIs on loopback, so `run` and
-# `dev` allow loopback addresses (unless set otherwise) and keep those APIs on.
+# `dev` allow loopback addresses (unless set otherwise), webhooks' too (a receiver on
+# this machine), and keep those APIs on.
 DEMO_ENV = DEMO_SEARCH_API=$${DEMO_SEARCH_API:-1} \
 	SEARCH_ALLOW_PRIVATE_ADDRESSES=$${SEARCH_ALLOW_PRIVATE_ADDRESSES:-1} \
-	AI_JUDGES_ALLOW_PRIVATE_ADDRESSES=$${AI_JUDGES_ALLOW_PRIVATE_ADDRESSES:-1}
+	AI_JUDGES_ALLOW_PRIVATE_ADDRESSES=$${AI_JUDGES_ALLOW_PRIVATE_ADDRESSES:-1} \
+	WEBHOOKS_ALLOW_PRIVATE_ADDRESSES=$${WEBHOOKS_ALLOW_PRIVATE_ADDRESSES:-1} \
+	DEMO_SEARCH_URL=$(SERVED_URL)/demo/search DEMO_JUDGE_URL=$(SERVED_URL)/demo/llm/v1 \
+	SITE_URL=$${SITE_URL:-$(SERVED_URL)}
 
 # `run` serves as production does (DEBUG off), so it signs with a secret key: SECRET_KEY
 # if set, else one generated on the first run into this git-ignored file and kept (the
-# sessions, and the API keys stored for AI judges, rest on it). Plain http on 127.0.0.1:
-# the https redirect and https-only cookies are off here, and only here.
+# sessions, and the API keys stored for AI judges, rest on it). Plain http: the https
+# redirect and https-only cookies are off here, and only here.
 SECRET_KEY_FILE := .secret_key
 RUN_ENV = DEBUG=0 SECRET_KEY="$${SECRET_KEY:-$$(cat $(SECRET_KEY_FILE))}" \
 	SECURE_SSL_REDIRECT=0 SESSION_COOKIE_SECURE=0 CSRF_COOKIE_SECURE=0 $(DEMO_ENV)
 
-# Without Redis, each process keeps its own cache: the live pages' versions (apps/core/
-# live.py) must be one, so `make run` serves from one process of 8 threads unless Redis is
-# configured (CACHE_URL or a Redis broker), where it serves as production does.
-ifeq ($(strip $(CACHE_URL)$(filter redis://% rediss://%,$(CELERY_BROKER_URL))),)
-RUN_PROCESSES = WEB_CONCURRENCY=1
-RUN_WORKERS = --worker-class gthread --threads 8
-endif
-
 $(SECRET_KEY_FILE): | $(INSTALLED)
 	umask 077 && $(PY) -c "import secrets; print(secrets.token_urlsafe(50))" > $@
 
-## Serve the demo on http://127.0.0.1:8000 as production does: DEBUG off, gunicorn,
-## static files collected and served by the app (WhiteNoise), Relevo's own error pages.
-## SQLite and tasks in-process unless configured.
+## Serve the demo on http://HOST:PORT (127.0.0.1:8000 unless given) as production does: DEBUG
+## off, gunicorn, static files collected and served by the app (WhiteNoise), Relevo's own
+## error pages. SQLite unless configured. Without a broker configured, a Celery worker and
+## beat run beside the web server on a broker kept in files (.run/), so schedules, webhook
+## retries and the sweeps run; Ctrl-C stops all three (config/run_stack.py). With Redis
+## (CELERY_BROKER_URL), the web server alone: run `make worker` and `make beat` apart.
 run: setup $(SECRET_KEY_FILE)
 	$(RUN_ENV) $(PY) manage.py migrate --noinput
 	$(RUN_ENV) $(PY) manage.py seed_demo
 	$(RUN_ENV) $(PY) manage.py collectstatic --noinput --verbosity 0
-	$(RUN_ENV) BIND=127.0.0.1:8000 $(RUN_PROCESSES) \
-	$(VENV)/bin/gunicorn --config config/gunicorn.conf.py $(RUN_WORKERS)
+	$(RUN_ENV) BIND=$(HOST):$(PORT) $(PY) -m config.run_stack
 
 ## For debugging: Django's development server with DEBUG on (its error pages show the
 ## traceback), reloading on every change; static files straight from the source folders.
+## Tasks run in-process, right after the request that queued them; nothing periodic runs.
 dev: setup
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py seed_demo
-	$(DEMO_ENV) $(PY) manage.py runserver 127.0.0.1:8000
+	$(DEMO_ENV) $(PY) manage.py seed_demo
+	$(DEMO_ENV) $(PY) manage.py runserver $(HOST):$(PORT)
 
 ## The whole test suite. Tests needing PostgreSQL, Redis or Chromium skip when missing.
 test: setup
@@ -105,4 +111,4 @@ screenshots: setup
 	$(PY) scripts/screenshots.py
 
 clean:
-	rm -rf $(VENV) db.sqlite3 $(SECRET_KEY_FILE) staticfiles .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) db.sqlite3 db.sqlite3-wal db.sqlite3-shm .run $(SECRET_KEY_FILE) staticfiles .pytest_cache .mypy_cache .ruff_cache

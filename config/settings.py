@@ -16,6 +16,7 @@ from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_bool, env_float, env_int, env_list, env_rate, env_str
+from config.file_broker import file_broker_options, is_file_broker
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -361,7 +362,7 @@ CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 # kombu's Redis transport, fixed so a worker outlives a Redis outage (config/broker.py).
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     CELERY_BROKER_TRANSPORT = "config.broker:RedisTransport"
-CELERY_BROKER_TRANSPORT_OPTIONS = {
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {
     "socket_connect_timeout": 1,
     "socket_timeout": 5,
     # Publishing gives up after one quick retry (kombu's default is to keep trying).
@@ -370,6 +371,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "interval_step": 0.2,
     "interval_max": 0.2,
 }
+# A broker kept in files (config/file_broker.py): `make run` without Redis runs a worker
+# and beat on one, so schedules, retries and sweeps run with no server to install.
+if is_file_broker(CELERY_BROKER_URL):
+    CELERY_BROKER_TRANSPORT_OPTIONS = file_broker_options(CELERY_BROKER_URL)
 CELERY_BEAT_SCHEDULE = {
     "recompute-marked-keywords": {
         "task": "apps.scoring.tasks.recompute_marked",
@@ -438,15 +443,21 @@ AXES_DISABLE_ACCESS_LOG = True
 THROTTLE_REDIS_URL = env_str("THROTTLE_REDIS_URL")
 
 
-def shared_cache_url(cache_url: str, broker_url: str) -> str:
-    """The Redis of the default cache: CACHE_URL, else the broker's when it is Redis.
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+FILE_CACHE_SCHEME = "file://"
 
-    Empty: no Redis is known, and each process keeps its own cache in memory (`make run`
-    on one machine: the processes compute the same numbers, each once)."""
+
+def shared_cache_url(cache_url: str, broker_url: str) -> str:
+    """Where the default cache lives: CACHE_URL, else the broker's Redis when it is one.
+
+    CACHE_URL is a Redis, or a folder (file:///path) that the processes of one machine
+    share (`make run` without Redis: the web, the worker and beat). Empty: no shared
+    cache is known, and each process keeps its own in memory."""
     if cache_url:
-        if not cache_url.startswith(("redis://", "rediss://", "unix://")):
+        if not cache_url.startswith((*REDIS_SCHEMES, FILE_CACHE_SCHEME)):
             raise ImproperlyConfigured(
-                f"CACHE_URL={cache_url!r} is not a Redis URL (redis://host:6379/0)."
+                f"CACHE_URL={cache_url!r} is not a Redis URL (redis://host:6379/0) "
+                "or a folder (file:///path/to/cache)."
             )
         return cache_url
     return broker_url if broker_url.startswith(("redis://", "rediss://")) else ""
@@ -461,10 +472,19 @@ def redis_or_local_cache(
     url: str, *, backend: str, prefix: str, wait_seconds: float
 ) -> dict[str, object]:
     """A cache in Redis at `url` (keys under `prefix`, a request waiting at most
-    `wait_seconds` on a Redis that does not answer), or in this process's memory when
-    `url` is empty."""
+    `wait_seconds` on a Redis that does not answer), in files under the folder of a
+    file:// `url`, or in this process's memory when `url` is empty."""
     if not url:
         return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": prefix}
+    if url.startswith(FILE_CACHE_SCHEME):
+        # A file per entry; past MAX_ENTRIES a third are dropped (derived work, computed
+        # again). Live pages keep a version and a coverage entry per open topic.
+        return {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": urlparse(url).path,
+            "KEY_PREFIX": prefix,
+            "OPTIONS": {"MAX_ENTRIES": 5000},
+        }
     return {
         "BACKEND": backend,
         "LOCATION": url,
@@ -497,7 +517,9 @@ CACHES = {
 # Pub/sub channels ignore Redis's database numbers, so the default name carries the
 # URL's: two deployments on one Redis, in two databases, do not hear each other.
 LIVE_STREAM_URL = env_str("LIVE_STREAM_URL")
-LIVE_REDIS_URL = env_str("LIVE_REDIS_URL") or CACHE_URL
+LIVE_REDIS_URL = env_str("LIVE_REDIS_URL") or (
+    CACHE_URL if CACHE_URL.startswith(REDIS_SCHEMES) else ""
+)
 if LIVE_STREAM_URL and not LIVE_REDIS_URL:
     raise ImproperlyConfigured(
         "LIVE_STREAM_URL needs Redis: set LIVE_REDIS_URL, CACHE_URL or a Redis broker."

@@ -52,6 +52,9 @@ def main() -> None:
         "DEBUG": "1",
         "SEARCH_ALLOW_PRIVATE_ADDRESSES": "1",
         "AI_JUDGES_ALLOW_PRIVATE_ADDRESSES": "1",
+        # The demo's search model and judge call the server started below, on its port.
+        "DEMO_SEARCH_URL": f"http://127.0.0.1:{port}/demo/search",
+        "DEMO_JUDGE_URL": f"http://127.0.0.1:{port}/demo/llm/v1",
     }
     manage = [sys.executable, str(ROOT / "manage.py")]
     subprocess.run([*manage, "migrate", "--noinput", "-v0"], env=env, check=True)
