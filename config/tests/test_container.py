@@ -53,6 +53,18 @@ def test_every_service_has_a_health_check(name):
     assert healthcheck.get("disable") is not True
 
 
+@pytest.mark.parametrize(
+    ("service", "name"), [("worker", "worker"), ("pipeline-worker", "pipeline")]
+)
+def test_each_worker_s_health_check_pings_that_worker_alone(service, name):
+    # Pinging every worker, the other one answering would make a dead one healthy.
+    worker = compose_services()[service]
+    [check] = [part for part in worker["healthcheck"]["test"] if "inspect ping" in part]
+
+    assert f"-n {name}@%h" in worker["command"]
+    assert f"-d {name}@$HOSTNAME" in check.replace("$$", "$")  # as compose reads it
+
+
 def test_the_compose_stack_serves_plain_http_on_purpose():
     # It listens on http://127.0.0.1:8000 with no TLS proxy: without these, DEBUG off
     # would redirect to https and keep the cookies from being sent.
