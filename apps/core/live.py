@@ -17,8 +17,8 @@ The 304 needs no login because it tells nothing: the ETag is a random token only
 answer, which checks the person and the team, ever gave out. A change, or a token the
 page never had, goes through Django as usual.
 
-The versions live in the default cache: Redis when one is known, shared by every web
-process and worker. A version expires after VERSION_SECONDS, so a change whose bump was
+The versions live in the default cache: Redis when one is known, or files under `make
+run` (config/run_stack.py), shared by every web process and worker. A version expires after VERSION_SECONDS, so a change whose bump was
 lost (Redis away at that moment) shows within that time, as a fresh token.
 
 Pushed instead of asked: where the deployment runs the live stream (LIVE_STREAM_URL,
