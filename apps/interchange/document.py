@@ -37,6 +37,7 @@ from .checks import KeywordCheck, team_members
 from .creation import evaluation_for_import, writer_for
 from .problems import Problems
 from .settings_check import SettingsCheck
+from .text_files import file_name, not_text_problem
 
 # The parser reads this much at a time: a long string costs it far less than in 64 KiB
 # reads (bounded_json.MAX_VALUE_BYTES says why).
@@ -50,25 +51,36 @@ def import_document(
     *,
     team: Team,
     source: IO[bytes],
+    name: str = "",
     created_by: Any = None,
     progress: Callable[[int], None] | None = None,
 ) -> Evaluation:
     """Create a pending evaluation from a JSON document, with its grades and metrics.
 
     `source` is a binary file object (read twice; copied to a temporary file first when
-    it cannot seek). `progress`, if given, is called as batches are stored with the
-    number of snapshots stored so far, in this thread and while no batch is being
-    written (it may use the database). Raises InvalidInput listing every problem with
-    its location; then nothing is written.
+    it cannot seek). `name`, when given (the import page's field), is the evaluation's
+    name instead of the document's: a document imports back into its own team under a
+    new one. `progress`, if given, is called as batches are stored with the number of
+    snapshots stored so far, in this thread and while no batch is being written (it
+    may use the database). Raises InvalidInput listing every problem with its
+    location; then nothing is written.
     """
     if not source.seekable():
-        return _import_copy(team=team, source=source, created_by=created_by, progress=progress)
+        return _import_copy(
+            team=team, source=source, name=name, created_by=created_by, progress=progress
+        )
     start = source.tell()
     problems = Problems()
+    not_text = not_text_problem(source, file_name(source, "document"))
+    if not_text:  # a picture or an archive chosen by mistake: one line says it
+        problems.add(not_text)
+        problems.raise_if_any()
     header = read_top_level(SurrogateGuard(source), problems)
     if header is None:  # not JSON, or not an object: nothing more can be said
         problems.raise_if_any()
     assert header is not None
+    if name.strip():
+        header["name"] = name.strip()
     settings = SettingsCheck(header, problems)
     _skip_byte_order_mark(source, start)
     with transaction.atomic():
@@ -113,12 +125,19 @@ def _skip_byte_order_mark(source: IO[bytes], start: int) -> None:
 
 
 def _import_copy(
-    *, team: Team, source: IO[bytes], created_by: Any, progress: Callable[[int], None] | None
+    *,
+    team: Team,
+    source: IO[bytes],
+    name: str,
+    created_by: Any,
+    progress: Callable[[int], None] | None,
 ) -> Evaluation:
     with tempfile.TemporaryFile() as copy:
         shutil.copyfileobj(source, copy)
         copy.seek(0)
-        return import_document(team=team, source=copy, created_by=created_by, progress=progress)
+        return import_document(
+            team=team, source=copy, name=name, created_by=created_by, progress=progress
+        )
 
 
 def read_top_level(source: IO[bytes] | SurrogateGuard, problems: Problems) -> dict[str, Any] | None:

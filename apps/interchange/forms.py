@@ -10,16 +10,30 @@ KIND_CHOICES = [("json", "Evaluation document (JSON)"), ("trec", "TREC run and q
 
 class ImportForm(forms.Form):
     kind = forms.ChoiceField(choices=KIND_CHOICES, widget=forms.RadioSelect, initial="json")
-    document = forms.FileField(required=False, help_text="relevo.evaluation/1 JSON")
-    run = forms.FileField(required=False, help_text="qid Q0 docno rank score tag")
-    qrels = forms.FileField(required=False, help_text="qid iteration docno grade")
-    topics = forms.FileField(required=False, help_text="qid<TAB>keyword text (optional)")
-    name = forms.CharField(max_length=200, required=False)
+    document = forms.FileField(
+        required=False, label="JSON file", help_text="relevo.evaluation/1 JSON"
+    )
+    run = forms.FileField(required=False, label="Run file", help_text="qid Q0 docno rank score tag")
+    qrels = forms.FileField(
+        required=False, label="Qrels file", help_text="qid iteration docno grade"
+    )
+    topics = forms.FileField(
+        required=False, label="Topics file", help_text="qid<TAB>keyword text (optional)"
+    )
+    name = forms.CharField(
+        max_length=200,
+        required=False,
+        label="Name",
+        help_text="A JSON document's own name when left empty; TREC files need one",
+    )
     # The TREC fields are checked in clean(), only when TREC files are imported.
     scale = forms.ChoiceField(choices=Scale.choices, initial=Scale.GRADED, required=False)
     profile = forms.ChoiceField(choices=Profile.choices, initial=Profile.TREC, required=False)
     metrics = forms.CharField(
-        initial="ndcg@10, precision@5", help_text="metric@k, separated by commas", required=False
+        initial="ndcg@10, precision@5",
+        label="Metrics",
+        help_text="metric@k, separated by commas",
+        required=False,
     )
     keep_rank = forms.BooleanField(required=False, help_text="keep the run's rank column")
     relevant_from = forms.IntegerField(
@@ -53,3 +67,12 @@ class ImportForm(forms.Form):
             except ValueError as error:
                 self.add_error("metrics", str(error))
         return data
+
+    def problems(self) -> list[str]:
+        """The form's errors as the import's problems, each after its field's label
+        ("Run file: Choose the run file."), for a report shown away from the fields."""
+        return [
+            f"{self[field].label}: {message}" if field in self.fields else str(message)
+            for field, messages in self.errors.items()
+            for message in messages
+        ]

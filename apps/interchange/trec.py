@@ -20,7 +20,6 @@ reported as `<file name> line N: ...`.
 """
 
 import math
-import os
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from django.db import transaction
 
 from apps import engine
 from apps.accounts.models import Team
+from apps.core.typed import BIGINT_MAX, BIGINT_MIN, parse_int
 from apps.evaluations.models import Evaluation
 from apps.evaluations.scales import levels_found
 
@@ -37,6 +37,7 @@ from .checks import DOC_ID_LIMIT, KEYWORD_LIMIT, MAX_POSITION
 from .creation import evaluation_for_import, writer_for
 from .problems import Problems
 from .rows import SlotGrade, SnapshotRow
+from .text_files import file_name, not_text_problem
 from .trec_columns import from_column
 
 
@@ -88,14 +89,30 @@ class TrecReport:
             scores = Counter(result.score for result in query.results.values())
             self.score_ties_broken_by_docno += sum(n for n in scores.values() if n > 1)
 
-    def lines(self) -> list[str]:
-        return [
-            f"{self.keywords} keywords, {self.results} results",
-            f"{self.results_without_judgements} results without judgements",
-            f"{self.judged_not_retrieved} judged documents not retrieved",
-            f"{self.score_ties_broken_by_docno} results in score ties, ordered by docno",
-            f"{self.queries_with_judgements_only} queries with judgements only",
+    def summary(self) -> str:
+        """What the import did, in one sentence without the findings that are zero:
+        "2 keywords with 3 results; 1 result without judgements"."""
+        findings = [
+            _counted(self.results_without_judgements, "result", "results") + " without judgements",
+            _counted(self.judged_not_retrieved, "judged document", "judged documents")
+            + " not retrieved",
+            _counted(
+                self.score_ties_broken_by_docno, "result in a score tie", "results in score ties"
+            )
+            + ", ordered by docno",
+            _counted(self.queries_with_judgements_only, "query", "queries")
+            + " with judgements only",
         ]
+        found = [text for text in findings if not text.startswith("0 ")]
+        totals = (
+            f"{_counted(self.keywords, 'keyword', 'keywords')} with "
+            f"{_counted(self.results, 'result', 'results')}"
+        )
+        return "; ".join([totals, ", ".join(found)]) if found else totals
+
+
+def _counted(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
 
 
 @dataclass
@@ -131,6 +148,14 @@ def import_trec(
     every problem (settings, then `<file> line N: ...`); then nothing is written.
     """
     problems = Problems()
+    # A picture or an archive chosen by mistake: one line for it, nothing read further.
+    for stream, default in ((run, "run"), (qrels, "qrels"), (topics, "topics")):
+        problem = (
+            not_text_problem(stream, file_name(stream, default)) if stream is not None else None
+        )
+        if problem:
+            problems.add(problem)
+    problems.raise_if_any()
     if scale == "custom" and scale_levels is None:
         held = _levels_in(qrels) if qrels is not None else []
         scale_levels = levels_found(held, relevant_from=relevant_from)
@@ -157,8 +182,8 @@ def import_trec(
         judgements = _read_qrels(qrels, native, problems) if qrels is not None else {}
         for qid, judged in judgements.items():
             # A query judged but not run: a keyword without results (trec_eval -c counts it).
-            queries.setdefault(qid, _Query(judged.line, {}, _file_name(qrels, "qrels")))
-        keywords = _keyword_texts(queries, texts, _file_name(run, "run"), problems)
+            queries.setdefault(qid, _Query(judged.line, {}, file_name(qrels, "qrels")))
+        keywords = _keyword_texts(queries, texts, file_name(run, "run"), problems)
         problems.raise_if_any()
         report = TrecReport()
         with writer_for(evaluation, progress, source_label="TREC import") as writer:
@@ -177,11 +202,6 @@ def import_trec(
             writer.close()
     evaluation.refresh_from_db()
     return TrecImport(evaluation, report)
-
-
-def _file_name(stream: Any, default: str) -> str:
-    name = getattr(stream, "name", None)
-    return os.path.basename(name) if isinstance(name, str) and name else default
 
 
 def _lines(stream: IO[bytes], file: str, problems: Problems) -> Iterator[tuple[int, list[str]]]:
@@ -210,7 +230,7 @@ def _lines(stream: IO[bytes], file: str, problems: Problems) -> Iterator[tuple[i
 
 
 def _read_topics(stream: IO[bytes], problems: Problems) -> dict[str, str]:
-    file = _file_name(stream, "topics")
+    file = file_name(stream, "topics")
     texts: dict[str, str] = {}
     lines: dict[str, int] = {}
     for number, raw in enumerate(stream, start=1):
@@ -239,7 +259,7 @@ def _read_topics(stream: IO[bytes], problems: Problems) -> dict[str, str]:
 
 
 def _read_run(stream: IO[bytes], *, keep_rank: bool, problems: Problems) -> dict[str, _Query]:
-    file = _file_name(stream, "run")
+    file = file_name(stream, "run")
     queries: dict[str, _Query] = {}
     for number, columns in _lines(stream, file, problems):
         where = f"{file} line {number}"
@@ -292,10 +312,7 @@ def _float(text: str) -> float | None:
 
 
 def _whole(text: str) -> int | None:
-    try:
-        return int(text)
-    except ValueError:
-        return None
+    return parse_int(text, BIGINT_MIN, BIGINT_MAX)
 
 
 def _keyword_texts(
@@ -340,7 +357,7 @@ def _read_qrels(
 ) -> dict[str, _Judged]:
     """qid -> its judgements (docno -> grade on the evaluation's scale), every line kept:
     those of documents the run did not retrieve too, and of qids it did not run."""
-    file = _file_name(stream, "qrels")
+    file = file_name(stream, "qrels")
     judged: dict[str, _Judged] = {}
     lines: dict[tuple[str, str], int] = {}
     for number, columns in _lines(stream, file, problems):

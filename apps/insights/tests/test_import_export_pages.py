@@ -129,3 +129,128 @@ def test_exports_are_for_the_teams_leads_only(owner, evaluator, outsider, team_a
     assert client_for(evaluator).get(url).status_code == 403
     assert client_for(outsider).get(url).status_code == 404
     assert client_for(owner).get(url.replace("json", "xml")).status_code == 404
+
+
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10" + bytes(range(256)) * 8
+
+
+def problems_on(page: str) -> list[str]:
+    """The problems the import page lists, one per item."""
+    report = page.split('data-testid="import-problems"', 1)[1].split("</ul>", 1)[0]
+    return [item.split("</code>")[0] for item in report.split("<li><code>")[1:]]
+
+
+def test_a_name_typed_on_the_page_wins_over_the_document_s_own(owner, team_a):
+    client = client_for(owner)
+    document = upload("e.json", json.dumps(DOCUMENT))
+
+    client.post("/evaluations/import/", {"kind": "json", "document": document, "name": "  Try 5 "})
+
+    assert list(Evaluation.objects.values_list("name", flat=True)) == ["Try 5"]
+
+
+def test_an_exported_document_imports_back_into_its_team_under_a_typed_name(owner, team_a):
+    evaluation = make_evaluation(team=team_a, keywords={"red shoes": 2})
+    client = client_for(owner)
+    exported = b"".join(
+        client.get(f"/evaluations/{evaluation.id}/export/?format=json").streaming_content
+    )
+
+    same_name = client.post(
+        "/evaluations/import/",
+        {"kind": "json", "document": SimpleUploadedFile("e.json", exported)},
+    )
+    typed = client.post(
+        "/evaluations/import/",
+        {"kind": "json", "document": SimpleUploadedFile("e.json", exported), "name": "Copy"},
+    )
+
+    assert "already exists in this team" in same_name.content.decode()
+    copy = Evaluation.objects.get(team=team_a, name="Copy")
+    assert typed["Location"] == f"/evaluations/{copy.id}/"
+    assert copy.keywords.get().text == "red shoes"
+
+
+@pytest.mark.parametrize("kind,field", [("json", "document"), ("trec", "run"), ("trec", "qrels")])
+def test_a_binary_file_gets_one_line_naming_it(owner, team_a, kind, field):
+    files = {"run": upload("run.txt", "q1 Q0 d1 1 2.0 x\n")} if kind == "trec" else {}
+    files[field] = SimpleUploadedFile("photo.png", PNG)
+
+    response = client_for(owner).post(
+        "/evaluations/import/",
+        {"kind": kind, **files, "name": "Run A", "scale": "graded", "metrics": "cg@2"},
+    )
+
+    assert problems_on(response.content.decode()) == [
+        "photo.png: this is not a text file (JSON and TREC files are UTF-8 text)"
+    ]
+    assert not Evaluation.objects.exists()
+
+
+def test_problems_in_a_trec_file_name_the_file_the_lead_chose(owner, team_a):
+    response = client_for(owner).post(
+        "/evaluations/import/",
+        {
+            "kind": "trec",
+            "run": upload("week-3.run", "q1 Q0 d1 1 2.0 x\nq1 Q0 d2\n"),
+            "name": "Run A",
+            "scale": "graded",
+            "metrics": "cg@2",
+        },
+    )
+
+    assert problems_on(response.content.decode()) == [
+        "week-3.run line 2: expected 6 columns (qid Q0 docno rank score tag), got 3"
+    ]
+
+
+def test_the_trec_import_reports_its_findings_in_one_message_without_zeros(owner, team_a):
+    response = client_for(owner).post(
+        "/evaluations/import/",
+        {
+            "kind": "trec",
+            "run": upload("run.txt", "q1 Q0 d1 1 2.0 x\nq1 Q0 d2 2 1.0 x\nq2 Q0 d1 1 1.0 x\n"),
+            "qrels": upload("qrels.txt", "q1 0 d1 2\nq1 0 d9 1\nq2 0 d1 0\n"),
+            "name": "Run A",
+            "scale": "graded",
+            "profile": "trec",
+            "metrics": "cg@2",
+        },
+        follow=True,
+    )
+
+    shown = [str(message) for message in response.context["messages"]]
+    assert shown == [
+        "Imported Run A: 2 keywords with 3 results; 1 result without judgements, "
+        "1 judged document not retrieved."
+    ]
+
+
+def test_an_import_sent_by_the_page_s_script_answers_with_the_report_alone(owner, team_a):
+    client = client_for(owner)
+    broken = dict(DOCUMENT, scale="huge")
+
+    refused = client.post(
+        "/evaluations/import/",
+        {"kind": "json", "document": upload("e.json", json.dumps(broken))},
+        HTTP_HX_REQUEST="true",
+    )
+    missing = client.post(
+        "/evaluations/import/",
+        {"kind": "trec", "name": "", "scale": "graded", "metrics": "cg@2"},
+        HTTP_HX_REQUEST="true",
+    )
+    imported = client.post(
+        "/evaluations/import/",
+        {"kind": "json", "document": upload("e.json", json.dumps(DOCUMENT))},
+        HTTP_HX_REQUEST="true",
+    )
+
+    report = refused.content.decode()
+    assert "<form" not in report and "scale" in problems_on(report)[0]
+    assert problems_on(missing.content.decode()) == [
+        "Run file: Choose the run file.",
+        "Name: Name the new evaluation.",
+    ]
+    evaluation = Evaluation.objects.get(team=team_a)
+    assert imported["HX-Redirect"] == f"/evaluations/{evaluation.id}/"

@@ -91,6 +91,5 @@ class Command(BaseCommand):
             except InvalidInput as error:
                 raise rejected(error, str(run)) from error
         # The id alone on stdout (scripts read it); what the import did on stderr.
-        for line in imported.report.lines():
-            self.stderr.write(line)
+        self.stderr.write(f"Imported {imported.report.summary()}.")
         self.stdout.write(str(imported.evaluation.id))
