@@ -34,6 +34,12 @@ NOT_A_NEWCOMERS = (
     "SITE_URL",
     "DEMO_SEARCH_URL",
     "DEMO_JUDGE_URL",
+    # Nor what an outer make (`make test`) hands its commands.
+    "MAKEFLAGS",
+    "MAKELEVEL",
+    "MFLAGS",
+    "HOST",
+    "PORT",
 )
 
 # The setup, as a lead would make it on the pages, written through the services: the

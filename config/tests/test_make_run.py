@@ -2,6 +2,7 @@
 that address back, and, without a broker configured, a worker and beat on a broker kept
 in files (tests/test_make_run_stack.py runs the whole of it)."""
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -12,8 +13,16 @@ PROJECT = Path(__file__).resolve().parents[2]
 
 def make_run_lines(*variables: str) -> list[str]:
     """The commands `make run` would run, printed (`make -n`), not run."""
+    # Without what an outer make (`make test`) or the shell would hand it.
+    outer = {"MAKEFLAGS", "MAKELEVEL", "MFLAGS", "HOST", "PORT"}
+    env = {name: value for name, value in os.environ.items() if name not in outer}
     printed = subprocess.run(
-        ["make", "-n", "run", *variables], cwd=PROJECT, capture_output=True, text=True, check=True
+        ["make", "-n", "run", *variables],
+        cwd=PROJECT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return printed.stdout.splitlines()
 
