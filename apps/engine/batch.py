@@ -28,6 +28,7 @@ from .decisions import Decisions, with_decisions
 from .errors import EngineError
 from .keyword import KeywordScore, MetricRequest, SnapshotGrades
 from .metrics import check_cutoff, check_profile, metric_scale, split_condensed
+from .pool import take_out_unjudged_level_arrays
 from .scales import Scale, get_scale
 from .transformers import resolve_rules
 
@@ -101,6 +102,8 @@ def score_keywords_batch(
     _check_grades(grades, native)
     judged_elsewhere = _unretrieved_array(unretrieved, len(keywords))
     _check_grades(judged_elsewhere, native)
+    pooled = take_out_unjudged_level_arrays(grades, judged_elsewhere, native, profile)
+    grades, judged_elsewhere = pooled.grades, pooled.unretrieved
 
     stage_one: dict[tuple[str, bool], StageOneMatrix] = {}
 
@@ -121,6 +124,9 @@ def score_keywords_batch(
                 snapshot_counts=counts,
                 unretrieved=_transform(judged_elsewhere, native, mapping),
                 listed_counts=snapshot_counts,
+                # The condensed list holds judged results only.
+                unjudged_in_pool=None if condensed else pooled.unjudged_in_pool,
+                pooled_anywhere=pooled.pooled_anywhere,
             )
         return stage_one[(target.name, condensed)]
 

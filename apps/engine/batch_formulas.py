@@ -18,6 +18,7 @@ from .formulas import (
     COVERAGE,
     ERR_MAX_GAIN,
     GEOMETRIC_FLOOR,
+    INFERRED_EPSILON,
     err_018_rank_factor,
     exponential_gain,
     rank_discount,
@@ -49,6 +50,8 @@ class StageOneMatrix:
         snapshot_counts: np.ndarray,
         unretrieved: FloatArray,
         listed_counts: np.ndarray | None = None,
+        unjudged_in_pool: np.ndarray | None = None,
+        pooled_anywhere: np.ndarray | None = None,
     ) -> None:
         self.grades = grades
         self.scale = scale
@@ -56,6 +59,15 @@ class StageOneMatrix:
         self.unretrieved = unretrieved
         # On a condensed list, how many results each keyword had before condensing.
         self.listed_counts = snapshot_counts if listed_counts is None else listed_counts
+        # Documents of the pool nobody judged (pool.py): per result, for infAP, and per
+        # keyword, which makes a keyword judged under trec.
+        positions = grades.shape[:2]
+        self.unjudged_in_pool = (
+            np.zeros(positions, dtype=bool) if unjudged_in_pool is None else unjudged_in_pool
+        )
+        self.pooled_anywhere = (
+            np.zeros(positions[0], dtype=bool) if pooled_anywhere is None else pooled_anywhere
+        )
         # Matrices several formulas read at one (k, profile), made by the first of them.
         self.shared: dict[tuple[str, int, str], FloatArray] = {}
         if grades.shape[2] == 1:
@@ -165,7 +177,8 @@ def metric_array(
     metric: str, k: int, stage: StageOneMatrix, profile: str, *, zero_without_results: bool
 ) -> FloatArray:
     values = BATCH_FORMULAS[metric](stage, k, profile)
-    without_results = ~stage.has_results & stage.unretrieved_judged
+    in_qrels_elsewhere = stage.unretrieved_judged | stage.pooled_anywhere
+    without_results = ~stage.has_results & in_qrels_elsewhere
     if metric in COVERAGE:
         # Coverage reads the nulls themselves: defined wherever there are results.
         covered = np.where(stage.has_results, values, np.nan)
@@ -174,7 +187,7 @@ def metric_array(
     # pool, searchtweak a judgement in the top k; a keyword without results is 0 when
     # asked for and it has judgements, else null.
     if profile == TREC:
-        judged = stage.has_results & (stage.any_judged | stage.unretrieved_judged)
+        judged = stage.has_results & (stage.any_judged | in_qrels_elsewhere)
     else:
         judged = stage.judged[:, _upto(k)].any(axis=1)
     scored = np.where(judged, values, np.nan)
@@ -228,6 +241,24 @@ def _average_precision(stage: StageOneMatrix, k: int, profile: str) -> FloatArra
     total = _sum_by_rank(np.where(relevant, relevant_so_far / _ranks(relevant.shape[1]), 0.0))
     divisor = stage.relevant_in_pool if profile == TREC else relevant.sum(axis=1)
     return np.where(divisor > 0, total / divisor, 0.0)
+
+
+def _inferred_average_precision(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+    """formulas.inferred_average_precision, term for term."""
+    relevant = stage.relevant[:, _upto(k)]
+    judged = stage.judged[:, _upto(k)]
+    pooled = judged | stage.unjudged_in_pool[:, _upto(k)]
+    ranks = _ranks(relevant.shape[1])
+    # Counts above each rank: the running count less the rank's own.
+    relevant_above = relevant.cumsum(axis=1) - relevant
+    sampled = (relevant_above + INFERRED_EPSILON) / (
+        judged.cumsum(axis=1) - judged + 2 * INFERRED_EPSILON
+    )
+    terms = 1.0 / ranks + (pooled.cumsum(axis=1) - pooled) / ranks * sampled
+    terms[:, :1] = 1.0  # the first rank has nothing above it to infer from
+    total = _sum_by_rank(np.where(relevant, terms, 0.0))
+    to_find = _to_find(stage, profile)
+    return np.where(to_find > 0, total / to_find, _undefined_without_relevant(profile))
 
 
 def _log_average_precision(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
@@ -473,6 +504,7 @@ BATCH_FORMULAS: dict[str, Callable[[StageOneMatrix, int, str], FloatArray]] = {
     "success": _success,
     "rprec": _r_precision,
     "bpref": _bpref,
+    "infap": _inferred_average_precision,
     "num_rel": _relevant_count,
     "num_ret": _retrieved_count,
     "num_rel_ret": _relevant_retrieved_count,

@@ -37,6 +37,7 @@ from .metrics import (
     metric_scale,
     split_condensed,
 )
+from .pool import take_out_unjudged_levels
 from .scales import Scale, get_scale
 from .transformers import resolve_rules
 
@@ -106,7 +107,11 @@ def explain_keyword(
     base, condensed = split_condensed(metric)
     target = metric_scale(metric, native)
     resolved = resolve_rules(native, rules)
-    graded = with_decisions(snapshot_grades, decisions, native)
+    # Under trec a negative level is a document of the pool nobody judged (pool.py).
+    pooled = take_out_unjudged_levels(
+        with_decisions(snapshot_grades, decisions, native), unretrieved, native, profile
+    )
+    graded, unretrieved = pooled.snapshot_grades, pooled.unretrieved
     native_values = snapshot_values_on(
         graded, source=native.name, target=native.name, mapping=resolved[native.name]
     )
@@ -230,6 +235,12 @@ def _binary_arithmetic(
         )
         if metric == "gm_ap":
             lines.append("The keyword's value is log(max(AP, 0.00001)); GMAP is exp of their mean.")
+    elif metric == "infap":
+        lines.append(
+            f"infAP = the sum of the precisions inferred at the relevant results / "
+            f"{relevant_all} (R); above each, the judged share of the pool stands for the "
+            "documents of the pool nobody judged."
+        )
     elif metric == "recall":
         lines.append(f"R@k = {relevant_top} / {relevant_all}.")
     elif metric in RBP_PERSISTENCES:
@@ -331,7 +342,7 @@ def _err_steps(metric: str, top: list[float | None], positions: list[int]) -> li
 
 # --- the other profile -----------------------------------------------------------------
 
-DIVIDES_BY_R = {"recall", "f1", "rprec", "bpref", "iprec_avg"}
+DIVIDES_BY_R = {"recall", "f1", "rprec", "bpref", "infap", "iprec_avg"}
 
 
 def _differences(

@@ -41,6 +41,8 @@ def metric_value(
     *,
     unretrieved: Sequence[float] = (),
     zero_without_results: bool = False,
+    unjudged_in_pool: Sequence[bool] = (),
+    unjudged_elsewhere: int = 0,
 ) -> float | None:
     """Stage 2: the value of ``metric`` at cutoff ``k`` (WHOLE_LIST: no cutoff) for one
     keyword.
@@ -58,19 +60,27 @@ def metric_value(
 
     A condensed metric (``ndcg_cond``) drops the null values first; a coverage measure
     (judged, unjudged) reads the nulls themselves, so no null rule applies to it.
+
+    ``unjudged_in_pool`` (per result) and ``unjudged_elsewhere`` (a count) say which
+    null values are documents in the pool that nobody judged, trec_eval's negative qrels
+    levels (pool.py): infAP reads them, and under `trec` they make the keyword judged.
     """
     get_metric(metric)
     check_cutoff(k)
     check_profile(profile)
     metric, condensed = split_condensed(metric)
+    # In trec_eval's qrels beyond its judged results: a judged document the search did not
+    # return, or a document of the pool nobody judged, retrieved or not.
+    qrels_elsewhere = unjudged_elsewhere > 0 or any(value is not None for value in unretrieved)
+    in_qrels = qrels_elsewhere or any(unjudged_in_pool)
     if condensed:
         listed = bool(values)
         values = [value for value in values if value is not None]
+        unjudged_in_pool = ()  # the condensed list holds judged results only
         if listed and not values:
-            return emptied_by_condensing(metric, profile, unretrieved)
+            return emptied_by_condensing(metric, profile, unretrieved, in_qrels)
     if not values:
-        judged = any(value is not None for value in unretrieved)
-        if zero_without_results and judged:
+        if zero_without_results and qrels_elsewhere:
             return value_without_results(metric, profile, unretrieved)
         return None
     if metric in COVERAGE:
@@ -79,25 +89,28 @@ def metric_value(
     pool: Values
     if profile == TREC:
         pool = [*values, *unretrieved]
-        # trec_eval evaluates every query that has judgements, however far down they are.
-        if all(value is None for value in pool):
+        # trec_eval evaluates every query that has judgements, however far down they are,
+        # and a query whose qrels hold only unjudged pool documents too.
+        if not in_qrels and all(value is None for value in values):
             return None
     else:
         pool = values
         if all(value is None for value in top):
             # searchtweak: nothing judged in the top k means there is nothing to report yet.
             return None
+    if metric == "infap":
+        return inferred_average_precision(top, pool, profile, cut(unjudged_in_pool, k))
     return FORMULAS[metric](top, pool, k, profile)
 
 
 def emptied_by_condensing(
-    metric: str, profile: str, unretrieved: Sequence[float | None]
+    metric: str, profile: str, unretrieved: Sequence[float | None], in_qrels: bool
 ) -> float | None:
     """The value of a keyword whose results were all unjudged, on its condensed list: under
     trec what a judged query without results scores (trec_eval -J: the query is in the
-    run, its results all gone) when it has judgements elsewhere, and null when it has none;
-    under searchtweak null (nothing judged)."""
-    if profile == TREC and any(value is not None for value in unretrieved):
+    run, its results all gone) when it has judgements (or unjudged pool documents)
+    elsewhere, and null when it has none; under searchtweak null (nothing judged)."""
+    if profile == TREC and in_qrels:
         return value_without_results(split_condensed(metric)[0], profile, unretrieved)
     return None
 
@@ -174,6 +187,40 @@ def average_precision(top: Values, pool: Values, k: int, profile: str) -> float:
 
 # trec_eval's floor for AP inside gm_map's logarithm: a keyword with AP 0 counts as this.
 GEOMETRIC_FLOOR = 0.00001
+
+
+# infAP's smoothing of the precision it infers from the judged sample above a rank.
+INFERRED_EPSILON = 0.00001
+
+
+def inferred_average_precision(
+    top: Values, pool: Values, profile: str, unjudged_in_pool: Sequence[bool]
+) -> float | None:
+    """infAP (Yilmaz and Aslam, 2006): AP when the pool was judged only in part. At each
+    relevant result at rank r the precision above it is inferred from the judged sample:
+    1/r + (pooled above / r) x (relevant above + e) / (judged above + 2e), where pooled
+    counts every document of the pool above r, judged or not, and a result outside the
+    pool counts as not relevant. The sum is divided by R, as AP's is."""
+    relevant_anywhere = count_relevant(pool)
+    if relevant_anywhere == 0:
+        # As recall: searchtweak says "undefined", trec_eval reports 0.
+        return 0.0 if profile == TREC else None
+    total = 0.0
+    pooled = relevant = judged = 0
+    for rank, value in enumerate(top, start=1):
+        if value == 1:
+            if rank == 1:
+                total += 1.0
+            else:
+                sampled = (relevant + INFERRED_EPSILON) / (judged + 2 * INFERRED_EPSILON)
+                total += 1.0 / rank + pooled / rank * sampled
+            relevant += 1
+        if value is not None:
+            judged += 1
+            pooled += 1
+        elif rank <= len(unjudged_in_pool) and unjudged_in_pool[rank - 1]:
+            pooled += 1
+    return total / relevant_anywhere
 
 
 def log_average_precision(top: Values, pool: Values, k: int, profile: str) -> float:

@@ -13,6 +13,7 @@ from .aggregate import binary_vote, mean_grade
 from .decisions import Decisions, with_decisions
 from .formulas import emptied_by_condensing, metric_value
 from .metrics import check_cutoff, check_profile, metric_scale, split_condensed
+from .pool import take_out_unjudged_levels
 from .scales import Scale, check_grades, get_scale
 from .transformers import resolve_rules
 
@@ -67,7 +68,10 @@ def score_keyword(
     for slots in snapshot_grades:
         check_grades(slots, native)
     check_grades(unretrieved, native)
-    snapshot_grades = with_decisions(snapshot_grades, decisions, native)
+    pooled = take_out_unjudged_levels(
+        with_decisions(snapshot_grades, decisions, native), unretrieved, native, profile
+    )
+    snapshot_grades, unretrieved = pooled.snapshot_grades, pooled.unretrieved
     resolved_rules = resolve_rules(native, rules)
 
     values_by_scale: dict[tuple[str, bool], list[float | None]] = {}
@@ -105,7 +109,11 @@ def score_keyword(
         base, condensed = split_condensed(metric)
         values = stage_one(target, condensed)
         if condensed and snapshot_grades and not values:
-            results[(metric, k)] = emptied_by_condensing(base, profile, judged_elsewhere(target))
+            elsewhere = judged_elsewhere(target)
+            in_qrels = (
+                bool(elsewhere) or pooled.unjudged_elsewhere > 0 or any(pooled.unjudged_in_pool)
+            )
+            results[(metric, k)] = emptied_by_condensing(base, profile, elsewhere, in_qrels)
             continue
         results[(metric, k)] = metric_value(
             base,
@@ -114,6 +122,8 @@ def score_keyword(
             profile,
             unretrieved=judged_elsewhere(target),
             zero_without_results=zero_without_results,
+            unjudged_in_pool=() if condensed else pooled.unjudged_in_pool,
+            unjudged_elsewhere=pooled.unjudged_elsewhere,
         )
     return KeywordScore(snapshot_values=stage_one(native.name), metrics=results)
 

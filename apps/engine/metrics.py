@@ -149,6 +149,14 @@ METRICS: dict[str, MetricDef] = {
         _metric(
             "bpref",
             "bpref",
+        _metric(
+            "infap",
+            "infAP",
+            "binary",
+            says="Inferred AP: average precision estimated from a pool judged only in part; "
+            "under trec, documents in the pool nobody judged (negative levels) are known "
+            "(trec_eval's infAP).",
+        ),
             "binary",
             says="How rarely a judged non-relevant result is ranked above a relevant one; "
             "unjudged results count nowhere.",

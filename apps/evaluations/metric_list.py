@@ -27,6 +27,7 @@ TREC_EVAL_ALIASES: dict[str, tuple[str, int | None]] = {
     "recall": ("recall", None),
     "set_recall": ("recall", WHOLE_LIST),
     "ndcg_cut": ("ndcg", None),
+    "set_f": ("f1", WHOLE_LIST),
     "success": ("success", None),
     "11pt_avg": ("iprec_avg", None),
     **{trec_eval_recall_name(level): (f"iprec_{level}", None) for level in RECALL_LEVELS},

@@ -1,14 +1,15 @@
 """An evaluation's metrics as `trec_eval -q` prints them, so they can be diffed with it.
 
-Each line is `measure<TAB>query<TAB>value`: one block per keyword that has values, in
-trec_eval's order of queries (their ids sorted as text), then the `all` lines: the run
-id, the number of queries with values (`num_q`), and each measure's mean over them.
+Each line is `measure<TAB>query<TAB>value`: one block per query trec_eval evaluates (a
+keyword with judgements and values), in trec_eval's order of queries (their ids sorted as
+text), then the `all` lines: the run id, the number of those queries (`num_q`), and each
+measure's mean over them. `gm_map` is printed in the `all` block only, as trec_eval does.
 Values have four decimals, as trec_eval prints them; the names are padded to 22
 characters as trec_eval pads them, so `diff` lines up line for line.
 
 Under the `trec` profile a metric trec_eval offers takes trec_eval's name (P_10,
-map_cut_100, map, gm_map, Rprec, bpref, recip_rank, iprec_at_recall_0.10, 11pt_avg, recall_100,
-set_recall, ndcg_cut_10, ndcg, success_10, set_P, num_rel...) and its value equals
+map_cut_100, map, gm_map, Rprec, bpref, infAP, recip_rank, iprec_at_recall_0.10, 11pt_avg,
+recall_100, set_recall, set_F, ndcg_cut_10, ndcg, success_10, set_P, num_rel...) and its value equals
 trec_eval's; the counts (num_ret, num_rel, num_rel_ret) are whole numbers per query and
 their sum in `all`, as trec_eval prints them; within a query the measures come in
 trec_eval's order. Every other metric, and every metric under `searchtweak` (whose
@@ -20,9 +21,18 @@ import math
 from collections.abc import Iterable
 from typing import TextIO
 
-from apps.engine import WHOLE_LIST
+from django.db.models import Exists, OuterRef
+
+from apps.engine import COVERAGE, WHOLE_LIST
 from apps.engine.metrics import RECALL_LEVELS, trec_eval_recall_name
-from apps.evaluations.models import Evaluation, EvaluationMetric
+from apps.evaluations.models import (
+    Evaluation,
+    EvaluationMetric,
+    FeedbackSlot,
+    Keyword,
+    UnretrievedJudgement,
+)
+from apps.judging.models import SnapshotDecision
 from apps.scoring.models import KeywordMetric
 
 from .trec_columns import to_column
@@ -38,6 +48,8 @@ TREC_EVAL_NAMES: dict[str, tuple[str | None, str | None]] = {
     "ndcg": ("ndcg_cut_{k}", "ndcg"),
     "rprec": (None, "Rprec"),
     "bpref": (None, "bpref"),
+    "infap": (None, "infAP"),
+    "f1": (None, "set_F"),
     "gm_ap": (None, "gm_map"),
     "success": ("success_{k}", None),
     "num_ret": (None, "num_ret"),
@@ -48,6 +60,8 @@ TREC_EVAL_NAMES: dict[str, tuple[str | None, str | None]] = {
 }
 # Counts: trec_eval prints them as whole numbers, and sums them over the queries in `all`.
 COUNTS = {"num_ret", "num_rel", "num_rel_ret"}
+# Measures trec_eval prints in the `all` block only: a query's log AP is no AP to read.
+SUMMARY_ONLY = {"gm_ap"}
 # The order in which trec_eval prints these measures (its measure table), cutoffs
 # ascending within each.
 TREC_EVAL_ORDER = [
@@ -62,6 +76,7 @@ TREC_EVAL_ORDER = [
     "iprec_at_recall_",
     "P_",
     "recall_",
+    "infAP",
     "11pt_avg",
     "ndcg",
     "ndcg_cut_",
@@ -69,6 +84,7 @@ TREC_EVAL_ORDER = [
     "success_",
     "set_P",
     "set_recall",
+    "set_F",
 ]
 
 
@@ -110,32 +126,55 @@ def export_trec_eval(evaluation: Evaluation, out: TextIO) -> None:
     names = {(metric, k): measure_name(metric, k, profile) for metric, k, _ in metrics}
     ordered = sorted(names.items(), key=lambda item: _sort_key(item[1]))
     per_query = _values_by_query(evaluation)
-    answered = 0
-    for query in sorted(per_query):
+    # trec_eval evaluates a query only when the qrels judge it: the coverage measures,
+    # defined wherever there are results, do not make a query without judgements count.
+    judged = _judged_queries(evaluation)
+    evaluated = {
+        query
+        for query, values in per_query.items()
+        if query in judged and any(value is not None for value in values.values())
+    }
+    for query in sorted(evaluated):
         values = per_query[query]
-        if all(value is None for value in values.values()):
-            continue  # trec_eval prints no line for a query it did not evaluate
-        answered += 1
         for key, name in ordered:
             value = values.get(key)
-            if value is not None:
+            if value is not None and key[0] not in SUMMARY_ONLY:
                 out.write(_line(name, query, _shown(key, value)))
     out.write(_line("runid", "all", RUN_ID))
-    out.write(_line("num_q", "all", str(answered)))
+    out.write(_line("num_q", "all", str(len(evaluated))))
     means = {(metric, k): value for metric, k, value in metrics}
     for key, name in ordered:
         if key[0] in COUNTS:
             counted = [
-                value for values in per_query.values() if (value := values.get(key)) is not None
+                value for query in evaluated if (value := per_query[query].get(key)) is not None
             ]
             if counted:
                 out.write(_line(name, "all", _shown(key, math.fsum(counted))))
+        elif key[0] in COVERAGE:
+            # Stored means read every keyword with results; trec_eval's only its queries.
+            covered = [
+                value for query in evaluated if (value := per_query[query].get(key)) is not None
+            ]
+            if covered:
+                out.write(_line(name, "all", _shown(key, math.fsum(covered) / len(covered))))
         elif (mean := means[key]) is not None:
             out.write(_line(name, "all", _shown(key, mean)))
 
 
 def _shown(key: tuple[str, int], value: float) -> str:
     return str(round(value)) if key[0] in COUNTS else f"{value:6.4f}"
+
+
+def _judged_queries(evaluation: Evaluation) -> set[str]:
+    """The queries in the qrels: keywords with a grade, a lead's decision or a judged
+    document they did not retrieve (as TREC columns)."""
+    keyword = OuterRef("pk")
+    judged = Keyword.objects.filter(evaluation=evaluation).filter(
+        Exists(FeedbackSlot.objects.filter(keyword=keyword, grade__isnull=False))
+        | Exists(UnretrievedJudgement.objects.filter(keyword=keyword))
+        | Exists(SnapshotDecision.objects.filter(snapshot__keyword=keyword))
+    )
+    return {to_column(text) for text in judged.values_list("text", flat=True)}
 
 
 def _values_by_query(evaluation: Evaluation) -> dict[str, dict[tuple[str, int], float | None]]:

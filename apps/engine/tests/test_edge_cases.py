@@ -235,7 +235,8 @@ def test_the_registry_names_every_metric_on_its_scale():
     assert scales == {
         **dict.fromkeys(["precision", "ap", "gm_ap", "rr", "recall", "f1"], "binary"),
         **dict.fromkeys(["success", "rprec"], "binary"),
-        **dict.fromkeys(["bpref", "num_rel", "num_ret", "num_rel_ret", "iprec_avg"], "binary"),
+        **dict.fromkeys(["bpref", "infap", "num_rel", "num_ret", "num_rel_ret"], "binary"),
+        "iprec_avg": "binary",
         **{f"iprec_{level}": "binary" for level in range(0, 101, 10)},
         **dict.fromkeys(["rbp_50", "rbp_80", "rbp_95"], "binary"),
         **dict.fromkeys(["rbp_50_res", "rbp_80_res", "rbp_95_res"], "binary"),
