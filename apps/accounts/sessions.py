@@ -20,6 +20,8 @@ from django.contrib.sessions.backends.db import SessionStore as DatabaseSessionS
 from django.db import connection
 from django.utils import timezone
 
+from apps.core.typed import parse_id
+
 from .models import Membership, Session, User
 from .sql import PERSON, PERSON_SQL, SESSION_AND_PERSON_SQL
 
@@ -35,8 +37,7 @@ class SessionStore(DatabaseSessionStore):
 
     def create_model_instance(self, data: dict[str, Any]) -> Session:
         session = cast(Session, super().create_model_instance(data))
-        user_id = str(data.get(SESSION_KEY))
-        session.user_id = int(user_id) if user_id.isdigit() else None
+        session.user_id = parse_id(str(data.get(SESSION_KEY)))
         return session
 
     def _get_session_from_db(self) -> Session | None:

@@ -15,7 +15,6 @@ answer 404.
 """
 
 import math
-import re
 from typing import Any
 
 from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
@@ -29,6 +28,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.core.errors import InvalidInput
+from apps.core.typed import ID_MAX, parse_int
 from apps.judges import controls, gold_sets
 from apps.judges.calibration import (
     GoldReport,
@@ -53,7 +53,6 @@ from .pagination import Pages
 SAMPLES_DEFAULT = 1_000
 SAMPLES_MAX = 2_000
 GOLD_SET_FIELDS = ("name", "baseline", "candidate", "keywords", "seed")
-ID = re.compile(r"[0-9]{1,18}")
 
 
 # --- Reading what was given -----------------------------------------------------------
@@ -73,8 +72,8 @@ def _whole_param(request: Request, name: str, *, high: int | None = None) -> int
     given = request.query_params.get(name)
     if given is None:
         return None
-    number = int(given) if ID.fullmatch(given) else None
-    if number is None or (high is not None and number > high):
+    number = parse_int(given, 0, ID_MAX if high is None else high)
+    if number is None:
         bound = f"from 0 to {high:,}" if high is not None else "an id"
         raise InvalidInput([f"{name}: must be a whole number {bound}"])
     return number

@@ -2,7 +2,6 @@
 its progress and spending, pause, resume, cancel, its failed results (retried on
 request) and its call log as JSON Lines."""
 
-import re
 from typing import Any
 
 from django.db.models import QuerySet
@@ -15,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.core.errors import InvalidInput
+from apps.core.typed import parse_id
 from apps.evaluations.models import Evaluation
 from apps.judges import controls
 from apps.judges.call_log import call_log_lines
@@ -98,11 +98,10 @@ class JudgeRunList(generics.ListAPIView):
         runs = team_runs(self.request)
         evaluation = self.request.query_params.get("evaluation")
         if evaluation is not None:
-            # ASCII digits only ("²" is a digit to str.isdigit, not to int), and no more
-            # than an id can have.
-            if not re.fullmatch(r"[0-9]{1,10}", evaluation):
+            evaluation_id = parse_id(evaluation)
+            if evaluation_id is None:
                 raise InvalidInput(["evaluation: must be an evaluation's id"])
-            runs = runs.filter(evaluation_id=int(evaluation))
+            runs = runs.filter(evaluation_id=evaluation_id)
         return runs
 
     @extend_schema(

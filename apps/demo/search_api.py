@@ -10,6 +10,8 @@ from django.conf import settings
 from django.http import Http404, HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
 
+from apps.core.typed import parse_int
+
 from .seed import demo_search
 
 MAX_SIZE = 50
@@ -20,10 +22,9 @@ def search(request: HttpRequest) -> JsonResponse:
     if not settings.DEMO_SEARCH_API:
         raise Http404("the demo search API is off")
     query = request.GET.get("q", "").strip()
-    try:
-        size = min(MAX_SIZE, max(1, int(request.GET.get("size", "10"))))
-    except ValueError:
-        return JsonResponse({"error": "size: must be a whole number"}, status=400)
+    size = parse_int(request.GET.get("size", "10"), 1, MAX_SIZE)
+    if size is None:
+        return JsonResponse({"error": f"size: a whole number from 1 to {MAX_SIZE}"}, status=400)
     found = demo_search(query, size) if query else []
     hits = [
         {

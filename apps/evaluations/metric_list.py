@@ -11,7 +11,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from apps.engine import WHOLE_LIST
+from apps.core.typed import BIGINT_MAX, SMALLINT_MAX, parse_int
+from apps.engine import MAX_CUTOFF, WHOLE_LIST
 from apps.engine.metrics import RECALL_LEVELS, trec_eval_recall_name
 
 # trec_eval's names for the measures Relevo has, so people coming from trec_eval can
@@ -32,28 +33,32 @@ TREC_EVAL_ALIASES: dict[str, tuple[str, int | None]] = {
     "11pt_avg": ("iprec_avg", None),
     **{trec_eval_recall_name(level): (f"iprec_{level}", None) for level in RECALL_LEVELS},
 }
-_CUTOFF_SUFFIX = re.compile(r"^(?P<name>[a-z_]+?)_(?P<k>\d+)$")
+_CUTOFF_SUFFIX = re.compile(r"^(?P<name>[a-z_]+?)_(?P<k>[0-9]{1,5})$")
 
 
 def parse_metric_list(text: str) -> list[tuple[str, int]]:
     """'ndcg@10, precision@5, ap' -> [("ndcg", 10), ("precision", 5), ("ap", 0)];
     ValueError if malformed.
 
-    Only the shape is checked here; whether a metric exists and k is in range is the
-    evaluation's own validation, which names every problem.
+    Only the shape is checked here, and that k fits its column (a smallint); whether a
+    metric exists and k is at most engine.MAX_CUTOFF is the evaluation's own validation,
+    which names every problem.
     """
     metrics: list[tuple[str, int]] = []
     for item in (piece.strip() for piece in text.split(",")):
         if not item:
             continue
         metric, at, k = item.partition("@")
-        if not metric.strip() or (at and not k.strip().isdigit()):
+        cutoff = parse_int(k, WHOLE_LIST, BIGINT_MAX) if at else None
+        if not metric.strip() or (at and cutoff is None):
             raise ValueError(f"{item!r} is not metric@k (e.g. ndcg@10) or a metric alone")
-        if at and int(k) == WHOLE_LIST:
+        if cutoff is not None and cutoff > SMALLINT_MAX:  # past the cutoffs' column
+            raise ValueError(f"{item!r}: k is at most {MAX_CUTOFF}")
+        if at and cutoff == WHOLE_LIST:
             raise ValueError(
                 f"{item!r}: k starts at 1; write {metric.strip()!r} for the whole list"
             )
-        metrics.append(_from_trec_eval(metric.strip().lower(), int(k) if at else None))
+        metrics.append(_from_trec_eval(metric.strip().lower(), cutoff))
     if not metrics:
         raise ValueError("name at least one metric, e.g. ndcg@10")
     return metrics
@@ -63,8 +68,11 @@ def _from_trec_eval(name: str, k: int | None) -> tuple[str, int]:
     """(metric, k) of a name as written, trec_eval's names included (P_10 -> precision@10,
     map -> ap over the whole list); any other name is passed on as it is."""
     suffix = _CUTOFF_SUFFIX.match(name) if k is None else None
-    if suffix and TREC_EVAL_ALIASES.get(suffix["name"], ("", 0))[1] is None:
-        return TREC_EVAL_ALIASES[suffix["name"]][0], int(suffix["k"])
+    cutoff = parse_int(suffix["k"], WHOLE_LIST, SMALLINT_MAX) if suffix else None
+    if suffix and cutoff is not None:
+        aliased, fixed = TREC_EVAL_ALIASES.get(suffix["name"], ("", WHOLE_LIST))
+        if fixed is None:
+            return aliased, cutoff
     if name in TREC_EVAL_ALIASES:
         metric, fixed = TREC_EVAL_ALIASES[name]
         if fixed is None:  # P, recall: a cutoff with @, else the whole list

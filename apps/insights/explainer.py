@@ -5,21 +5,19 @@ from typing import Any
 
 from django.http import Http404
 
-from apps.engine import WHOLE_LIST
+from apps.core.typed import parse_int
+from apps.engine import MAX_CUTOFF, WHOLE_LIST
 from apps.evaluations.metric_list import metric_text
 from apps.evaluations.models import EvaluationMetric, Keyword, Snapshot
 from apps.scoring.loading import load_keyword_inputs
-
-# Digits a cutoff may have in the address: k is at most engine.MAX_CUTOFF (1000).
-CUTOFF_DIGITS = 4
 
 
 def explain_value(keyword: Keyword, metric: str, k: str) -> dict[str, Any]:
     """The explanation and the documents of its ranks; Http404 unless (metric, k) is one
     of the keyword's evaluation's metrics (the address is bounded before it is read)."""
-    if not k.isascii() or not k.isdigit() or len(k) > CUTOFF_DIGITS or len(metric) > 32:
+    cutoff = parse_int(k, WHOLE_LIST, MAX_CUTOFF)
+    if cutoff is None or len(metric) > 32:
         raise Http404("No such metric in this evaluation.")
-    cutoff = int(k)
     if not EvaluationMetric.objects.filter(
         evaluation_id=keyword.evaluation_id, metric=metric, k=cutoff
     ).exists():

@@ -10,11 +10,13 @@ from tqdm import tqdm
 
 from apps.accounts.models import Team
 from apps.core.errors import InvalidInput
+from apps.core.typed import parse_id
 
 
 def find_team(value: str) -> Team:
     """A team by id or by name."""
-    team = Team.objects.filter(id=int(value)).first() if value.isdigit() else None
+    team_id = parse_id(value)
+    team = Team.objects.filter(id=team_id).first() if team_id else None
     team = team or Team.objects.filter(name=value).first()
     if team is None:
         raise CommandError(f"no team {value!r} (give its id or its name)")

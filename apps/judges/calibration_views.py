@@ -15,6 +15,7 @@ from apps.accounts.decorators import lead_required
 from apps.accounts.requests import TeamRequest
 from apps.core.errors import InvalidInput, InvalidState
 from apps.core.forms import add_problems
+from apps.core.typed import parse_id
 from apps.evaluations.models import Evaluation
 
 from . import calibration, controls
@@ -131,9 +132,7 @@ def gold_set_remove(request: TeamRequest, gold_set_id: int) -> HttpResponse:
 def calibration_start(request: TeamRequest, gold_set_id: int) -> HttpResponse:
     gold = _gold_set(request, gold_set_id)
     judge_id = request.POST.get("judge", "")
-    judge = Judge.objects.filter(
-        team_id=gold.team_id, id=int(judge_id) if judge_id.isdigit() else 0
-    ).first()
+    judge = Judge.objects.filter(team_id=gold.team_id, id=parse_id(judge_id) or 0).first()
     if judge is None:
         messages.error(request, "judge: choose one of the team's judges")
         return redirect("judges:gold_set_detail", gold.id)

@@ -46,6 +46,7 @@ from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.core.errors import InvalidInput
+from apps.core.typed import parse_id
 from apps.evaluations.models import Evaluation, FeedbackSlot, Status, people_q
 from apps.judging.judgements import Action, Giver, slot_judge
 from apps.judging.sources import JudgeMade, judge_source
@@ -574,11 +575,8 @@ def _judge(
             problems.append(f"{name}: required")
         return None
     text = str(value)
-    judge = (
-        Judge.objects.filter(team_id=team_id, id=int(text)).first()
-        if text.isdigit() and len(text) < 10
-        else None
-    )
+    judge_id = parse_id(value)
+    judge = Judge.objects.filter(team_id=team_id, id=judge_id).first() if judge_id else None
     if judge is None:
         problems.append(f"{name}: the team has no judge {text[:40]!r}")
     return judge

@@ -25,6 +25,7 @@ from django.db import transaction
 from apps.accounts.models import Team, User
 from apps.core.errors import InvalidInput, InvalidState
 from apps.core.naming import save_with_unique_name
+from apps.core.typed import parse_int
 from apps.evaluations.models import Evaluation, EvaluationMetric, FeedbackSlot, Keyword, Snapshot
 from apps.judging.models import SnapshotDecision
 
@@ -215,13 +216,8 @@ def _name(value: Any, problems: list[str]) -> str:
 
 
 def _whole(name: str, value: Any, low: int, high: int, problems: list[str]) -> int | None:
-    if isinstance(value, bool):
-        value = None
-    try:
-        number = int(str(value).strip()) if value is not None and str(value).strip() else None
-    except ValueError:
-        number = None
-    if number is None or not low <= number <= high:
+    number = parse_int(value, low, high)
+    if number is None:
         problems.append(f"{name}: a whole number from {low} to {high:,}")
         return None
     return number

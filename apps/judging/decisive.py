@@ -24,6 +24,7 @@ from django.utils import timezone
 from apps import engine
 from apps.core.bulk import bulk_set
 from apps.core.errors import InvalidInput
+from apps.core.typed import parse_id
 from apps.engine.decisive import Result, Side, Standing, Verdict, priorities, side_of, standing
 from apps.evaluations.metric_list import metric_text, parse_metric_list
 from apps.evaluations.models import Evaluation, FeedbackSlot, Keyword
@@ -231,9 +232,10 @@ def _side(evaluation: Evaluation, metric: str, k: int) -> Side:
 
 def _rival(evaluation: Evaluation, rival_id: Any) -> Evaluation:
     text = str(rival_id).strip()
+    rival_number = parse_id(text)
     rival = None
-    if text.isdigit() and len(text) < 19:
-        rival = Evaluation.objects.filter(team_id=evaluation.team_id, id=int(text)).first()
+    if rival_number is not None:
+        rival = Evaluation.objects.filter(team_id=evaluation.team_id, id=rival_number).first()
     if rival is None:
         raise InvalidInput(
             [f"rival: {text[:40]!r} is not an evaluation of this team"], field="rival"
@@ -250,6 +252,9 @@ def _metric(text: Any) -> tuple[str, int]:
         raise InvalidInput([f"metric: {error}"], field="metric") from None
     if len(metrics) != 1 or metrics[0][0] not in engine.METRICS:
         problem = f"metric: name one metric@k, e.g. dcg@10, not {str(text)[:40]!r}"
+        raise InvalidInput([problem], field="metric")
+    if metrics[0][1] > engine.MAX_CUTOFF:
+        problem = f"metric: k is at most {engine.MAX_CUTOFF}, not {metrics[0][1]}"
         raise InvalidInput([problem], field="metric")
     return metrics[0]
 

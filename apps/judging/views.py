@@ -26,6 +26,7 @@ from apps.accounts.requests import TeamRequest
 from apps.accounts.selectors import is_lead
 from apps.core.errors import DomainError, InvalidState, NotFound
 from apps.core.markdown import render_markdown
+from apps.core.typed import SMALLINT_MAX, SMALLINT_MIN, parse_id, parse_int
 from apps.evaluations.keyword_notes import information_need_of
 from apps.evaluations.models import Evaluation, FeedbackSlot
 
@@ -49,10 +50,9 @@ def _queue_evaluation(request: TeamRequest) -> Evaluation | None:
         membership = request.membership
         if not is_lead(membership):
             raise Http404("Only leads can open one evaluation's queue.")
-        try:
-            queue = get_object_or_404(Evaluation, id=int(evaluation_id), team_id=membership.team_id)
-        except ValueError:
-            raise Http404("No such evaluation.") from None
+        queue = get_object_or_404(
+            Evaluation, id=parse_id(evaluation_id) or 0, team_id=membership.team_id
+        )
     _queues[request] = queue
     return queue
 
@@ -229,10 +229,9 @@ def _judge(request: TeamRequest, slot_id: int, action: Action, grade: Any = None
 @require_POST
 @team_member_required
 def grade(request: TeamRequest, slot_id: int) -> HttpResponse:
-    try:
-        value: int | None = int(request.POST.get("grade", ""))
-    except ValueError:
-        value = None
+    # Any grade a smallint holds reaches the scale's check, which names it; anything else
+    # (not a whole number, past the column) is None, which no scale has.
+    value = parse_int(request.POST.get("grade", ""), SMALLINT_MIN, SMALLINT_MAX)
     return _judge(request, slot_id, Action.GRADE, value)
 
 

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from apps.accounts.models import Team
 from apps.core.errors import InvalidInput
+from apps.core.typed import parse_id
 from apps.endpoints.models import SearchModel
 from apps.evaluations.models import Evaluation
 from apps.judges.models import Judge
@@ -86,8 +87,8 @@ def _by_id_or_name(
         problems.append(f"{field}: must not contain NUL (0x00) characters")
         return None
     objects = model._default_manager.filter(team=team)
-    by_id = text.isdigit() and len(text) <= 18  # within the ids' 64 bits
-    found = objects.filter(id=int(text)).first() if by_id else None
+    number = parse_id(text)
+    found = objects.filter(id=number).first() if number is not None else None
     found = found or objects.filter(name=text[:200]).first()
     if found is None:
         problems.append(f"{field}: the team has no {label} {text[:200]!r}")

@@ -13,6 +13,7 @@ from django.utils import timezone
 from apps.accounts.models import Team, User
 from apps.core.errors import InvalidInput
 from apps.core.naming import save_with_unique_name
+from apps.core.typed import parse_id
 from apps.evaluations.models import Evaluation
 from apps.judges.models import Judge
 
@@ -117,10 +118,10 @@ def _values(team: Team, given: dict[str, Any], *, creating: bool) -> dict[str, A
 def _team_object(model: type[Any], team: Team, chosen: Any, field: str, problems: list[str]) -> Any:
     """One of the team's objects by id (another team's does not exist for it)."""
     text = str(getattr(chosen, "id", chosen)).strip()
-    if not text.isdigit() or len(text) > 18:  # an id, within the ids' 64 bits
+    number = parse_id(text)
+    if number is None:
         problems.append(f"{field}: an id of one of the team's {model._meta.verbose_name_plural}")
         return None
-    number = int(text)
     found = model.objects.filter(id=number, team_id=team.id).first()
     if found is None:
         problems.append(f"{field}: the team has no {model._meta.verbose_name} {number}")

@@ -23,6 +23,7 @@ from apps.accounts.requests import TeamRequest
 from apps.core import live
 from apps.core.errors import DomainError
 from apps.core.live import live_page
+from apps.core.typed import SMALLINT_MAX, SMALLINT_MIN, parse_int
 from apps.evaluations.models import Evaluation, Snapshot
 from apps.judging import decisions
 
@@ -79,9 +80,7 @@ def disagreement_queue(request: TeamRequest, evaluation_id: int) -> HttpResponse
 
 def queue_page_context(request: TeamRequest, evaluation: Evaluation) -> dict[str, Any]:
     """The queue's rows, counts and metrics as the query asks (`show`, `page`)."""
-    show = request.GET.get("show", "open")
-    if show not in selectors.SHOW_CHOICES:
-        show = "open"
+    show = _shown(request.GET.get("show", "open"))
     page, rows = selectors.disagreement_page(
         evaluation, show=show, page_number=request.GET.get("page", 1)
     )
@@ -100,6 +99,11 @@ def queue_page_context(request: TeamRequest, evaluation: Evaluation) -> dict[str
     return context
 
 
+def _shown(value: str) -> str:
+    """Which rows the queue shows, as asked; "open" for anything it does not know."""
+    return value if value in selectors.SHOW_CHOICES else "open"
+
+
 def _after_change(
     request: TeamRequest, evaluation: Evaluation, snapshot_id: int, *, error: str = ""
 ) -> HttpResponseBase:
@@ -107,10 +111,12 @@ def _after_change(
         if error:
             messages.error(request, error)
         queue = reverse("insights:disagreement_queue", args=[evaluation.id])
-        return redirect(f"{queue}?show={request.POST.get('show', 'open')}")
+        return redirect(f"{queue}?show={_shown(request.POST.get('show', 'open'))}")
     [row] = selectors.queue_rows(evaluation, [snapshot_id])
     context = _queue_context(evaluation)
-    context.update(row=row, error=error, swap_metrics=True, show=request.POST.get("show", "open"))
+    context.update(
+        row=row, error=error, swap_metrics=True, show=_shown(request.POST.get("show", "open"))
+    )
     row_html = render_to_string("insights/disagreement_row.html", context, request, using="jinja2")
     # The metrics come too, out of band (htmx swaps them by id), wrapped so the table row
     # and the list parse side by side.
@@ -145,10 +151,10 @@ def disagreement_decide(
     request: TeamRequest, evaluation_id: int, snapshot_id: int
 ) -> HttpResponseBase:
     raw = request.POST.get("grade", "")
-    try:
-        grade: Any = int(raw)
-    except ValueError:
-        grade = raw  # refused by the service, which names the field
+    # Text that is not a whole number a grade's column holds goes on as typed: the
+    # service refuses it, naming the field.
+    number = parse_int(raw, SMALLINT_MIN, SMALLINT_MAX)
+    grade: Any = raw if number is None else number
     return _settle(
         request,
         evaluation_id,

@@ -24,6 +24,7 @@ from django.http import Http404
 
 from apps import engine
 from apps.core.errors import InvalidInput
+from apps.core.typed import parse_id
 from apps.evaluations.metric_list import metric_text, parse_metric_list
 from apps.evaluations.models import (
     Evaluation,
@@ -43,7 +44,6 @@ from .chart import DifferenceBar, difference_bar
 from .wording import coverage_warning, verdict
 
 MAX_EVALUATIONS = 6
-MAX_ID = 2**63 - 1
 
 MetricKey = tuple[str, int]
 
@@ -184,11 +184,12 @@ def parse_evaluation_ids(values: Sequence[str], *, field: str) -> list[int]:
     """Evaluation ids as given (the first is the baseline); InvalidInput names `field`."""
     ids: list[int] = []
     for text in (value.strip() for value in values):
-        if not text.isascii() or not text.isdigit() or not 0 < int(text) <= MAX_ID:
+        number = parse_id(text)
+        if number is None:
             raise InvalidInput([f"{field}: {text[:40]!r} is not an evaluation id"])
-        if int(text) in ids:
+        if number in ids:
             raise InvalidInput([f"{field}: evaluation {text} is chosen twice"])
-        ids.append(int(text))
+        ids.append(number)
     if len(ids) < 2:
         raise InvalidInput([f"{field}: choose at least two evaluations to compare"])
     if len(ids) > MAX_EVALUATIONS:

@@ -16,6 +16,7 @@ from django.shortcuts import render
 from apps.accounts.decorators import lead_required
 from apps.accounts.requests import TeamRequest
 from apps.core.errors import InvalidInput
+from apps.core.typed import parse_id
 
 from .selectors import (
     Comparison,
@@ -45,7 +46,8 @@ def _chosen_pair(comparison: Comparison, text: str) -> PairComparison:
     """The pair the per-keyword table shows: ?vs=<evaluation id>, else the first."""
     if not text.strip():
         return comparison.pairs[0]
-    pair = comparison.pair_with(int(text)) if text.strip().isdigit() else None
+    chosen = parse_id(text)
+    pair = comparison.pair_with(chosen) if chosen is not None else None
     if pair is None:
         ids = ", ".join(str(p.candidate.id) for p in comparison.pairs)
         raise InvalidInput([f"vs: {text[:40]!r} is not one of the compared evaluations ({ids})"])
