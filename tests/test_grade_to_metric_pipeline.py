@@ -262,7 +262,7 @@ def test_gmap_is_exp_of_the_mean_log_ap_grade_by_grade_and_once_made_exact():
     gmap = math.exp(math.fsum(logs) / 3)
     # Kept grade by grade: the sum of the logs, the count, exp of their mean.
     assert evaluation_value(evaluation, "gm_ap", 0) == pytest.approx(gmap, rel=1e-12)
-    # One keyword at 0 pulls GMAP far below MAP.
+    # One keyword at 0 pulls GMAP far below the mean of AP.
     assert evaluation_value(evaluation, "ap", 0) == pytest.approx((5 / 6 + 0 + 0.5) / 3)
     assert gmap < 0.03
 

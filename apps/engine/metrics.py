@@ -27,9 +27,10 @@ PROFILES: tuple[str, ...] = (SEARCHTWEAK, TREC)
 
 @dataclass(frozen=True)
 class MetricDef:
-    """One metric: ``name`` is the label for one keyword ("AP"), ``mean_name`` the label
-    of its mean over several keywords ("MAP"; same as ``name`` for non-binary metrics,
-    whose mean has no conventional name of its own); ``description`` is its one-line
+    """One metric: ``name`` is its label ("AP"), for one keyword and for the mean over
+    several alike, so that a metric reads the same on every page; ``mean_name`` differs
+    only where the evaluation's number is another quantity than its keywords' (a
+    keyword's "log AP" makes the evaluation's "GMAP"); ``description`` is its one-line
     definition, shown where metrics are chosen (docs/metrics.md has the conventions).
     ``ranks`` is false for a measure that describes a list rather than rates it (a count,
     RBP's residual): a comparison says it differs, never that it is better or worse."""
@@ -114,21 +115,16 @@ def _rank_biased_precision(metric: str, persistence: float) -> tuple[MetricDef, 
 METRICS: dict[str, MetricDef] = {
     metric.id: metric
     for metric in (
-        _metric("precision", "P", "binary", "MP", says="Relevant results among the top k."),
+        _metric("precision", "P", "binary", says="Relevant results among the top k."),
         _metric(
             "ap",
             "AP",
             "binary",
-            "MAP",
             says="Average precision: the mean of the precision at each relevant result.",
         ),
-        _metric(
-            "rr", "RR", "binary", "MRR", says="Reciprocal rank: 1 / the rank of the first relevant."
-        ),
-        _metric(
-            "recall", "R", "binary", "MR", says="The share of the relevant found in the top k."
-        ),
-        _metric("f1", "F1", "binary", "MF1", says="The harmonic mean of precision and recall."),
+        _metric("rr", "RR", "binary", says="Reciprocal rank: 1 / the rank of the first relevant."),
+        _metric("recall", "R", "binary", says="The share of the relevant found in the top k."),
+        _metric("f1", "F1", "binary", says="The harmonic mean of precision and recall."),
         _metric(
             "gm_ap",
             "log AP",
@@ -137,7 +133,7 @@ METRICS: dict[str, MetricDef] = {
             geometric=True,
             says="Geometric mean AP (trec_eval's gm_map): a keyword's value is log(AP), AP "
             "at least 0.00001; the evaluation's is exp of their mean, which a keyword near "
-            "0 pulls down far more than MAP.",
+            "0 pulls down far more than the mean of AP.",
         ),
         _metric("success", "Success", "binary", says="1 when a relevant result is in the top k."),
         _metric(
@@ -319,8 +315,8 @@ def cut(values: Sequence[T], k: int) -> Sequence[T]:
 
 
 def metric_label(metric: str, k: int, many_keywords: bool = False) -> str:
-    """The display label, e.g. ``"AP@10"`` for one keyword, ``"MAP@10"`` for a mean over
-    several keywords, and ``"AP"`` / ``"MAP"`` over the whole list."""
+    """The display label, e.g. ``"AP@10"``, and ``"AP"`` over the whole list; the same for
+    one keyword and for a mean over several, but for GMAP (see ``MetricDef``)."""
     definition = get_metric(metric)
     check_cutoff(k)
     name = definition.mean_name if many_keywords else definition.name

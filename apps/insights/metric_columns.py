@@ -1,6 +1,6 @@
 """What the lead's pages share about an evaluation's metrics: a (metric, k) key and how
 it is written, a column per metric, and the keyword counts that choose a metric's label
-(AP@10 for one keyword, MAP@10 for a mean over several)."""
+(a keyword's log AP makes an evaluation's GMAP; every other metric has one name)."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,7 +44,7 @@ class Column:
 
 def metric_column(metric: str, k: int) -> Column:
     """A metric as lists of evaluations show it: a mean over an evaluation's keywords
-    (MAP@10), whatever their number, which a list does not count."""
+    (GMAP, not log AP), whatever their number, which a list does not count."""
     return Column(metric, k, engine.metric_label(metric, k, many_keywords=True))
 
 

@@ -21,7 +21,7 @@ def test_the_demo_owner_logs_in_and_reads_an_evaluations_metrics(live_server, pa
     # Shown, not editable: metrics change on the evaluation's edit page, which recomputes.
     assert metrics.locator("td.field-metric").first.inner_text().strip() == "precision"
     assert metrics.locator("input[name$='-metric']").count() == 0
-    # The demo's fully graded binary evaluation: MP@5 over its eight keywords.
+    # The demo's fully graded binary evaluation: P@5 over its eight keywords.
     assert metrics.get_by_text("0.825", exact=True).count() == 1
     assert page.locator("#id_status").input_value() == "finished"
     screenshot("evaluation")

@@ -246,7 +246,7 @@ def test_get_answers_the_settings_and_every_metric_at_full_precision(api, team_a
         assert value is not None
         assert metric["value"] == value  # the float itself, not a rounded copy
         assert metric["keywords_counted"] == stored[(metric["metric"], metric["k"])].value_count
-    assert [m["label"] for m in body["metrics"]] == ["nDCG@10", "DCG@5", "MP@5"]
+    assert [m["label"] for m in body["metrics"]] == ["nDCG@10", "DCG@5", "P@5"]
     # Values with many digits survive: the metric really is not a round number.
     assert any(len(repr(m["value"])) > 8 for m in body["metrics"])
 

@@ -42,10 +42,10 @@ def test_a_trec_import_answers_with_what_it_did_and_whole_list_metrics(api):
     }
     metrics = {(m["metric"], m["k"]): m for m in body["metrics"]}
     # q1: R = 3 (d1, x7, x8), AP = 1/3; q2: no relevant document, AP = 0; q3 not run.
-    assert metrics[("ap", None)]["label"] == "MAP"
+    assert metrics[("ap", None)]["label"] == "AP"
     assert metrics[("ap", None)]["value"] == pytest.approx((1 / 3 + 0) / 2)
     assert metrics[("ap", None)]["keywords_counted"] == 2
-    assert metrics[("recall", 1000)]["label"] == "MR@1000"
+    assert metrics[("recall", 1000)]["label"] == "R@1000"
 
 
 def test_with_zero_without_results_the_judged_query_without_results_counts(api):

@@ -229,7 +229,7 @@ def test_stage_one_runs_once_per_scale_not_once_per_metric(monkeypatch):
 
 
 def test_the_registry_names_every_metric_on_its_scale():
-    assert METRICS["ap"] == MetricDef(id="ap", name="AP", scale="binary", mean_name="MAP")
+    assert METRICS["ap"] == MetricDef(id="ap", name="AP", scale="binary", mean_name="AP")
     assert METRICS["ndcg"] == MetricDef(id="ndcg", name="nDCG", scale="graded", mean_name="nDCG")
     scales = {m.id: m.scale for m in METRICS.values() if not m.id.endswith("_cond")}
     assert scales == {
@@ -250,11 +250,11 @@ def test_the_registry_names_every_metric_on_its_scale():
 @pytest.mark.parametrize(
     ("metric", "one", "many"),
     [
-        ("precision", "P@10", "MP@10"),
-        ("ap", "AP@10", "MAP@10"),
-        ("rr", "RR@10", "MRR@10"),
-        ("recall", "R@10", "MR@10"),
-        ("f1", "F1@10", "MF1@10"),
+        ("precision", "P@10", "P@10"),
+        ("ap", "AP@10", "AP@10"),
+        ("rr", "RR@10", "RR@10"),
+        ("recall", "R@10", "R@10"),
+        ("f1", "F1@10", "F1@10"),
         ("ndcg", "nDCG@10", "nDCG@10"),
         ("dcg_exp", "DCG-exp@10", "DCG-exp@10"),
         ("err_018", "ERR-0.18@10", "ERR-0.18@10"),

@@ -404,7 +404,7 @@ def test_a_condensed_metric_drops_the_unjudged_results_before_computing():
 
 def test_every_rating_metric_has_a_condensed_twin_named_with_a_prime():
     assert metric_label("ndcg_cond", 10) == "nDCG′@10"
-    assert metric_label("ap_cond", WHOLE_LIST, many_keywords=True) == "MAP′"
+    assert metric_label("ap_cond", WHOLE_LIST, many_keywords=True) == "AP′"
     assert "judged_cond" not in REGISTRY and "num_ret_cond" not in REGISTRY
 
 

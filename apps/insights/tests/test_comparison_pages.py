@@ -63,7 +63,7 @@ def test_a_lead_reads_that_b_is_significantly_better_with_means_interval_and_cou
     # draw): none of the 10,000 draws is, and p = 1 / 10,001.
     assert ndcg.result.p_value == pytest.approx(1 / (stats.PERMUTATIONS + 1))
     assert "Ranking B is better than Ranking A on nDCG@10 (p &lt; 0.001)" in page
-    assert "Ranking B is better than Ranking A on MP@5 (p &lt; 0.001)" in page
+    assert "Ranking B is better than Ranking A on P@5 (p &lt; 0.001)" in page
     assert 'class="verdict significant better"' in page
     assert "20 / 0 / 0" in page
     assert "<svg" in page and "difference-bar" in page
@@ -94,8 +94,8 @@ def test_uneven_coverage_is_shown_beside_each_metric_and_warned_about(owner, tea
     assert "100.0 % / 60.0 %" in page
     assert precision.coverage_warning == (
         "Coverage differs: judged@5 is 100.0 % for Judged A and 60.0 % for Half-judged B. "
-        "A metric counts an unjudged result as not relevant, so Half-judged B's MP@5 is held "
-        "down by its 20 unjudged results. Judge them, or compare MP′@5 (precision_cond@5), "
+        "A metric counts an unjudged result as not relevant, so Half-judged B's P@5 is held "
+        "down by its 20 unjudged results. Judge them, or compare P′@5 (precision_cond@5), "
         "which leaves them out."
     )
     assert 'data-testid="coverage-warning"' in page

@@ -80,7 +80,7 @@ def test_each_evaluation_shows_its_model_headline_metrics_progress_and_date(shop
     alpha = row_of(response, shop["alpha"])
     assert f'<a href="/models/{shop["bm25"].id}/">BM25</a>' in alpha
     assert 'data-metric="ndcg@10">nDCG@10 <span title="0.8">0.8000</span>' in alpha
-    assert 'data-metric="precision@5">MP@5 <span title="0.4">0.4000</span>' in alpha
+    assert 'data-metric="precision@5">P@5 <span title="0.4">0.4000</span>' in alpha
     assert "100.0% · 0 of 0 grades" in alpha
     assert "<td>2026-05-01</td>" in alpha
     assert "none</span>" in row_of(response, shop["delta"])  # results without a model
@@ -164,7 +164,7 @@ def test_sorting_by_a_metric_shows_its_value_and_its_heading_reverses_the_sort(s
     assert '<th aria-sort="descending"><a href="?sort=precision%405&amp;status=active"' in page
     assert 'data-testid="sorted-value" title="0.9">0.9000<' in row_of(response, shop["beta"])
     assert "does not measure it" in row_of(response, shop["delta"])
-    assert '<option value="-precision@5" selected>MP@5, highest first</option>' in page
+    assert '<option value="-precision@5" selected>P@5, highest first</option>' in page
 
 
 def test_pages_keep_the_search_filters_and_sort_in_their_links(team_a, owner):

@@ -53,7 +53,7 @@ def test_a_significantly_worse_candidate_fails_naming_the_metrics(team_a):
     assert code == 1
     assert report.startswith("FAIL: Ranking A against Ranking B")
     assert (
-        "Worse on nDCG@10, MP@5, significantly and by at least 0.05, over 20 common keywords."
+        "Worse on nDCG@10, P@5, significantly and by at least 0.05, over 20 common keywords."
         in report
     )
     assert report.count("REGRESSION") == 2

@@ -28,7 +28,7 @@ def model(team_a):
 @pytest.fixture
 def history(team_a, model):
     """Three finished evaluations of the model (finished out of creation order), one
-    running, one of another model; the third measures MRR@3 as well."""
+    running, one of another model; the third measures RR@3 as well."""
     late = finish(
         make_evaluation(team=team_a),
         day(9),
