@@ -41,7 +41,7 @@ from apps.stats.power import detectable_change
 from ..coverage import Coverage, coverage_of_keywords
 from . import ranking
 from .chart import DifferenceBar, difference_bar
-from .wording import coverage_warning, verdict
+from .wording import coverage_warning, methods_disagree, verdict
 
 MAX_EVALUATIONS = 6
 
@@ -91,6 +91,11 @@ class MetricComparison:
     def ranks(self) -> bool:
         """False for a count or a residual: its difference is neither better nor worse."""
         return engine.get_metric(self.metric).ranks
+
+    @property
+    def methods_note(self) -> str:
+        """Why the interval and the test disagree on this metric, when they do."""
+        return methods_disagree(self.result, geometric=self.geometric)
 
     @property
     def geometric(self) -> bool:

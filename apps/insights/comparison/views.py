@@ -18,6 +18,7 @@ from apps.accounts.requests import TeamRequest
 from apps.core.errors import InvalidInput
 from apps.core.typed import parse_id
 
+from .naming import short_names
 from .selectors import (
     Comparison,
     PairComparison,
@@ -103,6 +104,9 @@ def evaluation_comparison(request: TeamRequest) -> HttpResponse:
         (e, _query([e.id, *[i for i in ids if i != e.id]], people=people))
         for e in comparison.evaluations[1:]
     ]
+    # Names alike ("..., week 2", "..., week 3") are told apart in the narrow headers.
+    names = short_names([e.name for e in comparison.evaluations])
+    short = {e.id: name for e, name in zip(comparison.evaluations, names, strict=True)}
     return render(
         request,
         "insights/comparison.html",
@@ -121,6 +125,9 @@ def evaluation_comparison(request: TeamRequest) -> HttpResponse:
                 for p in comparison.pairs
             ],
             "baseline_links": baseline_links,
+            "base_short": short[comparison.baseline.id],
+            "pair_short": short[pair.candidate.id],
+            "pair_sides": [(p, short[p.candidate.id]) for p in comparison.pairs],
             "export_query": _query(ids, people=people),
             "keyword_query": _query(ids),
             "people_query": _query(ids, vs=vs, people="1"),

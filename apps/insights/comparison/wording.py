@@ -1,7 +1,7 @@
 """What a lead reads about one metric's comparison: p-values and a plain sentence."""
 
 from apps import engine
-from apps.stats.paired import SIGNIFICANCE, PairedResult
+from apps.stats.paired import CONFIDENCE, SIGNIFICANCE, PairedResult
 
 from ..coverage import Coverage, uneven
 
@@ -38,6 +38,31 @@ def verdict(
     return (
         f"No significant difference between {candidate} and {baseline} on {label} "
         f"({p_texts(result)}, significance at p < {SIGNIFICANCE})"
+    )
+
+
+def methods_disagree(result: PairedResult, *, geometric: bool = False) -> str:
+    """Why the interval and the test part, when they do: the interval leaves out no
+    change but the test finds no significant difference, or the other way round ('' when
+    they agree). They are two methods, and the verdict follows the test."""
+    if result.ci_low is None or result.ci_high is None or result.p_adjusted is None:
+        return ""
+    leaves_out = result.ci_low > 0 or result.ci_high < 0
+    if leaves_out == result.significant:
+        return ""
+    no_change = "×1 (no change)" if geometric else "0"
+    p = p_text(result.p_adjusted)
+    if result.p_adjusted != result.p_value:
+        p = f"the Holm-adjusted {p}"
+    if leaves_out:
+        parting = f"leaves out {no_change}, yet {p} is not below {SIGNIFICANCE}"
+    else:
+        parting = f"includes {no_change}, yet {p} is below {SIGNIFICANCE}"
+    return (
+        f"The {CONFIDENCE * 100:.0f}% interval {parting}. They are two methods: the "
+        "interval resamples the keywords (a bootstrap, not adjusted for the other metrics "
+        "compared), the test gives each keyword's difference a random sign; with few "
+        "keywords, or near the line, they can part, and the verdict follows the p-value."
     )
 
 

@@ -91,7 +91,7 @@ def test_uneven_coverage_is_shown_beside_each_metric_and_warned_about(owner, tea
     assert precision.baseline_coverage.judged == 1.0
     assert precision.candidate_coverage.judged == pytest.approx(0.6)
     assert precision.candidate_coverage.unjudged == 20
-    assert "100.0 % / 60.0 %" in page
+    assert "100.0&nbsp;% / 60.0&nbsp;%" in page
     assert precision.coverage_warning == (
         "Coverage differs: judged@5 is 100.0 % for Judged A and 60.0 % for Half-judged B. "
         "A metric counts an unjudged result as not relevant, so Half-judged B's P@5 is held "
