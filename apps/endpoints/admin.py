@@ -8,6 +8,7 @@ class SearchEndpointAdmin(admin.ModelAdmin):
     list_display = ["name", "team", "method", "url", "timeout_seconds"]
     list_filter = ["team", "method"]
     search_fields = ["name", "url"]
+    exclude = ["headers"]  # often credentials, kept encrypted: edited on the endpoint's page
 
 
 @admin.register(SearchModel)
@@ -16,3 +17,4 @@ class SearchModelAdmin(admin.ModelAdmin):
     list_filter = ["team"]
     search_fields = ["name"]
     raw_id_fields = ["endpoint"]
+    exclude = ["headers"]  # as the endpoint's

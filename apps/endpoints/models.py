@@ -2,13 +2,15 @@
 
 Header and parameter lists are stored as JSON lists of ``[name, value]`` pairs, not
 objects: a name may repeat (two ``Accept`` values, a repeated ``fq`` parameter) and
-order matters to some search APIs.
+order matters to some search APIs. Headers are kept encrypted (apps/core/encrypted_json.py):
+they often carry the search API's credentials.
 """
 
 from django.conf import settings
 from django.db import models
 
 from apps.accounts.models import Tag, Team
+from apps.core.encrypted_json import EncryptedJSONField
 
 from .name_value_lines import shown_headers
 
@@ -45,7 +47,8 @@ class SearchEndpoint(_NamedWithHeaders, models.Model):
     description = models.TextField(blank=True)
     method = models.CharField(max_length=8, choices=HttpMethod.choices, default=HttpMethod.GET)
     url = models.CharField(max_length=2000)
-    headers = models.JSONField(default=list, blank=True, help_text="[[name, value], ...]")
+    # Often a credential (Authorization, an API key): encrypted at rest.
+    headers = EncryptedJSONField(default=list, blank=True, help_text="[[name, value], ...]")
     timeout_seconds = models.FloatField(default=10.0)
     # The declarative response mapper (see apps.search.mapper), checked on save.
     mapper = models.JSONField(default=dict)
@@ -74,8 +77,9 @@ class SearchModel(_NamedWithHeaders, models.Model):
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     params = models.JSONField(default=list, blank=True, help_text="[[name, value], ...]")
-    # Added to the endpoint's headers; a name given here replaces the endpoint's.
-    headers = models.JSONField(default=list, blank=True, help_text="[[name, value], ...]")
+    # Added to the endpoint's headers; a name given here replaces the endpoint's. Encrypted
+    # at rest, as the endpoint's.
+    headers = EncryptedJSONField(default=list, blank=True, help_text="[[name, value], ...]")
     body = models.TextField(blank=True, help_text="body template with #query#")
     body_type = models.CharField(max_length=8, choices=BodyType.choices, default=BodyType.JSON)
     default_keywords = models.TextField(blank=True, help_text="one keyword per line")
