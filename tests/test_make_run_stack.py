@@ -10,6 +10,7 @@ and beat together."""
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import urllib.request
@@ -98,6 +99,20 @@ def manage_shell(code: str, env: dict[str, str]) -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
+def processes_of(run_folder: Path) -> list[int]:
+    """The processes started with this RUN_FOLDER in their environment: the stack's own,
+    whatever their command line."""
+    mark = f"RUN_FOLDER={run_folder}".encode()
+    found = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if mark in environ.read_bytes().split(b"\0"):
+                found.append(int(environ.parent.name))
+        except OSError:  # ended meanwhile
+            continue
+    return found
+
+
 def answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=2) as response:
@@ -173,6 +188,30 @@ def test_make_run_fires_a_schedule_compares_its_run_and_retries_its_webhook(
         except subprocess.TimeoutExpired:
             os.killpg(stack.pid, signal.SIGKILL)
             raise
-    # Ctrl-C stopped all three: nothing serves, and beat left its pid file behind it.
+    # Ctrl-C stopped all three: nothing serves, nothing of the stack runs.
     assert not answers(f"{site}/accounts/login/")
-    assert not (tmp_path / "run" / "celerybeat.pid").exists()
+    assert processes_of(tmp_path / "run") == []
+
+
+def test_when_one_part_cannot_start_the_others_are_stopped_and_the_run_fails(
+    newcomers_environment, tmp_path
+):
+    # The port is taken: gunicorn cannot listen, and a worker and beat alone would
+    # leave a newcomer with a stack that looks started and serves nothing.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        stack = subprocess.run(
+            [sys.executable, "-m", "config.run_stack"],
+            cwd=ROOT,
+            env={**newcomers_environment, "BIND": f"127.0.0.1:{port}"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    assert stack.returncode != 0
+    assert "run_stack: web ended" in stack.stdout
+    assert "stopping the others" in stack.stdout
+    assert processes_of(tmp_path / "run") == []
