@@ -4,41 +4,16 @@ the evaluation's metric change, in Chromium."""
 import pytest
 from playwright.sync_api import expect
 
-from apps.accounts.services import member_add, team_create
-from apps.evaluations.lifecycle import evaluation_start
-from apps.evaluations.services import Document, evaluation_create, keywords_add, snapshots_add
-from apps.judging.judgements import Giver, slot_judge
-from tests.browser.people import PASSWORD, log_in
-from tests.factories import slots_of
+from tests.browser.people import log_in
+from tests.browser.tied_shoes import tied_shoes
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
 def evaluation():
-    """Binary, three slots: the first shoe is a tie (1 vs 0, third slot open), the second
-    is relevant for all three graders. P@2 counts only the second: 1."""
-    team = team_create(name="Shop", owner_email="lead@shop.test", owner_password=PASSWORD)
-    graders = [
-        member_add(team=team, email=f"g{n}@shop.test", role="evaluator").user for n in range(3)
-    ]
-    evaluation = evaluation_create(
-        team=team, name="Shoes 1", scale="binary", strategy=3, metrics=[("precision", 2)]
-    )
-    [keyword] = keywords_add(evaluation=evaluation, texts=["red running shoes"])
-    snapshots_add(
-        keyword=keyword,
-        documents=[Document("sku-1", "Blue sandal"), Document("sku-2", "Red runner")],
-    )
-    evaluation = evaluation_start(evaluation=evaluation)
-    grades = [1, 0, None, 1, 1, 1]
-    reasons = ["close enough", "it is blue", "", "red", "red", "red"]
-    for slot, grade, reason, grader in zip(
-        slots_of(evaluation), grades, reasons, graders * 2, strict=True
-    ):
-        if grade is not None:
-            slot_judge(slot_id=slot.id, giver=Giver.recorded(grader), grade=grade, reason=reason)
-    return evaluation
+    """The tied shoes (tests/browser/tied_shoes.py): P@2 counts only the second, 1."""
+    return tied_shoes(["close enough", "it is blue", "", "red", "red", "red"])
 
 
 def metric_card(page):

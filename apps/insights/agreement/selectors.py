@@ -198,6 +198,17 @@ class QueueRow:
     def open_slots(self) -> int:
         return sum(slot.grade is None for slot in self.slots)
 
+    @property
+    def information_need(self) -> str:
+        """What the keyword's searcher wants, as graders read it ('' when not set)."""
+        notes = getattr(self.snapshot.keyword, "notes", None)  # a keyword may have none
+        return notes.information_need if notes else ""
+
+    @property
+    def attributes(self) -> list[tuple[str, object]]:
+        """The result's fields beside its name, by name, as the grading card shows them."""
+        return sorted((self.snapshot.attributes or {}).items())
+
 
 SHOW_CHOICES = ("open", "settled")
 
@@ -222,13 +233,13 @@ def disagreement_page(
 
 
 def queue_rows(evaluation: Evaluation, snapshot_ids: list[int]) -> list[QueueRow]:
-    """The given snapshots with their keyword, slots, graders and decision, in the given
-    order, in two queries."""
+    """The given snapshots with their keyword (and its information need), slots, graders
+    and decision, in the given order, in two queries."""
     snapshots = {
         snapshot.id: snapshot
         for snapshot in Snapshot.objects.filter(
             id__in=snapshot_ids, keyword__evaluation_id=evaluation.id
-        ).select_related("keyword", "decision__decided_by")
+        ).select_related("keyword__notes", "decision__decided_by")
     }
     slots: dict[int, list[FeedbackSlot]] = {snapshot_id: [] for snapshot_id in snapshots}
     for slot in (

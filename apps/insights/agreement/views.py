@@ -24,7 +24,9 @@ from apps.core import live
 from apps.core.errors import DomainError
 from apps.core.live import live_page
 from apps.core.typed import SMALLINT_MAX, SMALLINT_MIN, parse_int
+from apps.engine import Scale
 from apps.evaluations.models import Evaluation, Snapshot
+from apps.insights.templatetags.insights import grade_label
 from apps.judging import decisions
 
 from . import readings, selectors
@@ -99,6 +101,14 @@ def queue_page_context(request: TeamRequest, evaluation: Evaluation) -> dict[str
     return context
 
 
+def _confirmation(row: selectors.QueueRow, scale: Scale) -> str:
+    """What the lead just did to a result, said back in a line."""
+    where = f"“{row.snapshot.keyword.text}”, {row.snapshot.name or row.snapshot.doc_id}"
+    if row.decision is None:
+        return f"Cleared: the graders' grades count again for {where}."
+    return f"Saved: final grade {grade_label(row.decision.grade, scale)} for {where}."
+
+
 def _shown(value: str) -> str:
     """Which rows the queue shows, as asked; "open" for anything it does not know."""
     return value if value in selectors.SHOW_CHOICES else "open"
@@ -110,19 +120,28 @@ def _after_change(
     if not request.htmx:
         if error:
             messages.error(request, error)
+        else:
+            [row] = selectors.queue_rows(evaluation, [snapshot_id])
+            messages.success(request, _confirmation(row, evaluation.grading_scale))
         queue = reverse("insights:disagreement_queue", args=[evaluation.id])
         return redirect(f"{queue}?show={_shown(request.POST.get('show', 'open'))}")
     [row] = selectors.queue_rows(evaluation, [snapshot_id])
+    confirmation = "" if error else _confirmation(row, evaluation.grading_scale)
     context = _queue_context(evaluation)
     context.update(
         row=row, error=error, swap_metrics=True, show=_shown(request.POST.get("show", "open"))
     )
     row_html = render_to_string("insights/disagreement_row.html", context, request, using="jinja2")
-    # The metrics come too, out of band (htmx swaps them by id), wrapped so the table row
-    # and the list parse side by side.
+    # The metrics and the confirmation come too, out of band (htmx swaps them by id),
+    # wrapped so the table row and the rest parse side by side. The confirmation stands
+    # above the queue, which the live page redraws without the settled row.
     metrics_html = render_to_string("insights/disagreement_metrics.html", context, request)
+    confirmation_html = render_to_string(
+        "insights/_decision_confirmation.html", {"confirmation": confirmation, "swap": True}
+    )
     return HttpResponse(
-        f"{row_html}<template>{metrics_html}</template>", status=400 if error else 200
+        f"{row_html}<template>{metrics_html}{confirmation_html}</template>",
+        status=400 if error else 200,
     )
 
 

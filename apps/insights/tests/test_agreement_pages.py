@@ -195,6 +195,19 @@ def test_without_htmx_a_decision_redirects_back_to_the_queue(evaluation, owner):
     assert SnapshotDecision.objects.get(snapshot=tie).grade == 1
 
 
+def test_a_decision_and_its_clearing_are_said_back_to_the_lead(evaluation, owner):
+    tie = snapshot(evaluation, "red shoes", 1)
+    client = client_for(owner)
+
+    decided = client.post(decide_url(evaluation, tie), {"grade": "1"}, follow=True)
+    said = [str(message) for message in decided.context["messages"]]
+    assert said == [f"Saved: final grade 1 · Relevant for “red shoes”, {tie.name or tie.doc_id}."]
+
+    cleared = client.post(clear_url(evaluation, tie), **HTMX).content.decode()
+    assert 'id="decision-confirmation"' in cleared and 'hx-swap-oob="true"' in cleared
+    assert "Cleared: the graders&#x27; grades count again for “red shoes”" in cleared
+
+
 def test_clearing_a_decision_removes_it(evaluation, admin):
     tie = snapshot(evaluation, "red shoes", 1)
     client = client_for(admin)
