@@ -146,6 +146,7 @@ def test_the_schema_documents_the_list_filters_and_export_formats():
         "qrels",
         "qrels-raw",
         "run",
+        "topics",
         "trec_eval",
     ]
 

@@ -8,7 +8,7 @@ from django.http import FileResponse
 from apps.core.errors import InvalidInput
 from apps.evaluations.models import Evaluation
 
-EXPORT_FORMAT_NAMES = ["json", "csv", "qrels", "qrels-raw", "run", "trec_eval"]
+EXPORT_FORMAT_NAMES = ["json", "csv", "qrels", "qrels-raw", "run", "topics", "trec_eval"]
 
 
 def export_download(evaluation: Evaluation, format_name: str) -> FileResponse:

@@ -525,6 +525,21 @@ def export_run(evaluation: Evaluation, out: TextIO) -> None:
             out.write(f"{qid} Q0 {to_column(snapshot.doc_id)} {rank} {last - rank + 1} {RUN_TAG}\n")
 
 
+def export_topics(evaluation: Evaluation, out: TextIO) -> None:
+    """`qid<TAB>keyword text` per keyword: the map from the query ids the qrels, run and
+    trec_eval exports write to the keywords as people read them, and the topics file a
+    TREC import takes to give the run's queries those texts back. A line break in a
+    keyword is written as a space (it would end the line)."""
+    texts = (
+        Keyword.objects.filter(evaluation=evaluation)
+        .order_by("position")
+        .values_list("text", flat=True)
+        .iterator(chunk_size=CHUNK)
+    )
+    for text in texts:
+        out.write(f"{to_column(text)}\t{' '.join(text.splitlines())}\n")
+
+
 Exporter = Callable[[Evaluation, TextIO], None]
 
 # format -> (function, content type, file name extension)
@@ -534,6 +549,8 @@ EXPORT_FORMATS: dict[str, tuple[Exporter, str, str]] = {
     "qrels": (export_qrels, "text/plain", ".qrels"),
     "qrels-raw": (export_qrels_raw, "text/plain", ".raw.qrels"),
     "run": (export_run, "text/plain", ".run"),
+    # the query ids of the TREC formats -> the keywords (a TREC import's topics file)
+    "topics": (export_topics, "text/plain", ".topics"),
     # the metrics per keyword and their means, as trec_eval -q prints them
     "trec_eval": (export_trec_eval, "text/plain", ".trec_eval.txt"),
 }

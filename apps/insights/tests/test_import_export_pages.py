@@ -254,3 +254,58 @@ def test_an_import_sent_by_the_page_s_script_answers_with_the_report_alone(owner
     ]
     evaluation = Evaluation.objects.get(team=team_a)
     assert imported["HX-Redirect"] == f"/evaluations/{evaluation.id}/"
+
+
+def downloaded(client, evaluation, format_name: str) -> bytes:
+    url = f"/evaluations/{evaluation.id}/export/?format={format_name}"
+    return b"".join(client.get(url).streaming_content)
+
+
+def test_the_topics_export_maps_each_query_id_to_its_keyword(owner, team_a):
+    evaluation = make_evaluation(team=team_a, keywords={"red running shoes": 1, "hat": 1})
+    client = client_for(owner)
+
+    topics = downloaded(client, evaluation, "topics").decode()
+    run_ids = {
+        line.split()[0] for line in downloaded(client, evaluation, "run").decode().splitlines()
+    }
+
+    assert topics.splitlines() == ["red%20running%20shoes\tred running shoes", "hat\that"]
+    assert {line.split("\t")[0] for line in topics.splitlines()} == run_ids
+    assert client.get(f"/evaluations/{evaluation.id}/").content.decode().count("format=topics") == 1
+
+
+def test_a_run_its_qrels_and_topics_import_back_into_the_same_keywords_and_grades(owner, team_a):
+    client = client_for(owner)
+    client.post(
+        "/evaluations/import/",
+        {
+            "kind": "trec",
+            "run": upload("run.txt", "301 Q0 d1 1 2.0 x\n301 Q0 d2 2 1.0 x\n302 Q0 d3 1 1.0 x\n"),
+            "qrels": upload("qrels.txt", "301 0 d1 2\n302 0 d3 1\n"),
+            "topics": upload("topics.txt", "301\tred running shoes\n302\tblue hat\n"),
+            "name": "Week 3",
+            "scale": "graded",
+            "metrics": "cg@2",
+        },
+    )
+    first = Evaluation.objects.get(name="Week 3")
+
+    response = client.post(
+        "/evaluations/import/",
+        {
+            "kind": "trec",
+            "run": SimpleUploadedFile("w.run", downloaded(client, first, "run")),
+            "qrels": SimpleUploadedFile("w.qrels", downloaded(client, first, "qrels")),
+            "topics": SimpleUploadedFile("w.topics", downloaded(client, first, "topics")),
+            "name": "Week 3, again",
+            "scale": "graded",
+            "metrics": "cg@2",
+        },
+    )
+
+    again = Evaluation.objects.get(name="Week 3, again")
+    assert response.status_code == 302
+    texts = list(again.keywords.order_by("position").values_list("text", flat=True))
+    assert texts == ["red running shoes", "blue hat"]
+    assert downloaded(client, again, "qrels") == downloaded(client, first, "qrels")

@@ -219,6 +219,7 @@ def test_every_export_format_names_its_function_content_type_and_extension():
         "qrels": ("text/plain", ".qrels"),
         "qrels-raw": ("text/plain", ".raw.qrels"),
         "run": ("text/plain", ".run"),
+        "topics": ("text/plain", ".topics"),
         "trec_eval": ("text/plain", ".trec_eval.txt"),
     }
 
