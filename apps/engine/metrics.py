@@ -145,6 +145,10 @@ METRICS: dict[str, MetricDef] = {
         _metric(
             "bpref",
             "bpref",
+            "binary",
+            says="How rarely a judged non-relevant result is ranked above a relevant one; "
+            "unjudged results count nowhere.",
+        ),
         _metric(
             "infap",
             "infAP",
@@ -152,10 +156,6 @@ METRICS: dict[str, MetricDef] = {
             says="Inferred AP: average precision estimated from a pool judged only in part; "
             "under trec, documents in the pool nobody judged (negative levels) are known "
             "(trec_eval's infAP).",
-        ),
-            "binary",
-            says="How rarely a judged non-relevant result is ranked above a relevant one; "
-            "unjudged results count nowhere.",
         ),
         _metric(
             "num_rel",
