@@ -601,6 +601,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"no_traceback_for_403": {"()": "apps.core.log_filters.RefusalWithoutTraceback"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     # One line per task is noise at the rate graders work; failures still show.
     "loggers": {
@@ -610,8 +611,7 @@ LOGGING = {
         # the webhooks' client) is the same code under another name.
         "httpx": {"level": "WARNING"},
         "httpx2": {"level": "WARNING"},
-    },
-}
-    "filters": {"no_traceback_for_403": {"()": "apps.core.log_filters.RefusalWithoutTraceback"}},
         # A 403 is logged as one line, without the traceback Django attaches.
         "django.request": {"filters": ["no_traceback_for_403"]},
+    },
+}

@@ -86,6 +86,9 @@ class Evaluation(models.Model):
     # A keyword with judgements but no results scores 0 in every metric instead of being
     # left out of the means (trec_eval -c).
     zero_without_results = models.BooleanField(default=False)
+    # The tag of the TREC run it was imported from, which its trec_eval export prints as
+    # the run id; empty for any other evaluation.
+    run_tag = models.CharField(max_length=100, blank=True, default="", db_default="")
     auto_restart = models.BooleanField(default=False)
     tags = models.ManyToManyField(Tag, blank=True, related_name="evaluations")
     # Where the results come from; none for imported results.

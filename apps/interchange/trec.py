@@ -40,6 +40,9 @@ from .rows import SlotGrade, SnapshotRow
 from .text_files import file_name, not_text_problem
 from .trec_columns import from_column
 
+# The run tag kept as the evaluation's run id: trec_eval's tags are short names.
+RUN_TAG_LIMIT = 100
+
 
 @dataclass
 class _Result:
@@ -176,7 +179,7 @@ def import_trec(
             problems=problems,
         )
         texts = _read_topics(topics, problems) if topics is not None else {}
-        queries = _read_run(run, keep_rank=keep_rank, problems=problems)
+        queries, run_tag = _read_run(run, keep_rank=keep_rank, problems=problems)
         # The grades are checked on the evaluation's scale (when its settings are valid).
         native = evaluation.grading_scale if evaluation is not None else engine.SCALES.get(scale)
         judgements = _read_qrels(qrels, native, problems) if qrels is not None else {}
@@ -185,6 +188,9 @@ def import_trec(
             queries.setdefault(qid, _Query(judged.line, {}, file_name(qrels, "qrels")))
         keywords = _keyword_texts(queries, texts, file_name(run, "run"), problems)
         problems.raise_if_any()
+        assert evaluation is not None  # no problem: it exists
+        evaluation.run_tag = run_tag
+        evaluation.save(update_fields=["run_tag"])
         report = TrecReport()
         with writer_for(evaluation, progress, source_label="TREC import") as writer:
             assert writer is not None and evaluation is not None  # no problem: both exist
@@ -258,9 +264,13 @@ def _read_topics(stream: IO[bytes], problems: Problems) -> dict[str, str]:
     return texts
 
 
-def _read_run(stream: IO[bytes], *, keep_rank: bool, problems: Problems) -> dict[str, _Query]:
+def _read_run(
+    stream: IO[bytes], *, keep_rank: bool, problems: Problems
+) -> tuple[dict[str, _Query], str]:
+    """The run's queries, and its tag (the first line's, as trec_eval reads it)."""
     file = file_name(stream, "run")
     queries: dict[str, _Query] = {}
+    tag = ""
     for number, columns in _lines(stream, file, problems):
         where = f"{file} line {number}"
         if len(columns) < 6:
@@ -270,6 +280,8 @@ def _read_run(stream: IO[bytes], *, keep_rank: bool, problems: Problems) -> dict
             continue
         # Text after the tag is ignored, as trec_eval ignores it.
         qid, _, docno, rank_text, score_text = columns[:5]
+        if not tag:
+            tag = columns[5][:RUN_TAG_LIMIT]
         score = _float(score_text)
         if score is None:
             problems.add(f"{where}: score {score_text!r} is not a number")
@@ -300,7 +312,7 @@ def _read_run(stream: IO[bytes], *, keep_rank: bool, problems: Problems) -> dict
                         f"{file} line {result.line}: rank {result.rank} given twice for "
                         f"qid {qid!r} (line {first_line})"
                     )
-    return queries
+    return queries, tag
 
 
 def _float(text: str) -> float | None:

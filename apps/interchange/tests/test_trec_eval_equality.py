@@ -220,7 +220,7 @@ def test_the_trec_eval_export_prints_what_trec_eval_q_prints(trec_files):
             assert values[(name, qid)] == trec_eval_printed(metric, measures[name]), (name, qid)
     assert ("map", "998") not in values  # not evaluated, as trec_eval leaves it out
     assert values[("num_q", "all")] == str(len(expected))
-    assert values[("runid", "all")] == "relevo"
+    assert values[("runid", "all")] == "run-a"  # the run file's tag
     mean_map = sum(m["map"] for m in expected.values()) / len(expected)
     assert values[("map", "all")] == f"{mean_map:6.4f}"
     mean_log = sum(m["gm_map"] for m in expected.values()) / len(expected)
@@ -228,7 +228,7 @@ def test_the_trec_eval_export_prints_what_trec_eval_q_prints(trec_files):
     for count in COUNTS:
         assert values[(count, "all")] == str(int(sum(m[count] for m in expected.values())))
     # Queries in trec_eval's order (ids as text), measures in its order within each.
-    queries = [line.split("\t")[1] for line in lines if not line.endswith("relevo")]
+    queries = [line.split("\t")[1] for line in lines if not line.endswith("run-a")]
     blocks = list(dict.fromkeys(query for query in queries if query != "all"))
     assert blocks == sorted(blocks)
     first_block = [line.split("\t")[0].strip() for line in lines if f"\t{blocks[0]}\t" in line]

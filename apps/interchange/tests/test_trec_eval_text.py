@@ -71,6 +71,7 @@ def test_coverage_measures_print_and_count_only_the_queries_the_qrels_judge():
     queries = {query for _, query in values} - {"all"}
     assert queries == {"q1", "q2"}  # q3 has results but no judgements
     assert values[("num_q", "all")] == "2"
+    assert values[("runid", "all")] == "tagged-run"  # the run file's tag
     # q1: a judged, b pooled but unjudged (-1), c outside the pool; q2: both judged.
     assert values[("unjudged_cut_10", "q1")] == "2.0000"
     assert values[("unjudged_cut_10", "all")] == "1.0000"  # over q1 and q2 only
@@ -104,3 +105,24 @@ def test_with_c_the_query_without_results_floors_gm_map_and_keeps_its_r_in_num_r
     logs = [math.log(max(expected[q]["map"], 0.00001)) for q in ("q1", "q2")]
     logs.append(math.log(0.00001))
     assert values[("gm_map", "all")] == f"{math.exp(sum(logs) / 3):6.4f}"
+
+
+def test_the_trec_eval_command_scores_files_without_storing_anything(tmp_path):
+    from django.core.management import call_command
+
+    from apps.evaluations.models import Evaluation
+
+    (tmp_path / "qrels").write_text(QRELS)
+    (tmp_path / "run").write_text(RUN)
+    out = io.StringIO()
+    call_command(
+        "trec_eval", str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", "map", stdout=out
+    )
+    expected = trec_eval({"map"})
+    mean = (expected["q1"]["map"] + expected["q2"]["map"]) / 2
+    assert out.getvalue().splitlines() == [
+        "runid                 \tall\ttagged-run",
+        "num_q                 \tall\t2",
+        f"map                   \tall\t{mean:6.4f}",
+    ]
+    assert not Evaluation.objects.exists()
