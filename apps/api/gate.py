@@ -15,6 +15,7 @@ from apps.core.errors import InvalidInput
 from apps.insights.comparison.selectors import parse_evaluation_ids, parse_metric_filter
 from apps.insights.gate import SAME_SOURCES, SOURCE_RULES, gate
 from apps.schedules.candidates import candidate_start
+from apps.schedules.gate_asking import min_change_parse
 
 
 class GateMetricOut(serializers.Serializer):
@@ -113,7 +114,7 @@ class GateView(APIView):
             baseline_id=baseline,
             candidate_id=candidate,
             metrics=metrics,
-            min_change=_min_change(params.get("min_change", "0")),
+            min_change=min_change_parse(params.get("min_change", "0")),
             sources=params.get("sources", SAME_SOURCES),
         )
         answer: dict[str, Any] = {
@@ -154,13 +155,3 @@ class GateView(APIView):
             poll += f"&min_change={run.min_change:g}"
         answer = {"run": run.id, "candidate": candidate.id, "candidate_name": candidate.name}
         return Response({**answer, "poll": poll}, status=status.HTTP_202_ACCEPTED)
-
-
-def _min_change(text: str) -> float:
-    try:
-        value = float(text) if len(text) <= 40 else -1.0
-    except ValueError:
-        value = -1.0
-    if not 0 <= value <= 1000:
-        raise InvalidInput([f"min_change: {text[:40]!r} is not a number from 0 to 1000"])
-    return value

@@ -6,6 +6,10 @@ from django import forms
 from django.db.models import QuerySet
 from django.urls import reverse_lazy
 
+from apps.insights.gate import SAME_SOURCES
+
+from .gate_asking import SOURCE_RULE_WORDS
+
 
 class ScheduleForm(forms.Form):
     name = forms.CharField(required=False)
@@ -64,3 +68,76 @@ class ScheduleForm(forms.Form):
 
 class TimeZoneForm(forms.Form):
     time_zone = forms.CharField(label="The team's time zone", help_text="e.g. Europe/Paris, UTC")
+
+
+class GateForm(forms.Form):
+    """A baseline and a candidate evaluation, and the gate's options (relevance_gate's)."""
+
+    baseline = forms.ChoiceField(
+        help_text="Today's ranking: what the candidate must not be worse than."
+    )
+    candidate = forms.ChoiceField(help_text="The ranking that wants to ship.")
+    metric = forms.CharField(
+        required=False,
+        label="Metrics",
+        help_text="e.g. ndcg@10, precision@5; empty: every metric both evaluations report.",
+    )
+    min_change = forms.CharField(
+        required=False,
+        initial="0",
+        label="Smallest change that matters",
+        help_text="A drop smaller than this, in the metric's units, never fails.",
+    )
+    sources = forms.ChoiceField(
+        required=False,  # a link with no sources asks the gate's default
+        label="When people graded one and an AI judge the other",
+        choices=list(SOURCE_RULE_WORDS.items()),
+        initial=SAME_SOURCES,
+    )
+
+    def __init__(self, *args: Any, evaluations: QuerySet[Any], **kwargs: Any) -> None:
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
+        offered = [(e.id, e.name) for e in evaluations]
+        for name in ("baseline", "candidate"):
+            _choices(self, name, [("", "Choose an evaluation"), *offered])
+
+
+class GateRunForm(forms.Form):
+    """A baseline and a search model to run now on its keywords (relevance_gate --model)."""
+
+    baseline = forms.ChoiceField(
+        help_text="Its keywords are asked of the model, in a copy of its setup."
+    )
+    model = forms.ChoiceField(
+        label="Search model", help_text="The candidate ranking, e.g. on staging."
+    )
+    judge = forms.ChoiceField(
+        required=False,
+        label="AI judge",
+        help_text="Grades the new results beside people (optional).",
+    )
+    min_change = forms.CharField(required=False, initial="0", label="Smallest change that matters")
+
+    def __init__(
+        self,
+        *args: Any,
+        evaluations: QuerySet[Any],
+        models: QuerySet[Any],
+        judges: QuerySet[Any],
+        **kwargs: Any,
+    ) -> None:
+        kwargs.setdefault("label_suffix", "")
+        kwargs.setdefault("prefix", "run")  # beside GateForm on one page: ids apart
+        super().__init__(*args, **kwargs)
+        _choices(
+            self, "baseline", [("", "Choose an evaluation"), *((e.id, e.name) for e in evaluations)]
+        )
+        _choices(self, "model", [("", "Choose a search model"), *((m.id, m.name) for m in models)])
+        _choices(self, "judge", [("", "None: people grade it"), *((j.id, j.name) for j in judges)])
+
+
+def _choices(form: forms.Form, name: str, choices: list[tuple[Any, str]]) -> None:
+    field = form.fields[name]
+    assert isinstance(field, forms.ChoiceField)
+    field.choices = choices

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import gate_views, views
 
 app_name = "schedules"
 
@@ -11,4 +11,6 @@ urlpatterns = [
     path("schedules/<int:schedule_id>/", views.schedule_detail, name="schedule_detail"),
     path("schedules/<int:schedule_id>/run/", views.schedule_run_now, name="schedule_run_now"),
     path("schedules/<int:schedule_id>/delete/", views.schedule_delete, name="schedule_delete"),
+    path("gate/", gate_views.gate_page, name="gate"),
+    path("gate/run/", gate_views.gate_run, name="gate_run"),
 ]
