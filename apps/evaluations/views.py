@@ -33,6 +33,7 @@ from .forms import (
     put_problems,
     suggested_name,
 )
+from .guidelines_check import off_scale_warning
 from .keyword_listing import keyword_page
 from .models import Evaluation, Status
 
@@ -84,6 +85,7 @@ def evaluation_new(request: TeamRequest) -> HttpResponse:
                 f"Created {evaluation.name} with {count} keyword{'s' if count != 1 else ''}. "
                 "Check it, then start it.",
             )
+            _warn_of_guidelines(request, evaluation)
             return redirect("insights:evaluation_detail", evaluation.id)
     keywords = form["keywords"].value() or ""
     return render(
@@ -121,6 +123,7 @@ def evaluation_edit(request: TeamRequest, evaluation_id: int) -> HttpResponse:
             return redirect("insights:evaluation_detail", evaluation.id)
         else:
             messages.success(request, f"Saved {evaluation.name}.")
+            _warn_of_guidelines(request, evaluation)
             return redirect("insights:evaluation_detail", evaluation.id)
     return render(
         request,
@@ -131,9 +134,23 @@ def evaluation_edit(request: TeamRequest, evaluation_id: int) -> HttpResponse:
             # The keywords change through forms of their own (keyword_views.py).
             "keywords": keyword_page(evaluation, request.GET.get("keywords_page")),
             "add_form": KeywordsAddForm(),
+            "guidelines_warning": _guidelines_warning(evaluation),
         },
         status=_form_status(form),
     )
+
+
+def _guidelines_warning(evaluation: Evaluation) -> str:
+    """Whether the saved guidelines name grades the saved scale lacks, as a sentence."""
+    return off_scale_warning(evaluation.scoring_guidelines, evaluation.grading_scale)
+
+
+def _warn_of_guidelines(request: TeamRequest, evaluation: Evaluation) -> None:
+    """Saved, but the guidelines name grades the scale lacks: say so, without refusing
+    (the lead may be about to change the scale, or quote another evaluation's)."""
+    warning = _guidelines_warning(evaluation)
+    if warning:
+        messages.warning(request, warning)
 
 
 def edit_refused(request: TeamRequest, evaluation: Evaluation) -> HttpResponse:
