@@ -4,20 +4,26 @@ data. The demo's nightly schedule, set to every minute, fires on the stack's own
 its worker fetches the run's results from the demo search API at the port served, the
 demo judge grades them through the demo model at that port, the finished run is
 compared with the team's baseline, and the webhook that tells of it, refused once by a
-local receiver, is retried and delivered. Ctrl-C then stops the web server, the worker
-and beat together."""
+local receiver, is retried and delivered. Meanwhile the lead's open dashboard, which
+every web process answered "nothing changed", is told of the worker's changes (the
+three share one cache). Ctrl-C then stops the web server, the worker and beat together."""
 
+import html
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import urllib.request
 from pathlib import Path
+from urllib.error import HTTPError
+from urllib.parse import urlencode
 
 import pytest
 
+from apps.demo import seed as demo
 from tests.redis_server import free_port
 from tests.webhook_receiver import WebhookReceiver
 from tests.worker import wait_for
@@ -68,6 +74,7 @@ print(secret)
 
 # What the run left behind, as JSON.
 STATE = """
+import html
 import json
 from apps.notifications.models import Delivery
 from apps.schedules.models import ScheduledRun
@@ -111,6 +118,36 @@ def processes_of(run_folder: Path) -> list[int]:
         except OSError:  # ended meanwhile
             continue
     return found
+
+
+class Lead:
+    """The demo's lead in a browser: logged in on the stack, its session kept."""
+
+    def __init__(self, site: str) -> None:
+        self.site = site
+        self.browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+        form = self.get("/accounts/login/")[1]
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form)
+        assert token, form
+        fields = {"csrfmiddlewaretoken": token[1], "username": demo.LEAD, "password": demo.PASSWORD}
+        with self.browser.open(f"{site}/accounts/login/", urlencode(fields).encode()) as page:
+            assert page.url == f"{site}/", "logged in, on the dashboard"
+
+    def get(self, path: str, headers: dict[str, str] | None = None) -> tuple[int, str, str]:
+        """The status, the page and its ETag."""
+        request = urllib.request.Request(f"{self.site}{path}", headers=headers or {})
+        try:
+            with self.browser.open(request, timeout=10) as answer:
+                return answer.status, answer.read().decode(), answer.headers.get("ETag", "")
+        except HTTPError as answer:  # 304 among them
+            return answer.code, "", answer.headers.get("ETag", "")
+
+    def live_dashboard(self) -> tuple[str, str]:
+        """The dashboard's live URL and the ETag it was drawn at (templates/_live.html)."""
+        page = self.get("/")[1]
+        found = re.search(r'data-live-url="([^"]+)" data-live-etag="([^"]+)"', page)
+        assert found, page
+        return html.unescape(found[1]), html.unescape(found[2])
 
 
 def answers(url: str) -> bool:
@@ -159,12 +196,23 @@ def test_make_run_fires_a_schedule_compares_its_run_and_retries_its_webhook(
         if not wait_for(lambda: answers(f"{site}/accounts/login/"), seconds=300):
             pytest.fail(f"make run did not serve {site}:\n{log.read_text()[-5000:]}")
 
+        # The lead's dashboard asks whether anything changed: every web process reads
+        # the one version the page was drawn at ("nothing changed", 304).
+        lead = Lead(site)
+        live_url, drawn_at = lead.live_dashboard()
+        asked = [lead.get(live_url, {"If-None-Match": drawn_at})[0] for _ in range(6)]
+        assert asked == [304] * 6
+
         with WebhookReceiver(fail_first=1) as receiver:
             receiver.secret = manage_shell(SETUP.format(url=receiver.url), env)
             # The next minute's time, then the run's fetch, judge and comparison.
             if not wait_for(lambda: bool(receiver.delivered()), seconds=150):
                 pytest.fail(f"no webhook delivered in 150 s:\n{log.read_text()[-5000:]}")
             received = list(receiver.received)
+
+        # The worker's changes renewed the version the web reads: the dashboard redraws.
+        status, _, now_at = lead.get(live_url, {"If-None-Match": drawn_at})
+        assert (status, now_at != drawn_at) == (200, True)
 
         state = json.loads(manage_shell(STATE, env))
         assert state["state"] == "compared"
