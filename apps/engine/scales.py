@@ -20,7 +20,8 @@ class Scale:
     """One grading scale.
 
     ``grades``, ``labels`` and ``keys`` are parallel: ``labels[i]`` is what the grader UI
-    shows for ``grades[i]`` and ``keys[i]`` is the keyboard shortcut that gives it.
+    shows for ``grades[i]`` and ``keys[i]`` is the keyboard shortcut that gives it ("" for
+    a grade with no key: a level of a team's scale outside 0..9 that its lead gave none).
     """
 
     name: str
@@ -62,19 +63,19 @@ BINARY = Scale(
     name="binary",
     grades=(0, 1),
     labels=("Irrelevant", "Relevant"),
-    keys=("1", "2"),
+    keys=("0", "1"),
 )
 GRADED = Scale(
     name="graded",
     grades=(0, 1, 2, 3),
     labels=("Poor", "Fair", "Good", "Perfect"),
-    keys=("1", "2", "3", "4"),
+    keys=("0", "1", "2", "3"),
 )
 DETAIL = Scale(
     name="detail",
     grades=tuple(range(1, 11)),
     labels=tuple(str(grade) for grade in range(1, 11)),
-    # A keyboard has one key per digit, so 10 is typed as 0.
+    # A keyboard has one key per digit, so 10 is typed as 0 (no grade of this scale is 0).
     keys=("1", "2", "3", "4", "5", "6", "7", "8", "9", "0"),
 )
 
@@ -85,8 +86,24 @@ SCALES: dict[str, Scale] = {scale.name: scale for scale in (BINARY, GRADED, DETA
 MAX_LEVELS = 10
 LOWEST_LEVEL, HIGHEST_LEVEL = -100, 100
 LABEL_LIMIT = 40
-DEFAULT_KEYS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "0")
 RESERVED_KEYS = {"s", "S", "g", "G"}
+
+
+def grade_keys(grades: Iterable[int]) -> tuple[str, ...]:
+    """Each grade's key, unless a lead chose others: the grade's own number where that is
+    one digit, so a grader types the number the button's label starts with; 10 on a scale
+    without 0 is typed as 0, as on the detail scale. Any other level (below 0, above 9)
+    has no key ("") and is given by a click."""
+    grades = tuple(grades)
+    keys = []
+    for grade in grades:
+        if 0 <= grade <= 9:
+            keys.append(str(grade))
+        elif grade == 10 and 0 not in grades:
+            keys.append("0")
+        else:
+            keys.append("")
+    return tuple(keys)
 
 
 def custom_scale_problems(
@@ -141,7 +158,7 @@ def custom_scale(
     name: str = "custom",
 ) -> Scale:
     """A team's integer scale from ``lowest`` to ``highest``; EngineError listing every
-    problem. Labels default to the levels themselves, keys to the digits 1, 2, ... 0."""
+    problem. Labels default to the levels themselves, keys to those of grade_keys."""
     labels = None if labels is None else tuple(labels)
     keys = None if keys is None else tuple(keys)
     problems = custom_scale_problems(
@@ -154,7 +171,7 @@ def custom_scale(
         name=name,
         grades=grades,
         labels=tuple(label.strip() for label in labels) if labels else tuple(map(str, grades)),
-        keys=keys or DEFAULT_KEYS[: len(grades)],
+        keys=keys or grade_keys(grades),
         relevant_from=relevant_from,
         custom=True,
     )

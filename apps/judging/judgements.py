@@ -30,6 +30,7 @@ from enum import StrEnum
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from apps import engine
@@ -40,6 +41,7 @@ from apps.evaluations.scales import scale_of
 from apps.scoring import pipeline
 
 from . import sql
+from .selectors import lock_cutoff
 
 NOT_YOURS = "this result is not yours to grade (its time ran out and it moved on)"
 NOT_YOURS_TO_SKIP = "this result is not yours to skip"
@@ -49,6 +51,9 @@ class Action(StrEnum):
     GRADE = "grade"  # record or change the slot's grade
     CLEAR = "clear"  # no grade, no grader: the queue offers the slot again
     SKIP = "skip"  # the grader cannot judge it: released, never offered to them again
+    # A grader takes back their last grade: the grade it replaced (given), or none, the
+    # result held by them again to grade anew.
+    UNDO = "undo"
 
 
 class GiverKind(StrEnum):
@@ -144,30 +149,34 @@ def slot_judge(
     grade: Any = None,
     reason: str = "",
     team_id: int | None = None,
-) -> None:
+) -> engine.Scale:
     """Record (or change) a grade (with its reason: a grader's optional note), clear a
-    slot, or skip it (with its reason).
+    slot, skip it (with its reason), or undo a grader's grade of it.
 
     `team_id`: the team the request acts for (pages and the API always give it); a slot
     of another team is NotFound. A grader must hold the slot, in an evaluation open for
-    grading; only leads clear.
+    grading; only leads clear. Returns the scale of the slot's evaluation (the grading
+    page names the grade it confirms with it).
     """
     reason = check_reason(reason)
     with transaction.atomic():
         locked = False
         by_person = giver.kind == GiverKind.GRADER and giver.judge_source is None
         if action == Action.GRADE and by_person and team_id is not None and type(grade) is int:
-            keyword_id = _grade_started_result(slot_id, giver, grade, reason, team_id)
-            if keyword_id is not None:
+            graded = _grade_started_result(slot_id, giver, grade, reason, team_id)
+            if graded is not None:
+                keyword_id, scale = graded
                 pipeline.grades_changed(keyword_ids=[keyword_id])
-                return
+                return scale
             # Not a started result the grader holds: mostly a result's first grade, which
             # locks its slots (the read below says which rule fails otherwise).
             locked = True
+        if action == Action.UNDO:
+            return _undo(slot_id, giver, grade, team_id)
         slot, siblings = _snapshot_of(slot_id, giver, team_id, lock=locked)
         if action == Action.SKIP:
             _skip(slot, giver, reason)
-            return
+            return slot.scale
         _check_giver(slot, giver, action)
         if not locked and (action != Action.GRADE or not slot.snapshot_started):
             # Starting or clearing changes the other slots of the result too: lock them
@@ -191,11 +200,12 @@ def slot_judge(
         if not _write(slot.id, changes, holder=holder):
             raise NotAllowed(NOT_YOURS)
         pipeline.grades_changed(keyword_ids=[slot.keyword_id])
+    return slot.scale
 
 
 def _grade_started_result(
     slot_id: int, giver: Giver, grade: int, reason: str, team_id: int
-) -> int | None:
+) -> tuple[int, engine.Scale] | None:
     """The common case in one statement: a grader's grade of a slot they hold on a
     result someone already started, in an open evaluation of the team, written, then
     its scale checked (a grade off the scale raises, and the caller's transaction rolls
@@ -208,8 +218,9 @@ def _grade_started_result(
     if row is None:
         return None
     keyword_id, scale_name, levels = row
-    check_grade(grade, _scale(scale_name, levels))
-    return int(keyword_id)
+    scale = _scale(scale_name, levels)
+    check_grade(grade, scale)
+    return int(keyword_id), scale
 
 
 def _scale(name: str, levels: Any) -> engine.Scale:
@@ -348,6 +359,71 @@ def _skip(slot: _ReadSlot, giver: Giver, reason: str) -> None:
     SnapshotSkip.objects.get_or_create(
         snapshot_id=slot.snapshot_id, user=giver.user, defaults={"reason": reason.strip()}
     )
+
+
+NOTHING_TO_UNDO = "there is no grade of yours on this result to take back"
+
+
+def _undo(slot_id: int, giver: Giver, earlier: Any, team_id: int | None) -> engine.Scale:
+    """A grader takes back their grade of a slot they graded: with `earlier` (the grade
+    it replaced) that grade is back, their note kept; without, the slot is ungraded and
+    theirs again, its lock renewed, as if just claimed. Locks the result's slots first:
+    taking back its only grade makes the result fresh again."""
+    if giver.kind != GiverKind.GRADER or giver.judge_source is not None:
+        raise NotAllowed("only the grader who gave a grade takes it back")
+    slot, siblings = _snapshot_of(slot_id, giver, team_id, lock=True)
+    if slot.grader_id != giver.user.id or slot.grade is None:
+        raise NotAllowed(NOTHING_TO_UNDO)
+    if slot.status != Status.ACTIVE:
+        raise InvalidState("the evaluation is not open for grading")
+    now = timezone.now()
+    if earlier is None:
+        changes = {**_cleared_columns(), "grader_id": giver.user.id, "assigned_at": _adapt(now)}
+        if all(s.grade is None for s in siblings if s.id != slot.id):
+            _set_started(slot.snapshot_id, started=False)
+    else:
+        changes = _grade_columns(slot, giver, check_grade(earlier, slot.scale), "", now)
+        del changes["reason"]  # the note given with it is the one still there
+    if not _write(slot.id, changes, holder=giver.user.id):
+        raise NotAllowed(NOTHING_TO_UNDO)
+    pipeline.grades_changed(keyword_ids=[slot.keyword_id])
+    return slot.scale
+
+
+def skip_undo(*, snapshot_id: int, giver: Giver, team_id: int) -> int | None:
+    """Take back a grader's skip of a result: the queue may offer it to them again, and
+    if one of its slots is free in an evaluation open for grading, they hold it now.
+    The id of that slot, or None (every slot taken or graded meanwhile). NotFound when
+    the grader has no skip of that result in the team."""
+    if giver.kind != GiverKind.GRADER:
+        raise NotAllowed("only the grader who skipped a result takes the skip back")
+    with transaction.atomic():
+        deleted, _ = SnapshotSkip.objects.filter(
+            snapshot_id=snapshot_id,
+            user=giver.user,
+            snapshot__keyword__evaluation__team_id=team_id,
+        ).delete()
+        if not deleted:
+            raise NotFound("No such skip.")
+        now = timezone.now()
+        cutoff = lock_cutoff(now)
+        free = (
+            FeedbackSlot.objects.filter(
+                snapshot_id=snapshot_id, grade__isnull=True, evaluation__status=Status.ACTIVE
+            )
+            .filter(Q(grader__isnull=True) | Q(assigned_at__lt=cutoff))
+            .order_by("id")
+            .values_list("id", flat=True)
+        )
+        for slot_id in free[:1]:
+            # Taken only if still free: another grader's claim may have taken it.
+            taken = (
+                FeedbackSlot.objects.filter(id=slot_id, grade__isnull=True)
+                .filter(Q(grader__isnull=True) | Q(assigned_at__lt=cutoff))
+                .update(grader=giver.user, assigned_at=now)
+            )
+            return slot_id if taken else None
+    return None
 
 
 @dataclass(frozen=True)

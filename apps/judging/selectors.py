@@ -17,6 +17,7 @@ from apps.accounts.models import Membership, Tag
 from apps.evaluations.models import (
     Evaluation,
     FeedbackSlot,
+    SnapshotSkip,
     Status,
 )
 
@@ -55,6 +56,11 @@ def evaluations_open_to(membership: Membership) -> QuerySet[Evaluation]:
     )
 
 
+def holds_every_tag(membership: Membership, evaluation: Evaluation) -> bool:
+    """Whether the member holds every tag of the evaluation (its shared pool's rule)."""
+    return not evaluation.tags.exclude(id__in=membership.tags.values("id")).exists()
+
+
 def open_evaluations_parameters(membership: Membership) -> dict[str, Any]:
     return {"team": membership.team_id, "active": Status.ACTIVE.value, "membership": membership.id}
 
@@ -88,6 +94,28 @@ def previous_graded_slot(
     if before is not None:
         slots = slots.filter(graded_at__lt=before)
     return slots.select_related("snapshot", "keyword", "evaluation").order_by("-graded_at").first()
+
+
+def previous_judgement(
+    *, user: Any, team_id: int, before: datetime | None = None
+) -> FeedbackSlot | SnapshotSkip | None:
+    """The grader's history, one step back: their last grade or skip in an active
+    evaluation of the team (before a moment), whichever came later. A skip comes with
+    its result's keyword and evaluation."""
+    slot = previous_graded_slot(user=user, team_id=team_id, before=before)
+    skips = SnapshotSkip.objects.filter(
+        user=user,
+        snapshot__keyword__evaluation__team_id=team_id,
+        snapshot__keyword__evaluation__status=Status.ACTIVE,
+    )
+    if before is not None:
+        skips = skips.filter(created_at__lt=before)
+    skip = skips.select_related("snapshot__keyword__evaluation").order_by("-created_at").first()
+    if skip is None:
+        return slot
+    if slot is None or slot.graded_at is None or skip.created_at > slot.graded_at:
+        return skip
+    return slot
 
 
 def start_of_today() -> Any:

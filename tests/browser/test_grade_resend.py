@@ -75,13 +75,13 @@ def test_a_grade_that_fails_twice_is_resent_saved_once_and_the_grader_is_told(
     page.route(GRADE_POSTS, first_two_fail)
     first = page.locator("#card").get_attribute("data-slot")
 
-    page.keyboard.press("4")  # Perfect
+    page.keyboard.press("3")  # Perfect
 
     notice = page.locator("#save-notice")
     notice.get_by_text(NOT_SAVED).wait_for()
     screenshot("not-saved-yet")
     assert page.locator("#card").get_attribute("data-slot") == first  # still this result
-    page.keyboard.press("1")  # ignored: the kept grade is sent first, and only it
+    page.keyboard.press("0")  # ignored: the kept grade is sent first, and only it
 
     wait_for_next_result(page, first)
     assert notice.inner_text() == "Saved"
@@ -107,7 +107,7 @@ def test_a_grade_saved_whose_answer_was_lost_is_sent_again_and_stored_once(grade
     page.route(GRADE_POSTS, answer_lost_once)
     first = page.locator("#card").get_attribute("data-slot")
 
-    page.keyboard.press("3")  # Good
+    page.keyboard.press("2")  # Good
 
     wait_for_next_result(page, first)
     assert page.locator("#save-notice").inner_text() == "Saved"
@@ -130,7 +130,7 @@ def test_a_grade_not_saved_yet_is_kept_across_a_reload(grader_page, evaluation, 
 
     page.route(GRADE_POSTS, fail_while_down)
     page.on("dialog", lambda dialog: dialog.accept())  # "Leave site? ..." on the reload
-    page.keyboard.press("2")  # Fair
+    page.keyboard.press("1")  # Fair
     page.locator("#save-notice").get_by_text(NOT_SAVED).wait_for()
 
     page.reload()

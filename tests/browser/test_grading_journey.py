@@ -1,4 +1,5 @@
-"""A grader's whole session by keyboard in Chromium, then the lead reads the metrics."""
+"""A grader's whole session by keyboard in Chromium (each grade on the key of its own
+number), then the lead reads the metrics."""
 
 import pytest
 
@@ -55,18 +56,18 @@ def test_a_grader_grades_by_keyboard_goes_back_skips_and_the_lead_sees_new_metri
     assert page.get_by_text("exactly what was asked").is_visible()  # guidelines, rendered
     screenshot_of(page, screenshot, "first-result")
 
-    for key in ["4", "3", "2", "1", "4"]:  # Perfect, Good, Fair, Poor, Perfect
+    for key in ["3", "2", "1", "0", "3"]:  # Perfect, Good, Fair, Poor, Perfect
         press_and_wait_for_next(page, key)
     assert page.get_by_test_id("doc-name").inner_text() == "Shoe number 6"
 
     press_and_wait_for_next(page, "Backspace")  # Previous: the fifth result again
     assert page.get_by_text("changing an earlier grade").is_visible()
     assert page.get_by_test_id("doc-name").inner_text() == "Shoe number 5"
-    press_and_wait_for_next(page, "1")  # change Perfect to Poor
+    press_and_wait_for_next(page, "0")  # change Perfect to Poor
     assert page.get_by_test_id("doc-name").inner_text() == "Shoe number 6"
 
     page.keyboard.press("x")  # an unknown key does nothing
-    page.keyboard.press("7")  # not a key of the graded scale
+    page.keyboard.press("4")  # not a grade of the graded scale (0 to 3)
     assert page.get_by_test_id("doc-name").inner_text() == "Shoe number 6"
 
     press_and_wait_for_next(page, "s")  # skip the sixth
@@ -107,8 +108,8 @@ def test_a_double_press_grades_only_one_result(live_server, browser, evaluation)
     page.wait_for_selector("#card[data-ready='1']")
     first = page.locator("#card").get_attribute("data-slot")
 
-    page.keyboard.press("3")
-    page.keyboard.press("3")  # before the next result has appeared
+    page.keyboard.press("2")
+    page.keyboard.press("2")  # before the next result has appeared
     page.wait_for_function(
         "before => document.querySelector('#card')?.dataset.slot !== before", arg=first
     )

@@ -15,18 +15,18 @@ from apps.engine import (
 )
 
 
-def test_the_binary_scale_has_two_grades_irrelevant_and_relevant_on_keys_1_and_2():
+def test_the_binary_scale_has_two_grades_irrelevant_and_relevant_on_keys_0_and_1():
     binary = get_scale("binary")
     assert binary.grades == (0, 1)
     assert binary.labels == ("Irrelevant", "Relevant")
-    assert binary.keys == ("1", "2")
+    assert binary.keys == ("0", "1")
 
 
-def test_the_graded_scale_runs_from_poor_to_perfect_on_keys_1_to_4():
+def test_the_graded_scale_runs_from_poor_to_perfect_each_on_its_own_number():
     graded = get_scale("graded")
     assert graded.grades == (0, 1, 2, 3)
     assert graded.labels == ("Poor", "Fair", "Good", "Perfect")
-    assert graded.keys == ("1", "2", "3", "4")
+    assert graded.keys == ("0", "1", "2", "3")
 
 
 def test_the_detail_scale_runs_from_1_to_10_and_10_is_typed_as_0():
@@ -34,6 +34,25 @@ def test_the_detail_scale_runs_from_1_to_10_and_10_is_typed_as_0():
     assert detail.grades == tuple(range(1, 11))
     assert detail.labels == ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10")
     assert detail.keys == ("1", "2", "3", "4", "5", "6", "7", "8", "9", "0")
+
+
+def test_a_custom_scales_levels_are_keyed_by_their_own_digit_and_the_rest_have_no_key():
+    assert custom_scale(0, 4).keys == ("0", "1", "2", "3", "4")
+    assert custom_scale(1, 10, relevant_from=2).keys == (
+        "1",
+        "2",
+        "3",
+        "4",
+        "5",
+        "6",
+        "7",
+        "8",
+        "9",
+        "0",
+    )
+    assert custom_scale(-2, 4).keys == ("", "", "0", "1", "2", "3", "4")
+    assert custom_scale(5, 12, relevant_from=6).keys == ("5", "6", "7", "8", "9", "0", "", "")
+    assert custom_scale(-2, 1, keys=["q", "w", "e", "r"]).keys == ("q", "w", "e", "r")
 
 
 def test_a_grade_is_labelled_by_its_value_and_its_name_on_every_scale():

@@ -320,7 +320,7 @@ def test_a_custom_scale_maps_to_binary_by_its_threshold_and_keeps_its_levels_as_
     assert score.metrics[("precision", 3)] == pytest.approx(1 / 3)  # only 4 reaches 2
     assert score.metrics[("cg", 3)] == 3.0  # searchtweak adds the levels as they are
     assert score.metrics[("dcg", 2)] == pytest.approx(-2 + 1 / 1.5849625007211563)
-    assert scale.labels[0] == "spam" and scale.keys == tuple("1234567")
+    assert scale.labels[0] == "spam" and scale.keys == ("", "", "0", "1", "2", "3", "4")
 
 
 def test_a_custom_scale_is_checked_and_refuses_err():

@@ -188,12 +188,19 @@ def test_a_grader_grades_on_the_custom_levels_with_their_labels_and_keys():
     client = client_for(grader)
 
     page = client.get("/feedback/").content.decode()
-    buttons = re.findall(r'name="grade" value="(-?\d+)" data-key="(\w)"', page)
+    buttons = re.findall(r'name="grade" value="(-?\d+)"(?: data-key="(\w)")?', page)
+    # Each level on its own digit; the levels below 0 have none (a click gives them).
     assert buttons == [
-        (str(level), key) for level, key in zip(range(-2, 5), "1234567", strict=True)
+        ("-2", ""),
+        ("-1", ""),
+        ("0", "0"),
+        ("1", "1"),
+        ("2", "2"),
+        ("3", "3"),
+        ("4", "4"),
     ]
-    assert '-2 · Spam <kbd title="key 1">1</kbd>' in page
-    assert '4 · Key <kbd title="key 7">7</kbd>' in page
+    assert re.search(r"-2 · Spam\s*</button>", page)
+    assert '4 · Key <kbd title="key 4">4</kbd>' in page
 
     refused = client.post(f"/feedback/slots/{slot.id}/grade/", {"grade": 5}, follow=True)
     assert "5 is not a custom grade (-2, -1, 0, 1, 2, 3, 4)" in refused.content.decode()

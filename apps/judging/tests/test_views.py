@@ -145,7 +145,8 @@ def test_the_dashboard_shows_what_waits_and_the_evaluations_open_to_the_evaluato
     # but one grader grades each result once.
     assert '<strong data-testid="waiting">8</strong> results wait for you' in page
     mine = page.split("<h2>My evaluations</h2>")[1].split("<h2>")[0]
-    assert f"<h3>{plain.name}</h3>" in mine and f"<h3>{binary.name}</h3>" in mine
+    for shown in (plain, binary):  # each card opens its queue
+        assert f'<h3><a href="/feedback/?evaluation={shown.id}">{shown.name}</a></h3>' in mine
     assert german_only.name not in mine
     assert "Binary (0-1) · 3 grades per result" in mine
     assert "0.0% · 0 of 9 grades" in mine
@@ -163,7 +164,7 @@ def test_a_grader_holding_the_tag_also_waits_on_the_tagged_evaluation(
     response = client_for(evaluator).get("/")
 
     assert '<strong data-testid="waiting">12</strong>' in text(response)
-    assert f"<h3>{three_evaluations[2].name}</h3>" in text(response)
+    assert f">{three_evaluations[2].name}</a></h3>" in text(response)
 
 
 @pytest.mark.parametrize("lead", ["owner", "admin"])
@@ -298,14 +299,14 @@ def test_markup_in_a_keyword_a_result_or_an_attribute_is_shown_as_text(headers, 
 @pytest.mark.parametrize(
     ("scale", "buttons"),
     [
-        ("binary", [("0", "1", "0 · Irrelevant"), ("1", "2", "1 · Relevant")]),
+        ("binary", [("0", "0", "0 · Irrelevant"), ("1", "1", "1 · Relevant")]),
         (
             "graded",
             [
-                ("0", "1", "0 · Poor"),
-                ("1", "2", "1 · Fair"),
-                ("2", "3", "2 · Good"),
-                ("3", "4", "3 · Perfect"),
+                ("0", "0", "0 · Poor"),
+                ("1", "1", "1 · Fair"),
+                ("2", "2", "2 · Good"),
+                ("3", "3", "3 · Perfect"),
             ],
         ),
         ("detail", [(str(g), str(g % 10), str(g)) for g in range(1, 11)]),
@@ -494,13 +495,29 @@ def test_skipping_without_htmx_in_a_leads_queue_returns_to_that_queue(german_onl
     assert response.url == f"/feedback/?evaluation={german_only.id}"
 
 
-def test_an_evaluator_cannot_open_one_evaluations_queue(german_only, evaluation, evaluator):
+def test_an_evaluator_opens_one_evaluation_of_their_pool_and_grades_in_it(
+    german_only, evaluation, evaluator
+):
+    other = make_evaluation(team=evaluation.team, keywords={"boots": 2})
     client = client_for(evaluator)
 
-    response = client.get(f"/feedback/?evaluation={evaluation.id}")
+    response = client.get(f"/feedback/?evaluation={other.id}")
+
+    slot = shown_slot(response)
+    assert response.status_code == 200 and slot.evaluation_id == other.id
+    assert f'<input type="hidden" name="evaluation" value="{other.id}">' in text(response)
+    graded = client.post(
+        f"/feedback/slots/{slot.id}/grade/", {"grade": 2, "evaluation": other.id}, headers=HTMX
+    )
+    assert shown_slot(graded).evaluation_id == other.id
+
+
+def test_an_evaluator_cannot_open_the_queue_of_an_evaluation_whose_tags_they_lack(
+    german_only, evaluator
+):
+    response = client_for(evaluator).get(f"/feedback/?evaluation={german_only.id}")
 
     assert response.status_code == 404
-    assert client.get(f"/feedback/?evaluation={german_only.id}").status_code == 404
     assert not FeedbackSlot.objects.filter(grader=evaluator).exists()
 
 
@@ -714,15 +731,17 @@ def test_the_next_card_posts_with_the_pages_token_and_carries_none_of_its_own(
     assert FeedbackSlot.objects.filter(grader=evaluator, grade__isnull=False).count() == 2
 
 
-def test_an_evaluator_sending_a_queue_evaluation_is_refused_before_anything_is_saved(
-    evaluation, evaluator
+def test_an_evaluator_sending_a_queue_they_may_not_open_is_refused_before_anything_is_saved(
+    german_only, evaluation, evaluator
 ):
     client = client_for(evaluator)
     client.get("/feedback/")
     slot = held(evaluator)
 
     response = client.post(
-        f"/feedback/slots/{slot.id}/grade/", {"grade": 1, "evaluation": evaluation.id}, headers=HTMX
+        f"/feedback/slots/{slot.id}/grade/",
+        {"grade": 1, "evaluation": german_only.id},
+        headers=HTMX,
     )
 
     slot.refresh_from_db()
@@ -880,7 +899,7 @@ def test_previous_reopens_the_last_graded_result_and_regrading_changes_it(evalua
     assert response.status_code == 200 and "<html" not in page
     assert shown_slot(response) == last
     assert "<strong>changing an earlier grade</strong>" in page
-    assert re.search(r'value="2" data-key="3"\s+class="grade current"', page)
+    assert re.search(r'value="2" data-key="2"\s+class="grade current" aria-pressed="true"', page)
     assert "Back to the queue" in page and 'data-action="skip"' not in page
 
     regraded = client.post(f"/feedback/slots/{last.id}/grade/", {"grade": 0}, headers=HTMX)
@@ -1060,7 +1079,7 @@ def test_the_dashboard_reads_a_fixed_number_of_queries(size, team_a, django_asse
         response = client.get("/")
 
     assert response.status_code == 200
-    assert text(response).count("<h3>Evaluation ") == 3 * size
+    assert text(response).count('">Evaluation ') == 3 * size
 
 
 @pytest.mark.parametrize("size", [1, 2])
