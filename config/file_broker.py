@@ -5,6 +5,10 @@ takes it by moving it away: no server to run. config/settings.py uses it for a b
 `filesystem://localhost/path/to/folder` (kombu warns without the host name, which it
 ignores); config/run_stack.py sets one under `.run/` when no broker is configured.
 Deployments use Redis (config/broker.py).
+
+Recomputes are not gathered here: which evaluation has one waiting is a key in Redis
+(apps/scoring/gathering.py), so each change queues its own, which one machine's load
+does not notice.
 """
 
 from pathlib import Path
