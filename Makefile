@@ -60,6 +60,7 @@ run: setup $(SECRET_KEY_FILE)
 dev: setup
 	$(PY) manage.py migrate --noinput
 	$(DEMO_ENV) $(PY) manage.py seed_demo
+	@echo "make dev runs tasks in-process and nothing periodic (schedules, webhook retries, sweeps): make run runs them"
 	$(DEMO_ENV) $(PY) manage.py runserver $(HOST):$(PORT)
 
 ## The whole test suite. Tests needing PostgreSQL, Redis or Chromium skip when missing.
