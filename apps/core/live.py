@@ -18,8 +18,9 @@ answer, which checks the person and the team, ever gave out. A change, or a toke
 page never had, goes through Django as usual.
 
 The versions live in the default cache: Redis when one is known, or files under `make
-run` (config/run_stack.py), shared by every web process and worker. A version expires after VERSION_SECONDS, so a change whose bump was
-lost (Redis away at that moment) shows within that time, as a fresh token.
+run` (config/run_stack.py), shared by every web process and worker. A version expires
+after VERSION_SECONDS, so a change whose bump was lost (Redis away at that moment) shows
+within that time, as a fresh token.
 
 Pushed instead of asked: where the deployment runs the live stream (LIVE_STREAM_URL,
 apps/core/live_stream.py), a change is also published on Redis (LIVE_CHANNEL), and the
