@@ -126,3 +126,21 @@ def test_without_javascript_every_field_shows_and_the_page_still_imports(
         assert Evaluation.objects.filter(team=team, name="Plain").exists()
     finally:
         context.close()
+
+
+def test_an_answer_that_is_no_report_is_said_in_one_line_and_the_file_stays_chosen(
+    live_server, page, team, tmp_path
+):
+    document = tmp_path / "holiday.json"
+    document.write_text('{"format": "relevo.evaluation/1", "name": "Holiday", "keywords": []}')
+    open_import_page(page, live_server)
+    page.get_by_label("JSON file").set_input_files(str(document))
+    page.context.clear_cookies()  # the form expires: a log-out in another tab
+
+    page.get_by_role("button", name="Import").click()
+
+    problems = page.get_by_test_id("import-problems")
+    problems.get_by_text("this form has expired").wait_for()
+    assert problems.inner_text().startswith("Nothing was imported: this form has expired")
+    assert page.get_by_role("heading", name="This form has expired").count() == 0  # no page in it
+    assert chosen_file(page, "JSON file") == ["holiday.json"]
