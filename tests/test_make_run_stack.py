@@ -8,6 +8,7 @@ local receiver, is retried and delivered. Meanwhile the lead's open dashboard, w
 every web process answered "nothing changed", is told of the worker's changes (the
 three share one cache). Ctrl-C then stops the web server, the worker and beat together."""
 
+import contextlib
 import html
 import json
 import os
@@ -74,6 +75,7 @@ print(secret)
 
 # What the run left behind, as JSON.
 STATE = """
+import contextlib
 import html
 import json
 from apps.notifications.models import Delivery
@@ -230,11 +232,13 @@ def test_make_run_fires_a_schedule_compares_its_run_and_retries_its_webhook(
         assert against_baseline["evaluation"]["name"] == "Default ranking, week 3"
         assert against_baseline["outcome"] in {"pass", "fail", "undecided"}
     finally:
-        os.killpg(stack.pid, signal.SIGINT)  # Ctrl-C, as a terminal sends it to its job
+        with contextlib.suppress(ProcessLookupError):  # make ended already
+            os.killpg(stack.pid, signal.SIGINT)  # Ctrl-C, as a terminal sends it to its job
         try:
             stack.wait(timeout=60)
         except subprocess.TimeoutExpired:
-            os.killpg(stack.pid, signal.SIGKILL)
+            for pid in processes_of(tmp_path / "run"):  # in sessions of their own
+                os.kill(pid, signal.SIGKILL)
             raise
     # Ctrl-C stopped all three: nothing serves, nothing of the stack runs.
     assert not answers(f"{site}/accounts/login/")
