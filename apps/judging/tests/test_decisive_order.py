@@ -128,7 +128,7 @@ def test_a_lead_switches_it_on_and_off_on_the_page(team_a, lead):
     off = page.post(f"/evaluations/{candidate.id}/decisive-order/off/")
     assert off.status_code == 302
     shown = page.get(f"/evaluations/{candidate.id}/").content.decode()
-    assert "order the queue by what decides a comparison" in shown
+    assert "Give graders first the results that can still change which one is ahead" in shown
     assert 'data-testid="decisive-status"' not in shown
 
 
