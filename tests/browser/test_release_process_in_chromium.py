@@ -28,7 +28,7 @@ def test_a_lead_adds_a_webhook_tests_it_and_schedules_a_run(
         page.get_by_role("link", name="Notifications").click()
         page.get_by_role("link", name="Add a webhook").click()
         page.get_by_label("Name").fill("Release channel")
-        page.get_by_label("URL").fill(receiver.url)
+        page.get_by_label("URL", exact=True).fill(receiver.url)
         page.get_by_label("A regression was found").check()
         page.get_by_role("button", name="Add webhook").click()
         secret = page.get_by_test_id("new-secret").locator("code").inner_text()
