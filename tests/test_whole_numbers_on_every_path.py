@@ -195,3 +195,17 @@ def test_a_disagreement_decided_with_a_grade_past_its_column_names_the_grade(tea
         response = lead.post(url, {"grade": grade}, headers={"HX-Request": "true"})
         assert response.status_code in (200, 400), response.content[:500]
         assert "grade" in response.content.decode()
+
+
+def test_a_transformer_rule_keyed_by_superscript_two_is_a_400_naming_the_rule(api):
+    body = {
+        "name": "Binary view",
+        "scale": "graded",
+        "metrics": [{"metric": "ndcg", "k": 10}],
+        "transformers": {"binary": {"0": 0, "1": 0, "2": 1, SUPERSCRIPT_TWO: 1}},
+    }
+
+    response = api.post("/api/v1/evaluations/", body, content_type="application/json")
+
+    assert response.status_code == 400
+    assert any(error["field"].startswith("transformers") for error in response.json()["errors"])

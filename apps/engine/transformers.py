@@ -10,11 +10,17 @@ source grades may be strings ("2") as well as ints.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from .errors import EngineError
 from .scales import SCALES, Scale, get_scale
+
+# A grade written as a JSON key: ASCII digits only ("²" is a digit to str.isdigit, not to
+# int), within a grade's column; the engine is pure, so apps/core/typed.py's rule is
+# spelled here.
+_GRADE_KEY = re.compile(r"\s*-?[0-9]{1,5}\s*")
 
 # Destination scale -> source grade (int, or str from JSON) -> destination grade. The
 # inner key type is Any because Mapping is invariant in its keys: a dict[int, int] and a
@@ -164,6 +170,6 @@ def _parse_grade_key(key: object) -> int | None:
     """A source grade from a JSON object key ("2") or an int key; None if it is neither."""
     if type(key) is int:
         return key
-    if isinstance(key, str) and key.strip().lstrip("-").isdigit():
+    if isinstance(key, str) and _GRADE_KEY.fullmatch(key):
         return int(key)
     return None
