@@ -35,6 +35,7 @@ import certifi
 import httpx
 
 from apps.core import bounded_json
+from apps.core.typed import BIGINT_MAX, parse_int
 
 from .request import PreparedSearch
 from .safety import AddressRefused, IPAddress, Resolver, addresses_to_call
@@ -249,7 +250,7 @@ def _exchange(
                 ) as response:
                     charset = response.charset_encoding
                     declared = response.headers.get("content-length", "")
-                    if declared.isdigit() and int(declared) > max_bytes:
+                    if (parse_int(declared, 0, BIGINT_MAX) or 0) > max_bytes:
                         raise _TooLarge(response.status_code, b"", charset)
                     body = _read_capped(response, max_bytes, deadline, charset)
                     return _Reply(

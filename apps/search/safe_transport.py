@@ -26,6 +26,8 @@ from collections.abc import Iterator
 
 import httpx2 as httpx  # the providers' SDKs are built on httpx2 (httpx's API)
 
+from apps.core.typed import BIGINT_MAX, parse_int
+
 from .client import tls_context
 from .safety import AddressRefused, Resolver, addresses_to_call
 
@@ -125,7 +127,7 @@ class SafeTransport(httpx.BaseTransport):
             response.close()
             raise CompressedAnswer(f"the answer is compressed ({encoding}); it was not asked to be")
         declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self.max_bytes:
+        if (parse_int(declared, 0, BIGINT_MAX) or 0) > self.max_bytes:
             response.close()
             raise ResponseTooLarge(f"the answer is larger than {self.max_bytes} bytes")
         stream = response.stream
