@@ -7,7 +7,7 @@ and smallint columns overflow):
 
 - requests schemathesis generates from the app's own OpenAPI schema (/api/schema/),
   valid and invalid ones, a bounded and reproducible number per operation;
-- hand-picked hostile bodies on every POST and PATCH operation of the schema: JSON nested
+- hand-picked hostile bodies on every POST, PUT and PATCH operation of the schema: JSON nested
   5,000 deep, a lone surrogate, NUL, integers past int4/smallint/int64 in every field (at
   every depth), strings of 1 MB, bodies of 3 MB, NaN, wrong types, wrong content types;
   for multipart operations the same in every form field and file, and 1,001 fields;
@@ -157,11 +157,11 @@ def openapi_document() -> dict[str, Any]:
 
 
 def writing_operations() -> list[tuple[str, str, list[str]]]:
-    """(method, path, request content types) of every POST and PATCH of the schema."""
+    """(method, path, request content types) of every POST, PUT and PATCH of the schema."""
     found = []
     for path, methods in openapi_document()["paths"].items():
         for method, operation in methods.items():
-            if method in ("post", "patch"):
+            if method in ("post", "put", "patch"):
                 content = operation.get("requestBody", {}).get("content", {})
                 found.append((method.upper(), path, sorted(content)))
     return found

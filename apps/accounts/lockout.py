@@ -38,15 +38,18 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
+ADDRESS_MAX = 254  # an email address's longest (RFC 5321), User.email's max_length
+
 
 def login_name(request: HttpRequest, credentials: dict[str, Any] | None) -> str | None:
     """The account a log-in names, as the lock-out counts it (AXES_USERNAME_CALLABLE).
 
     In lower case: addresses are stored so and log-in ignores case, so "Ann@x.test" and
-    "ann@x.test" are one account, counted once, not two ways around the limit."""
+    "ann@x.test" are one account, counted once, not two ways around the limit. At most
+    an address's 254 characters: axes' column holds 255, and a longer name is no one's."""
     field = settings.AXES_USERNAME_FORM_FIELD
     raw = credentials.get(field) if credentials else getattr(request, "POST", {}).get(field)
-    return str(raw).strip().lower() if raw else None
+    return str(raw).strip().lower()[:ADDRESS_MAX] if raw else None
 
 
 class AxesRequest(HttpRequest):

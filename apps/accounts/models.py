@@ -32,7 +32,11 @@ class UserManager(BaseUserManager["User"]):
         return self._create(email, password, **fields)
 
     def get_by_natural_key(self, username: str | None) -> "User":
-        # Addresses are stored in lower case; people type them as they like.
+        # Addresses are stored in lower case; people type them as they like. Text longer
+        # than an address is no one's (and a pattern too long for SQLite's LIKE): the
+        # log-in form does not bound what it passes on.
+        if len(username or "") > (self.model._meta.get_field("email").max_length or 254):
+            raise self.model.DoesNotExist
         return self.get(email__iexact=username or "")
 
 
