@@ -57,13 +57,8 @@ class ScheduleForm(forms.Form):
     ) -> None:
         kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
-        self._offer("source", [("", "Choose an evaluation")], evaluations)
-        self._offer("judge", [("", "None: people only")], judges)
-
-    def _offer(self, name: str, first: list[tuple[Any, str]], objects: QuerySet[Any]) -> None:
-        field = self.fields[name]
-        assert isinstance(field, forms.ChoiceField)
-        field.choices = first + [(o.id, o.name) for o in objects]
+        _offer(self, "source", "Choose an evaluation", evaluations)
+        _offer(self, "judge", "None: people only", judges)
 
 
 class TimeZoneForm(forms.Form):
@@ -98,9 +93,8 @@ class GateForm(forms.Form):
     def __init__(self, *args: Any, evaluations: QuerySet[Any], **kwargs: Any) -> None:
         kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
-        offered = [(e.id, e.name) for e in evaluations]
-        for name in ("baseline", "candidate"):
-            _choices(self, name, [("", "Choose an evaluation"), *offered])
+        _offer(self, "baseline", "Choose an evaluation", evaluations)
+        _offer(self, "candidate", "Choose an evaluation", evaluations)
 
 
 class GateRunForm(forms.Form):
@@ -130,14 +124,13 @@ class GateRunForm(forms.Form):
         kwargs.setdefault("label_suffix", "")
         kwargs.setdefault("prefix", "run")  # beside GateForm on one page: ids apart
         super().__init__(*args, **kwargs)
-        _choices(
-            self, "baseline", [("", "Choose an evaluation"), *((e.id, e.name) for e in evaluations)]
-        )
-        _choices(self, "model", [("", "Choose a search model"), *((m.id, m.name) for m in models)])
-        _choices(self, "judge", [("", "None: people grade it"), *((j.id, j.name) for j in judges)])
+        _offer(self, "baseline", "Choose an evaluation", evaluations)
+        _offer(self, "model", "Choose a search model", models)
+        _offer(self, "judge", "None: people grade it", judges)
 
 
-def _choices(form: forms.Form, name: str, choices: list[tuple[Any, str]]) -> None:
+def _offer(form: forms.Form, name: str, nothing: str, objects: QuerySet[Any]) -> None:
+    """The choice field `name` offers the objects by name, after `nothing` (value "")."""
     field = form.fields[name]
     assert isinstance(field, forms.ChoiceField)
-    field.choices = choices
+    field.choices = [("", nothing), *((o.id, o.name) for o in objects)]
