@@ -122,7 +122,7 @@ def _confirmation(
     slot_id: int, scale: engine.Scale, grade: int, earlier: int | None
 ) -> Confirmation:
     undo_url = reverse("judging:feedback_undo", args=[slot_id])
-    if earlier is None:
+    if earlier is None or not scale.is_grade(earlier):  # a first grade (or a forged earlier)
         return Confirmation(f"Graded {scale.label_of(grade)}", undo_url)
     text = f"Changed {scale.label_of(earlier)} to {scale.label_of(grade)}"
     return Confirmation(text, undo_url, earlier)
@@ -132,11 +132,9 @@ SKIPPED = Confirmation("Skipped: Previous brings it back if you change your mind
 
 
 def _earlier_grade(request: TeamRequest) -> int | None:
-    """The grade a changed grade replaced, as the card of an earlier grade sent it."""
-    try:
-        return int(request.POST.get("earlier", ""))
-    except ValueError:
-        return None
+    """The grade a changed grade replaced, as the card of an earlier grade sent it (Undo
+    puts it back through the grade writer, which checks it is on the scale)."""
+    return parse_int(request.POST.get("earlier", ""), SMALLINT_MIN, SMALLINT_MAX)
 
 
 def _card_context(

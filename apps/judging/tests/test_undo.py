@@ -102,6 +102,22 @@ def test_a_changed_grade_is_confirmed_with_the_grade_it_replaced(evaluation, eva
     assert '<input type="hidden" name="earlier" value="3">' in confirmation
 
 
+@pytest.mark.parametrize("earlier", ["7", "x", "99999999999"])
+def test_an_earlier_grade_that_is_no_grade_of_the_scale_is_not_offered_back(
+    earlier, evaluation, evaluator
+):
+    client = client_for(evaluator)
+    client.get("/feedback/")
+    slot = held(evaluator)
+
+    answer = client.post(
+        f"/feedback/slots/{slot.id}/grade/", {"grade": 2, "earlier": earlier}, headers=HTMX
+    )
+
+    confirmation = confirmation_of(answer)
+    assert "Graded 2 · Good" in confirmation and 'name="earlier"' not in confirmation
+
+
 def test_a_refused_grade_fills_no_confirmation(evaluation, evaluator):
     client = client_for(evaluator)
     client.get("/feedback/")
