@@ -19,6 +19,7 @@ from . import (
     keywords,
     lifecycle,
     search_models,
+    trec_eval,
 )
 from .authentication import PageVisitor
 
@@ -205,6 +206,7 @@ v1 = [
     ),
     path("comparisons/", comparisons.ComparisonView.as_view(), name="comparison"),
     path("gate/", gate.GateView.as_view(), name="gate"),
+    path("trec-eval/", trec_eval.TrecEvalView.as_view(), name="trec_eval"),
 ]
 
 # Until issue 16 these routes had no trailing slash, and integrations call them so: their
