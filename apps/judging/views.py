@@ -353,7 +353,7 @@ def _refused(request: TeamRequest, message: str) -> HttpResponse:
         context["error"] = message
         return _card_response(request, context)
     messages.error(request, message)
-    return redirect("judging:feedback")
+    return _after_action(request)  # back to the queue the grader was in
 
 
 def _skipped_card(request: TeamRequest, skip: SnapshotSkip) -> HttpResponse:

@@ -322,3 +322,15 @@ def test_a_skip_of_another_grader_or_another_team_is_not_found(
         response = client_for(someone).post(f"/feedback/results/{skipped.snapshot_id}/unskip/")
         assert response.status_code == 404
     assert SnapshotSkip.objects.filter(user=evaluator).exists()
+
+
+def test_a_refused_undo_without_htmx_returns_to_the_queue_the_grader_chose(evaluation, evaluator):
+    client = client_for(evaluator)
+    client.get(f"/feedback/?evaluation={evaluation.id}")
+
+    response = client.post(
+        f"/feedback/slots/{held(evaluator).id}/undo/", {"evaluation": evaluation.id}
+    )
+
+    assert response.status_code == 302
+    assert response.url == f"/feedback/?evaluation={evaluation.id}"
