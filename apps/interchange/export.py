@@ -29,6 +29,7 @@ from apps.evaluations.models import (
 )
 from apps.scoring.models import KeywordMetric
 
+from .query_ids import query_ids
 from .settings_check import FORMAT
 from .trec_columns import to_column
 from .trec_eval_output import export_trec_eval
@@ -108,6 +109,7 @@ class KeywordOut:
     unretrieved: list[tuple[str, int]]
     information_need: str = ""
     notes: str = ""  # the lead's
+    id: int = 0
 
 
 class _Grouped:
@@ -236,6 +238,7 @@ def keywords_of(
             judged,
             information_need or "",
             keyword_notes or "",
+            keyword_id,
         )
 
 
@@ -493,10 +496,11 @@ def export_qrels(evaluation: Evaluation, out: TextIO, *, raw: bool = False) -> N
     (an AI judge's name, an email or an external name; "0" when the grade has none) in
     the iteration column. The column has no room to mark an AI judge's grade as one: the
     JSON and CSV exports do.
-    Columns are encoded as trec_columns.to_column describes.
+    Columns are encoded as trec_columns.to_column describes; the qids are query_ids.py's.
     """
+    qids = query_ids(evaluation)
     for keyword in keywords_of(evaluation, with_metrics=False):
-        qid = to_column(keyword.text)
+        qid = qids[keyword.id]
         for snapshot in keyword.snapshots:
             docno = to_column(snapshot.doc_id)
             if raw:
@@ -517,8 +521,9 @@ def export_qrels_raw(evaluation: Evaluation, out: TextIO) -> None:
 def export_run(evaluation: Evaluation, out: TextIO) -> None:
     """`qid Q0 docno rank score tag` per snapshot: rank = position, and scores that fall
     with the position (the last one scores 1), so trec_eval ranks in position order."""
+    qids = query_ids(evaluation)
     for keyword in keywords_of(evaluation, with_metrics=False):
-        qid = to_column(keyword.text)
+        qid = qids[keyword.id]
         last = max((snapshot.position for snapshot in keyword.snapshots), default=0)
         for snapshot in keyword.snapshots:
             rank = snapshot.position
@@ -527,17 +532,18 @@ def export_run(evaluation: Evaluation, out: TextIO) -> None:
 
 def export_topics(evaluation: Evaluation, out: TextIO) -> None:
     """`qid<TAB>keyword text` per keyword: the map from the query ids the qrels, run and
-    trec_eval exports write to the keywords as people read them, and the topics file a
-    TREC import takes to give the run's queries those texts back. A line break in a
+    trec_eval exports write (query_ids.py) to the keywords as people read them, and the
+    topics file a TREC import takes to give the run's queries those texts back. A line break in a
     keyword is written as a space (it would end the line)."""
-    texts = (
+    qids = query_ids(evaluation)
+    keywords = (
         Keyword.objects.filter(evaluation=evaluation)
         .order_by("position")
-        .values_list("text", flat=True)
+        .values_list("id", "text")
         .iterator(chunk_size=CHUNK)
     )
-    for text in texts:
-        out.write(f"{to_column(text)}\t{' '.join(text.splitlines())}\n")
+    for keyword_id, text in keywords:
+        out.write(f"{qids[keyword_id]}\t{' '.join(text.splitlines())}\n")
 
 
 Exporter = Callable[[Evaluation, TextIO], None]

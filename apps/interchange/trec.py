@@ -12,8 +12,9 @@
   On a binary evaluation grades >= 1 are relevant (1), the others 0; on the other
   scales a grade must be one of the scale's.
 - Topics `qid<TAB>text`: the keyword text of a qid; a qid without a topic keeps its own
-  text. qids and docnos are read as trec_columns.from_column describes, so the files an
-  export writes read back into the same keywords and documents.
+  text. Every keyword keeps its qid (models.TrecQuery), which the TREC exports write
+  back (query_ids.py). qids and docnos are read as trec_columns.from_column describes,
+  so the files an export writes read back into the same keywords and documents.
 
 The files are read whole and checked before anything is written; every problem is
 reported as `<file name> line N: ...`.
@@ -30,11 +31,12 @@ from django.db import transaction
 from apps import engine
 from apps.accounts.models import Team
 from apps.core.typed import BIGINT_MAX, BIGINT_MIN, parse_int
-from apps.evaluations.models import Evaluation
+from apps.evaluations.models import Evaluation, Keyword
 from apps.evaluations.scales import levels_found
 
 from .checks import DOC_ID_LIMIT, KEYWORD_LIMIT, MAX_POSITION
 from .creation import evaluation_for_import, writer_for
+from .models import TrecQuery
 from .problems import Problems
 from .rows import SlotGrade, SnapshotRow
 from .text_files import file_name, not_text_problem
@@ -206,8 +208,18 @@ def import_trec(
                 writer.add(keywords[qid], rows, unretrieved)
                 report.add(query, grades, keep_rank=keep_rank)
             writer.close()
+        _keep_qids(evaluation, keywords)
     evaluation.refresh_from_db()
     return TrecImport(evaluation, report)
+
+
+def _keep_qids(evaluation: Evaluation, keywords: dict[str, str]) -> None:
+    """Each keyword's qid as the files wrote it, for the TREC exports (query_ids.py)."""
+    ids = dict(Keyword.objects.filter(evaluation=evaluation).values_list("text", "id"))
+    TrecQuery.objects.bulk_create(
+        [TrecQuery(keyword_id=ids[text], qid=qid) for qid, text in keywords.items()],
+        batch_size=5_000,
+    )
 
 
 def _lines(stream: IO[bytes], file: str, problems: Problems) -> Iterator[tuple[int, list[str]]]:

@@ -26,7 +26,7 @@ from apps.judging.models import SnapshotDecision
 from apps.scoring.models import KeywordMetric
 from apps.trec_eval.report import Report, write_report
 
-from .trec_columns import to_column
+from .query_ids import query_ids
 
 # The run id of an evaluation that did not come from a TREC run file.
 RUN_ID = "relevo"
@@ -37,10 +37,11 @@ def export_trec_eval(evaluation: Evaluation, out: TextIO) -> None:
     stored = list(
         EvaluationMetric.objects.filter(evaluation=evaluation).values_list("metric", "k", "value")
     )
-    per_query = _values_by_query(evaluation)
+    qids = query_ids(evaluation)  # the queries as the qrels and run exports name them
+    per_query = _values_by_query(evaluation, qids)
     # trec_eval evaluates a query only when the qrels judge it: the coverage measures,
     # defined wherever there are results, do not make a query without judgements count.
-    judged = _judged_queries(evaluation)
+    judged = _judged_queries(evaluation, qids)
     evaluated = {
         query: values
         for query, values in per_query.items()
@@ -58,26 +59,28 @@ def export_trec_eval(evaluation: Evaluation, out: TextIO) -> None:
     write_report(report, out)
 
 
-def _judged_queries(evaluation: Evaluation) -> set[str]:
+def _judged_queries(evaluation: Evaluation, qids: dict[int, str]) -> set[str]:
     """The queries in the qrels: keywords with a grade, a lead's decision or a judged
-    document they did not retrieve (as TREC columns)."""
+    document they did not retrieve (by their qids)."""
     keyword = OuterRef("pk")
     judged = Keyword.objects.filter(evaluation=evaluation).filter(
         Exists(FeedbackSlot.objects.filter(keyword=keyword, grade__isnull=False))
         | Exists(UnretrievedJudgement.objects.filter(keyword=keyword))
         | Exists(SnapshotDecision.objects.filter(snapshot__keyword=keyword))
     )
-    return {to_column(text) for text in judged.values_list("text", flat=True)}
+    return {qids[keyword_id] for keyword_id in judged.values_list("id", flat=True)}
 
 
-def _values_by_query(evaluation: Evaluation) -> dict[str, dict[tuple[str, int], float | None]]:
-    """query id (the keyword as a TREC column) -> (metric, k) -> value."""
-    rows: Iterable[tuple[str, str, int, float | None]] = (
+def _values_by_query(
+    evaluation: Evaluation, qids: dict[int, str]
+) -> dict[str, dict[tuple[str, int], float | None]]:
+    """query id (query_ids.py) -> (metric, k) -> value."""
+    rows: Iterable[tuple[int, str, int, float | None]] = (
         KeywordMetric.objects.filter(evaluation=evaluation)
-        .values_list("keyword__text", "metric", "k", "value")
+        .values_list("keyword_id", "metric", "k", "value")
         .iterator(chunk_size=20_000)
     )
     values: dict[str, dict[tuple[str, int], float | None]] = {}
-    for text, metric, k, value in rows:
-        values.setdefault(to_column(text), {})[(metric, k)] = value
+    for keyword_id, metric, k, value in rows:
+        values.setdefault(qids[keyword_id], {})[(metric, k)] = value
     return values

@@ -275,8 +275,7 @@ def test_the_topics_export_maps_each_query_id_to_its_keyword(owner, team_a):
     assert client.get(f"/evaluations/{evaluation.id}/").content.decode().count("format=topics") == 1
 
 
-def test_a_run_its_qrels_and_topics_import_back_into_the_same_keywords_and_grades(owner, team_a):
-    client = client_for(owner)
+def import_week_3(client) -> Evaluation:
     client.post(
         "/evaluations/import/",
         {
@@ -286,10 +285,16 @@ def test_a_run_its_qrels_and_topics_import_back_into_the_same_keywords_and_grade
             "topics": upload("topics.txt", "301\tred running shoes\n302\tblue hat\n"),
             "name": "Week 3",
             "scale": "graded",
+            "profile": "trec",
             "metrics": "cg@2",
         },
     )
-    first = Evaluation.objects.get(name="Week 3")
+    return Evaluation.objects.get(name="Week 3")
+
+
+def test_a_run_its_qrels_and_topics_import_back_into_the_same_keywords_and_grades(owner, team_a):
+    client = client_for(owner)
+    first = import_week_3(client)
 
     response = client.post(
         "/evaluations/import/",
@@ -309,3 +314,47 @@ def test_a_run_its_qrels_and_topics_import_back_into_the_same_keywords_and_grade
     texts = list(again.keywords.order_by("position").values_list("text", flat=True))
     assert texts == ["red running shoes", "blue hat"]
     assert downloaded(client, again, "qrels") == downloaded(client, first, "qrels")
+    assert downloaded(client, again, "topics") == downloaded(client, first, "topics")
+
+
+def test_the_trec_exports_keep_the_query_ids_a_trec_import_read(owner, team_a):
+    client = client_for(owner)
+    evaluation = import_week_3(client)
+
+    qrels = downloaded(client, evaluation, "qrels").decode()
+    run = downloaded(client, evaluation, "run").decode()
+    topics = downloaded(client, evaluation, "topics").decode()
+    trec_eval = downloaded(client, evaluation, "trec_eval").decode()
+
+    assert qrels.splitlines() == ["301 0 d1 2", "302 0 d3 1"]
+    assert [line.split()[0] for line in run.splitlines()] == ["301", "301", "302"]
+    assert topics.splitlines() == ["301\tred running shoes", "302\tblue hat"]
+    assert {line.split("\t")[1].strip() for line in trec_eval.splitlines()} == {
+        "301",
+        "302",
+        "all",
+    }
+
+
+def test_a_keyword_renamed_keeps_its_query_id(owner, team_a):
+    client = client_for(owner)
+    evaluation = import_week_3(client)
+    evaluation.keywords.filter(text="blue hat").update(text="navy hat")
+
+    topics = downloaded(client, evaluation, "topics").decode()
+
+    assert topics.splitlines() == ["301\tred running shoes", "302\tnavy hat"]
+
+
+def test_with_a_keyword_added_after_the_import_every_query_id_is_its_keyword(owner, team_a):
+    client = client_for(owner)
+    evaluation = import_week_3(client)
+    Keyword.objects.create(evaluation=evaluation, text="301", position=3)
+
+    topics = downloaded(client, evaluation, "topics").decode()
+
+    assert topics.splitlines() == [
+        "red%20running%20shoes\tred running shoes",
+        "blue%20hat\tblue hat",
+        "301\t301",
+    ]

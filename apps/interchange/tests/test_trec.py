@@ -15,7 +15,7 @@ from apps.evaluations.models import (
     Snapshot,
     UnretrievedJudgement,
 )
-from apps.interchange.export import export_qrels, export_run
+from apps.interchange.export import export_qrels, export_run, export_topics
 from apps.interchange.trec import import_trec
 from apps.scoring.models import KeywordMetric
 from tests.factories import make_team
@@ -223,20 +223,26 @@ def test_on_a_binary_evaluation_grades_of_one_and_more_are_relevant():
     assert EvaluationMetric.objects.get(evaluation=evaluation).value == 0.5
 
 
-def test_the_run_and_qrels_an_export_writes_read_back_into_the_same_evaluation():
+def test_the_run_qrels_and_topics_an_export_writes_read_back_into_the_same_evaluation():
     run = "q1 Q0 a 1 3 t\nq1 Q0 b%20c 2 2 t\nq2 Q0 a 1 1 t\n"
     qrels = "q1 0 a 2\nq1 0 b%20c 3\nq2 0 a 0\n"
     topics = "q1\tred  running shoes\nq2\t100% cotton\n"
     first = trec_import(run, qrels, topics, metrics=[("ndcg", 5), ("err", 3)])
-    exported_run, exported_qrels = io.StringIO(), io.StringIO()
+    exported_run, exported_qrels, exported_topics = io.StringIO(), io.StringIO(), io.StringIO()
     export_run(first, exported_run)
     export_qrels(first, exported_qrels)
+    export_topics(first, exported_topics)
 
     second = trec_import(
-        exported_run.getvalue(), exported_qrels.getvalue(), metrics=[("ndcg", 5), ("err", 3)]
+        exported_run.getvalue(),
+        exported_qrels.getvalue(),
+        exported_topics.getvalue(),
+        metrics=[("ndcg", 5), ("err", 3)],
     )
 
-    assert exported_run.getvalue().split("\n")[0] == "red%20%20running%20shoes Q0 a 1 2 relevo"
+    # The qids the import read, not the topics' texts; the topics export maps them.
+    assert exported_run.getvalue().split("\n")[0] == "q1 Q0 a 1 2 relevo"
+    assert exported_topics.getvalue() == topics
     assert (
         snapshots_of(second)
         == snapshots_of(first)
