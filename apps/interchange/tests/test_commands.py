@@ -188,3 +188,35 @@ def test_an_exported_file_imports_again_through_the_commands(tmp_path):
     assert int(second) != int(first)
     values = [Evaluation.objects.get(id=int(i)).metrics.get().value for i in (first, second)]
     assert values == [0.5, 0.5]
+
+
+def test_an_exported_file_imports_into_its_own_team_under_the_name_given(tmp_path):
+    evaluation = make_evaluation(keywords={"q": 2})
+    exported = tmp_path / "exported.json"
+    run("export_evaluation", str(evaluation.id), "--output", str(exported))
+
+    copy, _ = run(
+        "import_evaluation",
+        str(exported),
+        "--team",
+        evaluation.team.name,
+        "--name",
+        "Copy",
+        "--no-progress",
+    )
+
+    assert Evaluation.objects.get(id=int(copy)).name == "Copy"
+
+
+def test_import_evaluation_of_a_picture_says_so_in_one_line(tmp_path):
+    team = make_team()
+    picture = tmp_path / "photo.png"
+    picture.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 4)
+
+    with pytest.raises(CommandError) as raised:
+        run("import_evaluation", str(picture), "--team", team.name, "--no-progress")
+
+    assert str(raised.value).split("\n") == [
+        f"{picture} rejected; nothing was imported:",
+        "photo.png: this is not a text file (JSON and TREC files are UTF-8 text)",
+    ]

@@ -17,6 +17,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", type=Path, help="the JSON document")
         parser.add_argument("--team", required=True, help="the team's id or name")
+        parser.add_argument(
+            "--name", default="", help="the new evaluation's name instead of the document's"
+        )
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -28,7 +31,9 @@ class Command(BaseCommand):
             raise CommandError(f"cannot read {path}: {error.strerror}") from error
         with source, progress_bar(self.stderr, not options["no_progress"]) as progress:
             try:
-                evaluation = import_document(team=team, source=source, progress=progress)
+                evaluation = import_document(
+                    team=team, source=source, name=options["name"], progress=progress
+                )
             except InvalidInput as error:
                 raise rejected(error, str(path)) from error
         self.stdout.write(str(evaluation.id))
