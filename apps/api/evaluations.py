@@ -544,9 +544,10 @@ class EvaluationImportTrec(APIView):
         fields = data.validated_data
         imported = import_trec(
             team=request.user.team,
-            run=fields["run"].file,
-            qrels=fields["qrels"].file if fields.get("qrels") else None,
-            topics=fields["topics"].file if fields.get("topics") else None,
+            # The uploads themselves, not their files: problems name them as uploaded.
+            run=fields["run"],
+            qrels=fields.get("qrels"),
+            topics=fields.get("topics"),
             name=fields["name"].strip(),
             scale=fields["scale"],
             metrics=fields["metrics"],

@@ -667,3 +667,16 @@ def test_a_json_export_imported_back_keeps_the_leads_decisions(api, team_a):
     assert {k: v for k, v in again.items() if k not in identity} == {
         k: v for k, v in exported.items() if k not in identity
     }
+
+
+def test_trec_import_problems_name_the_files_as_uploaded_however_large(api, settings):
+    needs_interchange()
+    settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 16  # the upload goes to a temporary file
+
+    response = api.post(
+        "/api/v1/evaluations/import-trec/",
+        trec_form(run=SimpleUploadedFile("week-3.run", b"q1 Q0 d1 1 2.0 x\nq1 Q0 d2\n")),
+    )
+
+    assert response.status_code == 400
+    assert [error["field"] for error in response.json()["errors"]] == ["week-3.run line 2"]
