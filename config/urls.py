@@ -1,12 +1,9 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from apps.core.favicon import favicon
-
 # Each app's routes are named in its own namespace, its app_name: "judging:feedback".
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("favicon.ico", favicon),
     path("api/", include("apps.api.urls")),
     path("", include("apps.accounts.urls")),
     path("", include("apps.judging.urls")),

@@ -1,11 +1,15 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
+from apps.core.favicon import favicon
+
 from . import views
 
 app_name = "accounts"
 
 urlpatterns = [
+    # Browsers ask for it at the site's root whatever a page links.
+    path("favicon.ico", favicon, name="favicon"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path(
