@@ -191,7 +191,7 @@ def test_a_trec_rank_beyond_a_database_integer_is_refused_with_its_line(api):
 
     assert response.status_code == 400
     assert problems_of(response) == [
-        "run line 1: rank '2147483648' is not a whole number from 1 to 2147483647"
+        "run.txt line 1: rank '2147483648' is not a whole number from 1 to 2147483647"
     ]
     assert row_counts() == before
 
@@ -200,7 +200,7 @@ def test_the_same_document_twice_in_a_run_is_refused_also_when_written_different
     response = trec_import(api, b"q1 Q0 a%41 1 2.0 t\nq1 Q0 aA 2 1.0 t\n")
 
     assert response.status_code == 400
-    assert problems_of(response) == ["run line 2: docno 'aA' given twice for qid 'q1' (line 1)"]
+    assert problems_of(response) == ["run.txt line 2: docno 'aA' given twice for qid 'q1' (line 1)"]
 
 
 def test_trec_files_with_a_byte_order_mark_and_crlf_line_ends_read_as_plain_ones(api):
@@ -314,7 +314,7 @@ def test_a_trec_column_that_decodes_to_nul_is_refused_with_its_line(api, run, qr
     response = trec_import(api, run, qrels)
 
     assert response.status_code == 400
-    file = "qrels" if qrels else "run"
+    file = "qrels.txt" if qrels else "run.txt"  # as uploaded
     assert problems_of(response) == [f"{file} line 1: a column decodes to a NUL character (%00)"]
     assert row_counts() == before
 
