@@ -100,8 +100,8 @@ def _levels_scale(judged: dict[str, dict[str, int]], relevance_level: int) -> Sc
     """The qrels' levels as one scale, from 0 (or the lowest below it) to the highest (at
     least the relevance level), relevant from -l: trec_eval's reading of levels."""
     levels = {level for by_doc in judged.values() for level in by_doc.values()}
-    lowest = min(0, *levels)
-    highest = max(1, relevance_level, *levels)
+    lowest = min([0, *levels])
+    highest = max([1, relevance_level, *levels])
     grades = tuple(range(lowest, highest + 1))
     return Scale(
         name="qrels",
