@@ -164,7 +164,8 @@ def test_a_token_or_cost_budget_is_never_passed_by_two_lanes(
     assert spent <= limit, f"spent {spent} of a budget of {limit}"
     assert spent + next_most > limit, "it stopped while the next call still fitted"
     assert model.calls == run.calls and 2 <= run.calls < KEYWORDS
-    assert f"the budget of {limit} " in run.note
+    shown = f"{limit} tokens" if budget == "tokens" else f"US${limit}"  # costs in dollars
+    assert f"the budget of {shown} " in run.note
     assert_rest_left_to_people(run, graded=run.calls)
 
 

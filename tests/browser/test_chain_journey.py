@@ -93,7 +93,7 @@ def test_a_lead_sets_up_a_chain_people_grade_exactly_what_it_sent_and_only_then_
     log_in(grader, live_server.url, "grader@shop.test")
     grader.get_by_role("link", name="Give feedback").first.click()
     offered = []
-    for key in ["4", "1", "3"]:  # Perfect, Poor, Good
+    for key in ["3", "0", "2"]:  # Perfect, Poor, Good: each key is its grade
         grader.wait_for_selector("#card[data-ready='1']")
         doc_id = grader.get_by_test_id("doc-name").locator("xpath=following-sibling::p[1]")
         offered.append(doc_id.inner_text().split(" · ")[0])
