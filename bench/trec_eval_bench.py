@@ -101,12 +101,10 @@ def main() -> None:
     script.write_text(PYTREC_SCRIPT)
     for queries, depth in ((15, 100), (50, 600)):
         qrels, run = write_files(folder, queries, depth, seed=queries)
-        print(
-            f"\n== run of {queries * depth:,} lines, qrels of {len(qrels.read_text().splitlines()):,}"
-        )
-        print(
-            f"per-query values compared with pytrec_eval: {compare(qrels, run, script):,}, all equal"
-        )
+        judgements = len(qrels.read_text().splitlines())
+        print(f"\n== run of {queries * depth:,} lines, qrels of {judgements:,}")
+        compared = compare(qrels, run, script)
+        print(f"per-query values compared with pytrec_eval: {compared:,}, all equal")
         relevo = f"{sys.executable} manage.py trec_eval {qrels} {run} -q -m all_trec"
         reference = f"{sys.executable} {script} {qrels} {run}"
         subprocess.run(

@@ -70,9 +70,7 @@ if TYPE_CHECKING:
 class MetricValueOut(serializers.Serializer):
     metric = serializers.CharField()
     k = serializers.IntegerField(allow_null=True, help_text="the cutoff; null: the whole list")
-    label = serializers.CharField(
-        help_text="e.g. nDCG@10, AP@10, AP over the whole list"
-    )
+    label = serializers.CharField(help_text="e.g. nDCG@10, AP@10, AP over the whole list")
     value = serializers.FloatField(allow_null=True, help_text="full precision; null if none")
     keywords_counted = serializers.IntegerField(help_text="keywords with a value in the mean")
 
