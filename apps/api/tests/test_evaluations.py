@@ -489,8 +489,9 @@ def test_create_writes_nothing_when_the_service_refuses_after_tags_were_named(ap
 # added 5, none per keyword: the schedules whose setup it is and the scheduled runs it is
 # the evaluation, previous run or baseline of have their link cleared (4), and its
 # decision order and those that name it as the rival go with it (1). Grades copied from
-# it into other evaluations keep their source and lose the link to it (1).
-DELETE_QUERIES = 37
+# it into other evaluations keep their source and lose the link to it (1). The keywords'
+# TREC query ids go with them (1).
+DELETE_QUERIES = 38
 
 
 def test_delete_removes_a_pending_evaluation_and_everything_in_it(api, team_a):
