@@ -69,7 +69,9 @@ def switch_broker(url: str, *, eager: bool, queue: str = "", pipeline_queue: str
     """Point this process's task publishing at another broker (or back in-process): the
     pipeline's tasks to `pipeline_queue`, the others to `queue` (unnamed: the settings')."""
     celery_app.conf.task_always_eager = eager
-    celery_app.conf.broker_url = url
+    # Celery's settings take attribute assignment as item assignment; its type stubs
+    # allow only the item form for broker_url.
+    celery_app.conf["broker_url"] = url
     # Celery prefers the CELERY_BROKER_URL environment variable (CI sets it) to its
     # configuration, so the variable has to follow too.
     os.environ["CELERY_BROKER_URL"] = url
@@ -77,9 +79,10 @@ def switch_broker(url: str, *, eager: bool, queue: str = "", pipeline_queue: str
     # config.celery.route_task reads it as each task is published.
     celery_app.conf.pipeline_queue = pipeline_queue or django_settings.CELERY_PIPELINE_QUEUE
     # Connections and producers are pooled per app; drop them so the next publish
-    # connects to the new URL.
-    celery_app._pool = None
-    celery_app.amqp._producer_pool = None
+    # connects to the new URL. Celery has no public call for this (close() also
+    # deregisters the app) and its type stubs leave out these private attributes.
+    celery_app._pool = None  # type: ignore[attr-defined]
+    celery_app.amqp._producer_pool = None  # type: ignore[attr-defined]
     # Forget any earlier failure so this broker is tried at once.
     queueing.broker_failure_forget()
 

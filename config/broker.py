@@ -32,15 +32,31 @@ safe to run twice, and what they would have done the minute sweep does meanwhile
 
 import logging
 from queue import Empty
+from typing import TYPE_CHECKING, Any
 
 from kombu.transport import redis as kombu_redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 logger = logging.getLogger(__name__)
 
+if TYPE_CHECKING:
 
-class RedisChannel(kombu_redis.Channel):
-    def _connparams(self, asynchronous: bool = False) -> dict:
+    class _KombuRedisChannel(kombu_redis.Channel):
+        """kombu's Redis channel with the members used below that its type stubs
+        (celery-types) leave out; at run time it is kombu's class itself."""
+
+        _in_poll: Any  # False, None, or the connection a BRPOP was sent on
+        connection_errors: tuple[type[BaseException], ...]
+
+        def _brpop_read(self, **options: Any) -> Any: ...
+        def _connparams(self, asynchronous: bool = False) -> dict[str, Any]: ...
+
+else:
+    _KombuRedisChannel = kombu_redis.Channel
+
+
+class RedisChannel(_KombuRedisChannel):
+    def _connparams(self, asynchronous: bool = False) -> dict[str, Any]:
         # The transport's kombu connection is detached when that connection is closed.
         # A new client can no longer be made for this channel: say so as the connection
         # error it is (step 2 and 3 above), not as an AttributeError on None.

@@ -103,9 +103,9 @@ def judge_until_decided(
     count = len(pair.candidate)
     state = _keywords(pair, set())
     low = high = 0.0
-    for ours, theirs in state:
-        our_low, our_high = side.value_range(ours)
-        their_low, their_high = side.value_range(theirs)
+    for our_results, their_results in state:
+        our_low, our_high = side.value_range(our_results)
+        their_low, their_high = side.value_range(their_results)
         low, high = low + our_low - their_high, high + our_high - their_low
     final = verdict_of(_mean_difference(pair, side), min_change)
     given = 0

@@ -15,8 +15,11 @@ def unsure_of_three(seen: Seen) -> Reply:
     """Good (2) for every result shown, at once; confidence 0.3 for those of UNSURE (named
     by keyword and title, as the prompt shows them), 0.9 for the others."""
     user = seen.body["messages"][-1]["content"]
-    keyword = re.search(r"^Keyword: (.*)$", user, re.M).group(1)
-    shown = json.loads(re.search(r"RESULTS BEGIN\n(.*)\nRESULTS END", user, re.S).group(1))
+    keyword_line = re.search(r"^Keyword: (.*)$", user, re.M)
+    results_block = re.search(r"RESULTS BEGIN\n(.*)\nRESULTS END", user, re.S)
+    assert keyword_line and results_block, "the prompt has no keyword line or results block"
+    keyword = keyword_line.group(1)
+    shown = json.loads(results_block.group(1))
     judgements = [
         {
             "id": result["id"],
