@@ -30,6 +30,8 @@ def bulk_set(
     for start in range(0, len(ids), batch_size):
         stop = start + batch_size
         batch = {name: list(values[start:stop]) for name, values in columns.items()}
+        # pipeline_bench.py, full recompute of 600,000 slots: 23 s this way, 189 s through
+        # bulk_update and bulk_create (both branches of this module; 2026-11-28, loaded machine).
         if connection.vendor == "postgresql":
             _set_on_postgres(model, list(ids[start:stop]), batch)
         else:
@@ -95,6 +97,7 @@ def bulk_upsert(
     for start in range(0, count, batch_size):
         stop = start + batch_size
         batch = {name: list(values[start:stop]) for name, values in columns.items()}
+        # Measured with bulk_set's branch above (pipeline_bench.py: 23 s against 189 s).
         if connection.vendor == "postgresql":
             _upsert_on_postgres(model, batch, unique_fields, update_fields)
         else:

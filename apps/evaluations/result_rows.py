@@ -33,6 +33,7 @@ def insert_results(*, evaluation_id: int, strategy: int, rows: list[ResultRow]) 
     """Insert the snapshots and `strategy` empty slots for each; returns the slot count."""
     if not rows:
         return 0
+    # start_bench.py, 1,000 keywords: open in 10.7 s this way, 17.8 s through bulk_create.
     if connection.vendor == "postgresql":
         _insert_on_postgres(evaluation_id, strategy, rows)
     else:

@@ -508,6 +508,8 @@ def _result_lists(ids: list[int], keyword_ids: list[list[int]]) -> dict[int, lis
     common = {keyword_id for rows in keyword_ids for keyword_id in rows}
     snapshots = Snapshot.objects.filter(keyword__evaluation_id__in=ids)
     lists: dict[int, list[str]] = {keyword_id: [] for keyword_id in common}
+    # comparison_bench.py's data (2 x 10,000 keywords x 20 results), this read alone: median
+    # 0.41-0.61 s this way, 0.58-0.92 s a row per result (2026-11-28, a busy machine).
     if connection.vendor == "postgresql":
         from django.contrib.postgres.aggregates import ArrayAgg, StringAgg
 
