@@ -7,8 +7,11 @@ package follows its sections:
 - ``transformers``  mapping grades between scales (section 2)
 - ``aggregate``     stage 1, one value per snapshot (section 3)
 - ``decisions``     a lead's decision standing in for a snapshot's grades in stage 1
-- ``metrics``       the metric registry and profiles; ``formulas`` stage 2 (section 4)
-- ``keyword``       one keyword from raw grades to all its metrics
+- ``conventions``   the profiles, cutoffs and condensed lists every metric shares
+- ``metrics``       the metric registry: one definition per metric, its label, family,
+                    formulas, explainer steps, additivity and trec_eval names (section 4)
+- ``formulas``      stage 2 for one keyword, each metric's formula
+- ``keyword``       one keyword from raw grades to all its metrics (``metric_value``)
 - ``batch``         the same for many keywords at once, vectorised with numpy
                     (its formulas in ``batch_formulas``)
 - ``evaluation``    means over keywords and grading progress
@@ -16,23 +19,12 @@ package follows its sections:
 
 from .aggregate import snapshot_value
 from .batch import BatchScores, score_keywords_batch
+from .conventions import CONDENSED, MAX_CUTOFF, PROFILES, WHOLE_LIST, split_condensed
 from .decisions import with_decisions
 from .errors import EngineError
 from .evaluation import mean_from_sum, mean_of, metric_mean, progress
-from .formulas import COVERAGE, metric_value
-from .keyword import KeywordScore, score_keyword
-from .metrics import (
-    CONDENSED,
-    MAX_CUTOFF,
-    METRICS,
-    PROFILES,
-    WHOLE_LIST,
-    MetricDef,
-    get_metric,
-    metric_label,
-    metric_scale,
-    split_condensed,
-)
+from .keyword import KeywordScore, metric_value, score_keyword
+from .metrics import COVERAGE, METRICS, MetricDef, get_metric, metric_label, metric_scale
 from .scales import SCALES, Scale, custom_scale, custom_scale_problems, get_scale
 from .transformers import default_rules, resolve_rules, validate_rules
 

@@ -24,10 +24,11 @@ from itertools import chain
 import numpy as np
 
 from .batch_formulas import FloatArray, StageOneMatrix, metric_array
+from .conventions import check_cutoff, check_profile, split_condensed
 from .decisions import Decisions, with_decisions
 from .errors import EngineError
 from .keyword import KeywordScore, MetricRequest, SnapshotGrades
-from .metrics import check_cutoff, check_profile, metric_scale, split_condensed
+from .metrics import MetricDef, get_metric, metric_scale
 from .pool import take_out_unjudged_level_arrays
 from .scales import Scale, get_scale
 from .transformers import resolve_rules
@@ -85,7 +86,9 @@ def score_keywords_batch(
     native = get_scale(scale)
     check_profile(profile)
     targets = {}
+    definitions: dict[str, MetricDef] = {}
     for metric, k in metrics:
+        definitions[metric] = get_metric(metric)
         targets[metric] = metric_scale(metric, native)
         check_cutoff(k)
     resolved_rules = resolve_rules(native, rules)
@@ -135,9 +138,11 @@ def score_keywords_batch(
         results = {
             (metric, k): metric_array(
                 split_condensed(metric)[0],
+                definitions[metric].batch_formula,
                 k,
                 on_scale(targets[metric], condensed=split_condensed(metric)[1]),
                 profile,
+                coverage=definitions[metric].coverage,
                 zero_without_results=zero_without_results,
             )
             for metric, k in metrics

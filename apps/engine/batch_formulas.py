@@ -1,5 +1,6 @@
 """Stage 1 and stage 2 over many keywords at once: the numpy twin of aggregate.py and
-formulas.py, used by batch.py.
+formulas.py, used by batch.py; each metric's definition (metrics.py) names its batch
+formula here.
 
 Each keyword is a row of a keywords x positions matrix (NaN = null). Formulas loop over
 ranks, never over keywords, and add terms rank 1 first like the per-keyword loops so the
@@ -14,8 +15,8 @@ from functools import cached_property
 
 import numpy as np
 
+from .conventions import RECALL_LEVELS, TREC, WHOLE_LIST
 from .formulas import (
-    COVERAGE,
     ERR_MAX_GAIN,
     GEOMETRIC_FLOOR,
     INFERRED_EPSILON,
@@ -24,7 +25,6 @@ from .formulas import (
     rank_discount,
     rbp_weight,
 )
-from .metrics import RBP_PERSISTENCES, RECALL_LEVELS, TREC, WHOLE_LIST
 from .scales import Scale
 
 FloatArray = np.ndarray  # float64; NaN marks null
@@ -173,13 +173,27 @@ class StageOneMatrix:
 # --- stage 2 ------------------------------------------------------------------------
 
 
+# (the stage-1 matrix, k, profile) -> one value per keyword.
+BatchFormula = Callable[[StageOneMatrix, int, str], FloatArray]
+
+
 def metric_array(
-    metric: str, k: int, stage: StageOneMatrix, profile: str, *, zero_without_results: bool
+    metric: str,
+    formula: BatchFormula,
+    k: int,
+    stage: StageOneMatrix,
+    profile: str,
+    *,
+    coverage: bool,
+    zero_without_results: bool,
 ) -> FloatArray:
-    values = BATCH_FORMULAS[metric](stage, k, profile)
+    """``formula``, the batch formula of ``metric`` (its definition's, metrics.py), with
+    the null rules of keyword.metric_value; ``coverage``: a measure of the judgements,
+    which reads the nulls themselves."""
+    values = formula(stage, k, profile)
     in_qrels_elsewhere = stage.unretrieved_judged | stage.pooled_anywhere
     without_results = ~stage.has_results & in_qrels_elsewhere
-    if metric in COVERAGE:
+    if coverage:
         # Coverage reads the nulls themselves: defined wherever there are results.
         covered = np.where(stage.has_results, values, np.nan)
         return np.where(without_results, 0.0, covered) if zero_without_results else covered
@@ -227,7 +241,7 @@ def _ranks(count: int) -> np.ndarray:
     return np.arange(1, count + 1)
 
 
-def _precision(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+def precision(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
     relevant_in_top = stage.relevant[:, _upto(k)].sum(axis=1)
     if profile == TREC:
         # Why k, and the whole list's number of results: see formulas.precision.
@@ -235,7 +249,7 @@ def _precision(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
     return relevant_in_top / stage.judged[:, _upto(k)].sum(axis=1)
 
 
-def _average_precision(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+def average_precision(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
     relevant = stage.relevant[:, _upto(k)]
     relevant_so_far = relevant.cumsum(axis=1)
     total = _sum_by_rank(np.where(relevant, relevant_so_far / _ranks(relevant.shape[1]), 0.0))
@@ -243,7 +257,7 @@ def _average_precision(stage: StageOneMatrix, k: int, profile: str) -> FloatArra
     return np.where(divisor > 0, total / divisor, 0.0)
 
 
-def _inferred_average_precision(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+def inferred_average_precision(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
     """formulas.inferred_average_precision, term for term."""
     relevant = stage.relevant[:, _upto(k)]
     judged = stage.judged[:, _upto(k)]
@@ -261,13 +275,13 @@ def _inferred_average_precision(stage: StageOneMatrix, k: int, profile: str) -> 
     return np.where(to_find > 0, total / to_find, _undefined_without_relevant(profile))
 
 
-def _log_average_precision(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+def log_average_precision(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
     # math.log per value, not numpy's: both paths must give the same bits (batch.py).
-    average_precisions = np.maximum(_average_precision(stage, k, profile), GEOMETRIC_FLOOR)
+    average_precisions = np.maximum(average_precision(stage, k, profile), GEOMETRIC_FLOOR)
     return np.array([math.log(value) for value in average_precisions.tolist()])
 
 
-def _reciprocal_rank(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+def reciprocal_rank(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
     relevant = stage.relevant[:, _upto(k)]
     if relevant.shape[1] == 0:  # argmax cannot look at zero positions
         return np.zeros(len(relevant))
@@ -275,25 +289,25 @@ def _reciprocal_rank(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
     return np.where(relevant.any(axis=1), 1 / first, 0.0)
 
 
-def _recall(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+def recall(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
     to_find = stage.relevant_in_pool if profile == TREC else stage.relevant_total
     found = stage.relevant[:, _upto(k)].sum(axis=1) / to_find
     none_to_find = 0.0 if profile == TREC else np.nan
     return np.where(to_find > 0, found, none_to_find)
 
 
-def _f1(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
-    p = _precision(stage, k, profile)
-    r = _recall(stage, k, profile)
+def f1(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+    p = precision(stage, k, profile)
+    r = recall(stage, k, profile)
     # A NaN recall stays NaN: NaN == 0 is false and 2pr/(p+r) is NaN.
     return np.where(p + r == 0, 0.0, 2 * p * r / (p + r))
 
 
-def _success(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+def success(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
     return np.asarray(stage.relevant[:, _upto(k)].any(axis=1), dtype=np.float64)
 
 
-def _r_precision(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+def r_precision(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
     to_find = stage.relevant_in_pool if profile == TREC else stage.relevant_total
     top = stage.relevant[:, _upto(k)]
     # Relevant results among each row's first min(R, k) positions: the running count of
@@ -309,16 +323,16 @@ def _to_find(stage: StageOneMatrix, profile: str) -> np.ndarray:
     return stage.relevant_in_pool if profile == TREC else stage.relevant_total
 
 
-def _relevant_count(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+def relevant_count(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
     return _to_find(stage, profile).astype(np.float64)
 
 
-def _retrieved_count(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+def retrieved_count(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
     counts = stage.snapshot_counts
     return (counts if k == WHOLE_LIST else np.minimum(counts, k)).astype(np.float64)
 
 
-def _relevant_retrieved_count(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+def relevant_retrieved_count(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
     return stage.relevant[:, _upto(k)].sum(axis=1).astype(np.float64)
 
 
@@ -327,7 +341,7 @@ def _undefined_without_relevant(profile: str) -> float:
     return 0.0 if profile == TREC else np.nan
 
 
-def _bpref(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+def bpref(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
     to_find = _to_find(stage, profile)
     judged_non_relevant = np.equal(stage.values, 0.0).sum(axis=1)
     if profile == TREC:
@@ -375,7 +389,7 @@ def _compute_interpolated_precisions(stage: StageOneMatrix, k: int, profile: str
     return levels
 
 
-def _interpolated_precision_at(level: int) -> Callable[[StageOneMatrix, int, str], FloatArray]:
+def interpolated_precision_at(level: int) -> BatchFormula:
     column = RECALL_LEVELS.index(level)
 
     def formula(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
@@ -386,7 +400,7 @@ def _interpolated_precision_at(level: int) -> Callable[[StageOneMatrix, int, str
     return formula
 
 
-def _eleven_point_average(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+def eleven_point_average(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
     to_find = _to_find(stage, profile)
     total = _sum_by_rank(_interpolated_precisions(stage, k, profile))
     return np.where(to_find > 0, total / len(RECALL_LEVELS), _undefined_without_relevant(profile))
@@ -396,7 +410,7 @@ def _rbp_weights(count: int, persistence: float) -> FloatArray:
     return np.array([rbp_weight(rank, persistence) for rank in range(1, count + 1)])
 
 
-def _rank_biased_precision(persistence: float) -> Callable[[StageOneMatrix, int, str], FloatArray]:
+def rank_biased_precision(persistence: float) -> BatchFormula:
     def formula(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
         relevant = stage.relevant[:, _upto(k)]
         return _sum_by_rank(np.where(relevant, _rbp_weights(relevant.shape[1], persistence), 0.0))
@@ -404,11 +418,11 @@ def _rank_biased_precision(persistence: float) -> Callable[[StageOneMatrix, int,
     return formula
 
 
-def _rbp_residual(persistence: float) -> Callable[[StageOneMatrix, int, str], FloatArray]:
+def rbp_residual(persistence: float) -> BatchFormula:
     def formula(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
         # Padding is NaN too: only a keyword's own results may count as unjudged.
         top = stage.values[:, _upto(k)]
-        shown = _retrieved_count(stage, k, profile).astype(np.intp)
+        shown = retrieved_count(stage, k, profile).astype(np.intp)
         really_there = _ranks(top.shape[1]) <= shown[:, None]
         unjudged = np.isnan(top) & really_there
         within = _sum_by_rank(np.where(unjudged, _rbp_weights(top.shape[1], persistence), 0.0))
@@ -418,16 +432,16 @@ def _rbp_residual(persistence: float) -> Callable[[StageOneMatrix, int, str], Fl
     return formula
 
 
-def _judged_share(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
-    shown = _retrieved_count(stage, k, profile)
+def judged_share(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+    shown = retrieved_count(stage, k, profile)
     return stage.judged[:, _upto(k)].sum(axis=1) / shown
 
 
-def _unjudged_count(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
-    return _retrieved_count(stage, k, profile) - stage.judged[:, _upto(k)].sum(axis=1)
+def unjudged_count(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+    return retrieved_count(stage, k, profile) - stage.judged[:, _upto(k)].sum(axis=1)
 
 
-def _cumulative_gain(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+def cumulative_gain(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
     return _sum_by_rank(stage.linear_gains[:, _upto(k)])
 
 
@@ -456,19 +470,19 @@ def _normalised(
     return np.where(ideal_dcg != 0, _discounted_sum(top) / ideal_dcg, 0.0)
 
 
-def _dcg(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+def dcg(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
     return _discounted_sum(stage.linear_gains[:, _upto(k)])
 
 
-def _ndcg(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+def ndcg(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
     return _normalised(stage.linear_gains, lambda: stage.pool_ideal_linear_gains, k, stage, profile)
 
 
-def _dcg_exp(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+def dcg_exp(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
     return _discounted_sum(stage.exponential_gains[:, _upto(k)])
 
 
-def _ndcg_exp(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+def ndcg_exp(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
     return _normalised(
         stage.exponential_gains, lambda: stage.pool_ideal_exponential_gains, k, stage, profile
     )
@@ -486,42 +500,9 @@ def _expected_reciprocal_rank(
     return total
 
 
-def _err(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+def err(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
     return _expected_reciprocal_rank(stage, k, float)
 
 
-def _err_018(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
+def err_018(stage: StageOneMatrix, k: int, profile: str) -> FloatArray:
     return _expected_reciprocal_rank(stage, k, err_018_rank_factor)
-
-
-BATCH_FORMULAS: dict[str, Callable[[StageOneMatrix, int, str], FloatArray]] = {
-    "precision": _precision,
-    "ap": _average_precision,
-    "gm_ap": _log_average_precision,
-    "rr": _reciprocal_rank,
-    "recall": _recall,
-    "f1": _f1,
-    "success": _success,
-    "rprec": _r_precision,
-    "bpref": _bpref,
-    "infap": _inferred_average_precision,
-    "num_rel": _relevant_count,
-    "num_ret": _retrieved_count,
-    "num_rel_ret": _relevant_retrieved_count,
-    **{f"iprec_{level}": _interpolated_precision_at(level) for level in RECALL_LEVELS},
-    "iprec_avg": _eleven_point_average,
-    **{metric: _rank_biased_precision(p) for metric, p in RBP_PERSISTENCES.items()},
-    **{f"{metric}_res": _rbp_residual(p) for metric, p in RBP_PERSISTENCES.items()},
-    "judged": _judged_share,
-    "unjudged": _unjudged_count,
-    "cg": _cumulative_gain,
-    "dcg": _dcg,
-    "ndcg": _ndcg,
-    "dcg_exp": _dcg_exp,
-    "ndcg_exp": _ndcg_exp,
-    "err": _err,
-    "err_018": _err_018,
-    "cg_d": _cumulative_gain,
-    "dcg_d": _dcg,
-    "ndcg_d": _ndcg,
-}

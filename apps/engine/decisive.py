@@ -22,57 +22,29 @@ decide; it is refused with EngineError, never given a "decided" that could be wr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
 from .aggregate import binary_vote, mean_grade
+from .conventions import TREC, WHOLE_LIST, check_cutoff
 from .errors import EngineError
-from .formulas import exponential_gain, linear_gain, rank_discount, rbp_weight
-from .metrics import RBP_PERSISTENCES, TREC, WHOLE_LIST, check_cutoff, get_metric, metric_scale
+from .metrics import METRICS, MetricDef, get_metric, metric_scale
 from .scales import Scale, get_scale
+from .shares import Additive
 from .transformers import Rules, resolve_rules
 
-Gain = Callable[[float | None], float]
-
-
-def _relevant(value: float | None) -> float:
-    """The binary metrics' gain: 1 for a relevant result; unjudged or tied count 0."""
-    return 1.0 if value == 1 else 0.0
-
-
-def _flat(rank: int, k: int, listed: int) -> float:
-    return 1.0
-
-
-def _per_cutoff(rank: int, k: int, listed: int) -> float:
-    # trec_eval's P_k divides by k, or over the whole list by the results retrieved.
-    return 1.0 / (listed if k == WHOLE_LIST else k)
-
-
-def _discounted(rank: int, k: int, listed: int) -> float:
-    return 1.0 / rank_discount(rank)
-
-
-def _rank_biased(persistence: float) -> Callable[[int, int, int], float]:
-    return lambda rank, k, listed: rbp_weight(rank, persistence)
-
-
-# metric -> (the gain of a stage-1 value, the weight of a rank within the cutoff). The
-# formulas in formulas.py are these sums; test_decisive checks each one against
-# score_keyword on random lists.
-ADDITIVE: dict[str, tuple[Gain, Callable[[int, int, int], float]]] = {
-    "precision": (_relevant, _per_cutoff),
-    "num_rel_ret": (_relevant, _flat),
-    **{metric: (_relevant, _rank_biased(p)) for metric, p in RBP_PERSISTENCES.items()},
-    "cg": (linear_gain, _flat),
-    "cg_d": (linear_gain, _flat),
-    "dcg": (linear_gain, _discounted),
-    "dcg_d": (linear_gain, _discounted),
-    "dcg_exp": (exponential_gain, _discounted),
+# metric -> how its keyword value splits into one share per result (its definition's,
+# metrics.py). The formulas in formulas.py are these sums; test_decisive checks each one
+# against score_keyword on random lists.
+ADDITIVE: dict[str, Additive] = {
+    metric.id: metric.additive for metric in METRICS.values() if metric.additive is not None
 }
-# searchtweak's precision divides by the results judged, which the grades decide.
-ADDITIVE_UNDER_TREC_ONLY = ("precision",)
+
+
+def additive_metrics() -> list[MetricDef]:
+    """The metrics a comparison can be bounded on, in the registry's order."""
+    return [get_metric(metric) for metric in ADDITIVE]
 
 
 def check_additive(metric: str, profile: str) -> None:
@@ -85,7 +57,7 @@ def check_additive(metric: str, profile: str) -> None:
             f"{definition.name} is not a sum of one share per result, so no bound on it is "
             f"exact; choose one of {supported}"
         )
-    if metric in ADDITIVE_UNDER_TREC_ONLY and profile != TREC:
+    if ADDITIVE[metric].trec_only and profile != TREC:
         raise EngineError(
             f"{definition.name} under the {profile} profile divides by the results judged, "
             "so it is not a sum of one share per result; it is under the trec profile"
@@ -124,13 +96,13 @@ class Side:
         """The weight of the result at ``rank`` (from 1) of a list of ``listed`` results."""
         if self.k != WHOLE_LIST and rank > self.k:
             return 0.0
-        return ADDITIVE[self.metric][1](rank, self.k, listed)
+        return ADDITIVE[self.metric].weight(rank, self.k, listed)
 
     def gain_range(self, result: Result) -> tuple[float, float]:
         """The lowest and highest gain ``result`` can end with, whatever grades are still
         to come. Stage 1 and the gain only grow with each grade, so filling every open slot
         with the lowest (highest) grade the metric's scale can receive gives the ends."""
-        gain = ADDITIVE[self.metric][0]
+        gain = ADDITIVE[self.metric].gain
         mapping = self.mapping
         aggregate = binary_vote if self.vote else mean_grade
         if result.decision is not None:

@@ -14,28 +14,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from .conventions import RBP_PERSISTENCES, SEARCHTWEAK, TREC, WHOLE_LIST, cut, split_condensed
 from .decisions import Decisions, with_decisions
-from .formulas import (
-    ERR_MAX_GAIN,
-    count_judged,
-    count_relevant,
-    err_018_rank_factor,
-    exponential_gain,
-    linear_gain,
-    rank_discount,
-    rbp_weight,
-)
+from .errors import EngineError
+from .formulas import ERR_MAX_GAIN, count_judged, count_relevant, exponential_gain, rank_discount
 from .keyword import score_keyword, snapshot_values_on
 from .metrics import (
-    RBP_PERSISTENCES,
-    SEARCHTWEAK,
-    TREC,
-    WHOLE_LIST,
-    cut,
+    GainSteps,
+    RelevanceSteps,
+    Steps,
+    StopSteps,
     get_metric,
     metric_label,
     metric_scale,
-    split_condensed,
 )
 from .pool import take_out_unjudged_levels
 from .scales import Scale, get_scale
@@ -102,6 +93,7 @@ def explain_keyword(
         )
         return score.metrics[(metric, k)]
 
+    definition = get_metric(metric)  # an unknown metric is an EngineError here
     other = TREC if profile == SEARCHTWEAK else SEARCHTWEAK
     native = get_scale(scale)
     base, condensed = split_condensed(metric)
@@ -126,8 +118,9 @@ def explain_keyword(
         values = [values[i] for i in kept]
         positions = [positions[i] for i in kept]
     elsewhere = [float(resolved[target.name][grade]) for grade in unretrieved]
-    steps, ideal, arithmetic = _steps(base, k, values, positions, elsewhere, profile)
-    definition = get_metric(metric)
+    steps, ideal, arithmetic = _steps(
+        definition.steps, base, k, values, positions, elsewhere, profile
+    )
     return Explanation(
         metric=metric,
         k=k,
@@ -140,21 +133,20 @@ def explain_keyword(
         arithmetic=arithmetic,
         other_profile=other,
         other_value=scored(other),
-        differences=_differences(base, k, values, elsewhere, binary=target.name == "binary"),
+        differences=_differences(
+            definition.steps, base, k, values, elsewhere, binary=target.name == "binary"
+        ),
         binary=target.name == "binary",
         removed=removed,
         unretrieved=elsewhere,
     )
 
 
-# --- per metric family -----------------------------------------------------------------
-
-GRADED_SUMS = {"cg", "cg_d", "dcg", "dcg_d", "ndcg", "ndcg_d", "dcg_exp", "ndcg_exp"}
-NORMALISED = {"ndcg", "ndcg_d", "ndcg_exp"}
-EXPONENTIAL = {"dcg_exp", "ndcg_exp"}
+# --- per metric family: the definition's steps say which ---------------------------
 
 
 def _steps(
+    kind: Steps,
     metric: str,
     k: int,
     values: list[float | None],
@@ -164,36 +156,32 @@ def _steps(
 ) -> tuple[list[RankStep], list[RankStep], list[str]]:
     top = list(cut(values, k))
     pool = [*values, *elsewhere] if profile == TREC else values
-    if metric in GRADED_SUMS:
-        return _graded_steps(metric, k, top, positions, pool, profile)
-    if metric in ("err", "err_018"):
-        return _err_steps(metric, top, positions), [], []
-    return (
-        _binary_steps(metric, k, top, positions, pool, profile),
-        [],
-        _binary_arithmetic(metric, k, top, pool, profile),
-    )
+    if isinstance(kind, GainSteps):
+        return _graded_steps(kind, k, top, positions, pool, profile)
+    if isinstance(kind, StopSteps):
+        return _err_steps(kind, top, positions), [], []
+    if isinstance(kind, RelevanceSteps):
+        return (
+            _binary_steps(kind, top, positions),
+            [],
+            _binary_arithmetic(metric, k, top, pool, profile),
+        )
+    raise EngineError(f"{metric!r} has no steps the explainer knows: {kind!r}")
 
 
 def _binary_steps(
-    metric: str, k: int, top: list[float | None], positions: list[int], pool: list, profile: str
+    kind: RelevanceSteps, top: list[float | None], positions: list[int]
 ) -> list[RankStep]:
     steps = []
     found = 0
     running = 0.0
-    # Metrics that add a term at some ranks show their sum at every rank.
-    adds = metric in ("ap", "gm_ap", "rr") or metric in RBP_PERSISTENCES
     for rank, value in enumerate(top, start=1):
         relevant = None if value is None else value == 1
         term = None
         if relevant:
             found += 1
-            if metric in ("ap", "gm_ap"):
-                term = found / rank  # the precision at this relevant result
-            elif metric == "rr" and found == 1:
-                term = 1 / rank
-            elif metric in RBP_PERSISTENCES:
-                term = rbp_weight(rank, RBP_PERSISTENCES[metric])
+            if kind.term is not None:
+                term = kind.term(rank, found)
         if term is not None:
             running += term
         steps.append(
@@ -203,7 +191,8 @@ def _binary_steps(
                 value,
                 relevant=relevant,
                 term=term,
-                running=running if adds else None,
+                # A metric that adds a term at some ranks shows its sum at every rank.
+                running=running if kind.term is not None else None,
             )
         )
     return steps
@@ -252,16 +241,16 @@ def _binary_arithmetic(
 
 
 def _graded_steps(
-    metric: str,
+    kind: GainSteps,
     k: int,
     top: list[float | None],
     positions: list[int],
     pool: list[float | None],
     profile: str,
 ) -> tuple[list[RankStep], list[RankStep], list[str]]:
-    gain_of = exponential_gain if metric in EXPONENTIAL else linear_gain
-    discounted = metric not in ("cg", "cg_d")
-    normalised = metric in NORMALISED
+    gain_of = kind.gain
+    discounted = kind.discounted
+    normalised = kind.normalised
     positive = normalised and profile == TREC  # trec_eval adds no gain below 0
 
     def gain(value: float | None) -> float:
@@ -316,8 +305,8 @@ def _discounted(
     return steps, total
 
 
-def _err_steps(metric: str, top: list[float | None], positions: list[int]) -> list[RankStep]:
-    factor = err_018_rank_factor if metric == "err_018" else float
+def _err_steps(kind: StopSteps, top: list[float | None], positions: list[int]) -> list[RankStep]:
+    factor = kind.rank_factor
     steps = []
     total = 0.0
     trust = 1.0
@@ -342,11 +331,15 @@ def _err_steps(metric: str, top: list[float | None], positions: list[int]) -> li
 
 # --- the other profile -----------------------------------------------------------------
 
-DIVIDES_BY_R = {"recall", "f1", "rprec", "bpref", "infap", "iprec_avg"}
-
 
 def _differences(
-    metric: str, k: int, values: list[float | None], elsewhere: list[float], *, binary: bool
+    kind: Steps,
+    metric: str,
+    k: int,
+    values: list[float | None],
+    elsewhere: list[float],
+    *,
+    binary: bool,
 ) -> list[str]:
     """Why the other profile may give another value, each reason only where it applies."""
     top = list(cut(values, k))
@@ -383,13 +376,12 @@ def _differences(
             "Relevant results below the cutoff: trec's AP divides by every relevant "
             "document, searchtweak's by the relevant results in the top k."
         )
-    if metric in NORMALISED:
+    if isinstance(kind, GainSteps) and kind.normalised:
         reasons.append(
             "searchtweak's ideal list is the top k sorted; trec's is every judged document "
             "sorted (below the cutoff and not retrieved too), cut at k."
         )
-    if (metric in DIVIDES_BY_R or metric.startswith("iprec_")) and not count_relevant(
-        [*values, *elsewhere]
-    ):
+    divides_by_r = isinstance(kind, RelevanceSteps) and kind.undefined_without_relevant
+    if divides_by_r and not count_relevant([*values, *elsewhere]):
         reasons.append("Nothing is relevant: searchtweak calls it undefined, trec reports 0.")
     return reasons

@@ -1,26 +1,19 @@
 """Stage 2 for one keyword: every metric formula in plain Python (metrics.md section 4).
 
-``batch.py`` computes the same formulas over many keywords with numpy. Both paths call
-the per-rank helpers defined here and add terms in the same order (rank 1 first), so
-they give bit-for-bit the same floats; keep them in step when changing either.
+Each metric's definition in ``metrics.py`` names its formula here; ``keyword.py`` applies
+the null rules and calls it. ``batch.py`` computes the same formulas over many keywords
+with numpy. Both paths call the per-rank helpers defined here and add terms in the same
+order (rank 1 first), so they give bit-for-bit the same floats; keep them in step when
+changing either.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-from .metrics import (
-    RBP_PERSISTENCES,
-    RECALL_LEVELS,
-    TREC,
-    WHOLE_LIST,
-    check_cutoff,
-    check_profile,
-    cut,
-    get_metric,
-    split_condensed,
-)
+from .conventions import RECALL_LEVELS, TREC, WHOLE_LIST, cut, split_condensed
 
 Values = Sequence[float | None]
 # (the top k values, the pool, k, profile): the pool is every value the keyword's metric
@@ -31,76 +24,6 @@ Formula = Callable[[Values, Values, int, str], float | None]
 # ERR reads a grade as the probability that the user stops there: (2^v - 1) / 2^max,
 # with max = 3, the top grade of the graded scale ERR is defined on.
 ERR_MAX_GAIN = 2.0**3
-
-
-def metric_value(
-    metric: str,
-    k: int,
-    values: Sequence[float | None],
-    profile: str = "searchtweak",
-    *,
-    unretrieved: Sequence[float] = (),
-    zero_without_results: bool = False,
-    unjudged_in_pool: Sequence[bool] = (),
-    unjudged_elsewhere: int = 0,
-) -> float | None:
-    """Stage 2: the value of ``metric`` at cutoff ``k`` (WHOLE_LIST: no cutoff) for one
-    keyword.
-
-    ``values`` are the stage-1 values of ALL the keyword's snapshots in position order,
-    on the metric's scale (None = ungraded or tied); recall and the trec ideal ranking
-    look past the cutoff, so this function cuts to ``k`` itself. ``unretrieved`` are the
-    values of judged documents that are not among the results (TREC qrels lines for
-    documents the run did not retrieve): under `trec` they belong to the pool, counting
-    in R and in the ideal ranking as trec_eval counts them; `searchtweak` knows only the
-    results. A keyword without results is null, as trec_eval skips a query missing from
-    the run, unless ``zero_without_results`` and it has judgements (trec_eval -c).
-    Values are not checked against a scale here: the formulas are plain arithmetic and
-    also serve examples outside the product's scales.
-
-    A condensed metric (``ndcg_cond``) drops the null values first; a coverage measure
-    (judged, unjudged) reads the nulls themselves, so no null rule applies to it.
-
-    ``unjudged_in_pool`` (per result) and ``unjudged_elsewhere`` (a count) say which
-    null values are documents in the pool that nobody judged, trec_eval's negative qrels
-    levels (pool.py): infAP reads them, and under `trec` they make the keyword judged.
-    """
-    get_metric(metric)
-    check_cutoff(k)
-    check_profile(profile)
-    metric, condensed = split_condensed(metric)
-    # In trec_eval's qrels beyond its judged results: a judged document the search did not
-    # return, or a document of the pool nobody judged, retrieved or not.
-    qrels_elsewhere = unjudged_elsewhere > 0 or any(value is not None for value in unretrieved)
-    in_qrels = qrels_elsewhere or any(unjudged_in_pool)
-    if condensed:
-        listed = bool(values)
-        values = [value for value in values if value is not None]
-        unjudged_in_pool = ()  # the condensed list holds judged results only
-        if listed and not values:
-            return emptied_by_condensing(metric, profile, unretrieved, in_qrels)
-    if not values:
-        if zero_without_results and qrels_elsewhere:
-            return value_without_results(metric, profile, unretrieved)
-        return None
-    if metric in COVERAGE:
-        return FORMULAS[metric](cut(values, k), values, k, profile)
-    top = cut(values, k)
-    pool: Values
-    if profile == TREC:
-        pool = [*values, *unretrieved]
-        # trec_eval evaluates every query that has judgements, however far down they are,
-        # and a query whose qrels hold only unjudged pool documents too.
-        if not in_qrels and all(value is None for value in values):
-            return None
-    else:
-        pool = values
-        if all(value is None for value in top):
-            # searchtweak: nothing judged in the top k means there is nothing to report yet.
-            return None
-    if metric == "infap":
-        return inferred_average_precision(top, pool, profile, cut(unjudged_in_pool, k))
-    return FORMULAS[metric](top, pool, k, profile)
 
 
 def emptied_by_condensing(
@@ -221,6 +144,14 @@ def inferred_average_precision(
         elif rank <= len(unjudged_in_pool) and unjudged_in_pool[rank - 1]:
             pooled += 1
     return total / relevant_anywhere
+
+
+@dataclass(frozen=True)
+class ReadsUnjudgedPool:
+    """A formula that also reads, per result of the top k, whether it is a document of the
+    pool nobody judged (infAP): called as ``formula(top, pool, profile, unjudged)``."""
+
+    formula: Callable[[Values, Values, str, Sequence[bool]], float | None]
 
 
 def log_average_precision(top: Values, pool: Values, k: int, profile: str) -> float:
@@ -413,10 +344,6 @@ def unjudged_count(top: Values, pool: Values, k: int, profile: str) -> float:
     return float(len(top) - count_judged(top))
 
 
-# Measures of the judgements rather than of the ranking: they read nulls, never skip them.
-COVERAGE = ("judged", "unjudged")
-
-
 # --- graded and detail metrics ----------------------------------------------------------
 
 
@@ -491,36 +418,3 @@ def err(top: Values, pool: Values, k: int, profile: str) -> float:
 
 def err_018(top: Values, pool: Values, k: int, profile: str) -> float:
     return _expected_reciprocal_rank(top, err_018_rank_factor)
-
-
-FORMULAS: dict[str, Formula] = {
-    "precision": precision,
-    "ap": average_precision,
-    "gm_ap": log_average_precision,
-    "rr": reciprocal_rank,
-    "recall": recall,
-    "f1": f1,
-    "success": success,
-    "rprec": r_precision,
-    "bpref": bpref,
-    "num_rel": relevant_count,
-    "num_ret": retrieved_count,
-    "num_rel_ret": relevant_retrieved_count,
-    **{f"iprec_{level}": interpolated_precision_at(level) for level in RECALL_LEVELS},
-    "iprec_avg": eleven_point_average,
-    **{metric: rank_biased_precision(p) for metric, p in RBP_PERSISTENCES.items()},
-    **{f"{metric}_res": rbp_residual(p) for metric, p in RBP_PERSISTENCES.items()},
-    "judged": judged_share,
-    "unjudged": unjudged_count,
-    "cg": cumulative_gain,
-    "dcg": dcg,
-    "ndcg": ndcg,
-    "dcg_exp": dcg_exp,
-    "ndcg_exp": ndcg_exp,
-    "err": err,
-    "err_018": err_018,
-    # The detail metrics are the graded formulas applied to detail values.
-    "cg_d": cumulative_gain,
-    "dcg_d": dcg,
-    "ndcg_d": ndcg,
-}

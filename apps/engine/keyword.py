@@ -1,7 +1,9 @@
 """Score one keyword: raw slot grades in, stage-1 values and every requested metric out.
 
 This is the path the app runs after each single grade, so it stays plain Python: for a
-few dozen snapshots it is faster than numpy's per-call overhead.
+few dozen snapshots it is faster than numpy's per-call overhead. ``metric_value`` is
+stage 2 of one metric: the null rules, then the metric's formula (its definition's,
+metrics.py).
 """
 
 from __future__ import annotations
@@ -10,9 +12,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .aggregate import binary_vote, mean_grade
+from .conventions import TREC, check_cutoff, check_profile, cut, split_condensed
 from .decisions import Decisions, with_decisions
-from .formulas import emptied_by_condensing, metric_value
-from .metrics import check_cutoff, check_profile, metric_scale, split_condensed
+from .formulas import (
+    Formula,
+    ReadsUnjudgedPool,
+    Values,
+    emptied_by_condensing,
+    value_without_results,
+)
+from .metrics import get_metric, metric_scale
 from .pool import take_out_unjudged_levels
 from .scales import Scale, check_grades, get_scale
 from .transformers import resolve_rules
@@ -126,6 +135,87 @@ def score_keyword(
             unjudged_elsewhere=pooled.unjudged_elsewhere,
         )
     return KeywordScore(snapshot_values=stage_one(native.name), metrics=results)
+
+
+def metric_value(
+    metric: str,
+    k: int,
+    values: Sequence[float | None],
+    profile: str = "searchtweak",
+    *,
+    unretrieved: Sequence[float] = (),
+    zero_without_results: bool = False,
+    unjudged_in_pool: Sequence[bool] = (),
+    unjudged_elsewhere: int = 0,
+) -> float | None:
+    """Stage 2: the value of ``metric`` at cutoff ``k`` (WHOLE_LIST: no cutoff) for one
+    keyword.
+
+    ``values`` are the stage-1 values of ALL the keyword's snapshots in position order,
+    on the metric's scale (None = ungraded or tied); recall and the trec ideal ranking
+    look past the cutoff, so this function cuts to ``k`` itself. ``unretrieved`` are the
+    values of judged documents that are not among the results (TREC qrels lines for
+    documents the run did not retrieve): under `trec` they belong to the pool, counting
+    in R and in the ideal ranking as trec_eval counts them; `searchtweak` knows only the
+    results. A keyword without results is null, as trec_eval skips a query missing from
+    the run, unless ``zero_without_results`` and it has judgements (trec_eval -c).
+    Values are not checked against a scale here: the formulas are plain arithmetic and
+    also serve examples outside the product's scales.
+
+    A condensed metric (``ndcg_cond``) drops the null values first; a coverage measure
+    (judged, unjudged) reads the nulls themselves, so no null rule applies to it.
+
+    ``unjudged_in_pool`` (per result) and ``unjudged_elsewhere`` (a count) say which
+    null values are documents in the pool that nobody judged, trec_eval's negative qrels
+    levels (pool.py): infAP reads them, and under `trec` they make the keyword judged.
+    """
+    definition = get_metric(metric)
+    check_cutoff(k)
+    check_profile(profile)
+    metric, condensed = split_condensed(metric)
+    # In trec_eval's qrels beyond its judged results: a judged document the search did not
+    # return, or a document of the pool nobody judged, retrieved or not.
+    qrels_elsewhere = unjudged_elsewhere > 0 or any(value is not None for value in unretrieved)
+    in_qrels = qrels_elsewhere or any(unjudged_in_pool)
+    if condensed:
+        listed = bool(values)
+        values = [value for value in values if value is not None]
+        unjudged_in_pool = ()  # the condensed list holds judged results only
+        if listed and not values:
+            return emptied_by_condensing(metric, profile, unretrieved, in_qrels)
+    if not values:
+        if zero_without_results and qrels_elsewhere:
+            return value_without_results(metric, profile, unretrieved)
+        return None
+    if definition.coverage:
+        return _apply(definition.formula, cut(values, k), values, k, profile, ())
+    top = cut(values, k)
+    pool: Values
+    if profile == TREC:
+        pool = [*values, *unretrieved]
+        # trec_eval evaluates every query that has judgements, however far down they are,
+        # and a query whose qrels hold only unjudged pool documents too.
+        if not in_qrels and all(value is None for value in values):
+            return None
+    else:
+        pool = values
+        if all(value is None for value in top):
+            # searchtweak: nothing judged in the top k means there is nothing to report yet.
+            return None
+    return _apply(definition.formula, top, pool, k, profile, cut(unjudged_in_pool, k))
+
+
+def _apply(
+    formula: Formula | ReadsUnjudgedPool,
+    top: Values,
+    pool: Values,
+    k: int,
+    profile: str,
+    unjudged_in_pool: Sequence[bool],
+) -> float | None:
+    if isinstance(formula, ReadsUnjudgedPool):
+        return formula.formula(top, pool, profile, unjudged_in_pool)
+    return formula(top, pool, k, profile)
 
 
 def snapshot_values_on(

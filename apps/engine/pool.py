@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .metrics import TREC
+from .conventions import TREC
 from .scales import Scale
 
 SnapshotGrades = Sequence[Sequence[int | None]]

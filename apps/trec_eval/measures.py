@@ -9,32 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from apps.engine import WHOLE_LIST
-from apps.engine.metrics import MAX_CUTOFF, RECALL_LEVELS, TREC, trec_eval_recall_name
+from apps.engine.conventions import MAX_CUTOFF, RECALL_LEVELS, TREC, WHOLE_LIST
+from apps.engine.metrics import get_metric, trec_eval_metrics
 
 
 class MeasureError(ValueError):
     """A -m specification trec_eval would not accept either."""
 
 
-# Relevo metric -> (trec_eval name at a cutoff, trec_eval name over the whole list).
+# Relevo metric -> (trec_eval name at a cutoff, trec_eval name over the whole list), as
+# each metric's definition in apps/engine/metrics.py gives them.
 TREC_EVAL_NAMES: dict[str, tuple[str | None, str | None]] = {
-    "ap": ("map_cut_{k}", "map"),
-    "rr": (None, "recip_rank"),
-    "precision": ("P_{k}", "set_P"),
-    "recall": ("recall_{k}", "set_recall"),
-    "ndcg": ("ndcg_cut_{k}", "ndcg"),
-    "rprec": (None, "Rprec"),
-    "bpref": (None, "bpref"),
-    "infap": (None, "infAP"),
-    "f1": (None, "set_F"),
-    "gm_ap": (None, "gm_map"),
-    "success": ("success_{k}", None),
-    "num_ret": (None, "num_ret"),
-    "num_rel": (None, "num_rel"),
-    "num_rel_ret": (None, "num_rel_ret"),
-    "iprec_avg": (None, "11pt_avg"),
-    **{f"iprec_{level}": (None, trec_eval_recall_name(level)) for level in RECALL_LEVELS},
+    metric.id: (metric.trec_eval.at_cutoff, metric.trec_eval.whole_list)
+    for metric in trec_eval_metrics()
 }
 # Counts: trec_eval prints them as whole numbers, and sums them over the queries in `all`.
 COUNTS = frozenset({"num_ret", "num_rel", "num_rel_ret"})
@@ -68,13 +55,12 @@ TREC_EVAL_ORDER = [
 # trec_eval's cutoffs when a measure that takes them is named without any.
 DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 SUCCESS_CUTOFFS = (1, 5, 10)
-# A -m name -> the Relevo metric, and whether it takes cutoffs ("P.5,10").
+# A -m name -> the Relevo metric, and whether it takes cutoffs ("P.5,10"): the name at a
+# cutoff without its "_{k}".
 WITH_CUTOFFS = {
-    "P": "precision",
-    "recall": "recall",
-    "map_cut": "ap",
-    "ndcg_cut": "ndcg",
-    "success": "success",
+    at_k.removesuffix("_{k}"): metric
+    for metric, (at_k, _) in TREC_EVAL_NAMES.items()
+    if at_k is not None
 }
 WHOLE_LIST_ONLY = {
     whole: metric for metric, (_, whole) in TREC_EVAL_NAMES.items() if whole is not None
@@ -113,13 +99,14 @@ MAX_CUTOFFS = 50
 def measure_name(metric: str, k: int, profile: str = TREC) -> str:
     """The line name of (metric, k): trec_eval's under `trec` where trec_eval has the
     measure, else `<metric id>_cut_<k>` (the id alone over the whole list), so no line
-    claims a trec_eval name whose value it would not reproduce."""
-    if profile == TREC and metric in TREC_EVAL_NAMES:
-        at_k, whole = TREC_EVAL_NAMES[metric]
-        if k == WHOLE_LIST and whole is not None:
-            return whole
-        if k != WHOLE_LIST and at_k is not None:
-            return at_k.format(k=k)
+    claims a trec_eval name whose value it would not reproduce. EngineError for a metric
+    Relevo does not have."""
+    names = get_metric(metric).trec_eval  # an unknown metric is an EngineError
+    if profile == TREC:
+        if k == WHOLE_LIST and names.whole_list is not None:
+            return names.whole_list
+        if k != WHOLE_LIST and names.at_cutoff is not None:
+            return names.at_cutoff.format(k=k)
     return metric if k == WHOLE_LIST else f"{metric}_cut_{k}"
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from apps.engine import score_keywords_batch
-from apps.engine.metrics import TREC
+from apps.engine.conventions import TREC
 from apps.engine.scales import HIGHEST_LEVEL, LOWEST_LEVEL, Scale
 
 from .files import Collector, FileProblems, Run, read_qrels, read_run

@@ -229,8 +229,11 @@ def test_stage_one_runs_once_per_scale_not_once_per_metric(monkeypatch):
 
 
 def test_the_registry_names_every_metric_on_its_scale():
-    assert METRICS["ap"] == MetricDef(id="ap", name="AP", scale="binary", mean_name="AP")
-    assert METRICS["ndcg"] == MetricDef(id="ndcg", name="nDCG", scale="graded", mean_name="nDCG")
+    def names(metric: MetricDef) -> tuple[str, str, str, str]:
+        return metric.id, metric.name, metric.scale, metric.mean_name
+
+    assert names(METRICS["ap"]) == ("ap", "AP", "binary", "AP")
+    assert names(METRICS["ndcg"]) == ("ndcg", "nDCG", "graded", "nDCG")
     scales = {m.id: m.scale for m in METRICS.values() if not m.id.endswith("_cond")}
     assert scales == {
         **dict.fromkeys(["precision", "ap", "gm_ap", "rr", "recall", "f1"], "binary"),

@@ -7,9 +7,10 @@ import random
 import pytest
 
 from apps.engine import score_keyword, score_keywords_batch
-from apps.engine.formulas import metric_value
+from apps.engine.conventions import WHOLE_LIST
+from apps.engine.keyword import metric_value
 from apps.engine.metrics import METRICS as REGISTRY
-from apps.engine.metrics import WHOLE_LIST, metric_label
+from apps.engine.metrics import metric_label
 
 ir_measures = pytest.importorskip("ir_measures")
 pytrec_eval = pytest.importorskip("pytrec_eval")

@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from apps.engine import COVERAGE, METRICS, PROFILES, SCALES, metric_value
+from apps.engine.metrics import RelevanceSteps
 
 NORMALISED = [
     "precision",
@@ -114,9 +115,9 @@ def test_searchtweak_and_trec_agree_when_everything_up_to_k_is_judged_and_nothin
     trec = metric_value(metric, k, values, "trec")
     # The measures that divide by R: undefined under searchtweak, 0 under trec, when
     # nothing is relevant.
-    base = metric.removesuffix("_cond")
-    divides_by_r = ("recall", "f1", "rprec", "bpref", "iprec_avg")
-    if (base in divides_by_r or base.startswith("iprec_")) and 1.0 not in values:
+    steps = METRICS[metric].steps
+    divides_by_r = isinstance(steps, RelevanceSteps) and steps.undefined_without_relevant
+    if divides_by_r and 1.0 not in values:
         assert searchtweak is None and trec == 0.0
     else:
         assert searchtweak == trec
