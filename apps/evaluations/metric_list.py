@@ -13,26 +13,27 @@ from typing import Any
 
 from apps.core.typed import BIGINT_MAX, SMALLINT_MAX, parse_int
 from apps.engine import MAX_CUTOFF, WHOLE_LIST
-from apps.engine.metrics import RECALL_LEVELS, trec_eval_recall_name
+from apps.engine.metrics import trec_eval_metrics
+
+
+def _trec_eval_aliases() -> dict[str, tuple[str, int | None]]:
+    """trec_eval's names of each metric (its definition's, apps/engine/metrics.py), lower
+    case: the name at a cutoff without "_{k}" (P, map_cut) takes a cutoff, the name over
+    the whole list (map, set_P) is the whole list unless "@k" says otherwise."""
+    aliases: dict[str, tuple[str, int | None]] = {}
+    for metric in trec_eval_metrics():
+        at_cutoff, whole_list = metric.trec_eval.at_cutoff, metric.trec_eval.whole_list
+        if at_cutoff is not None:
+            aliases[at_cutoff.removesuffix("_{k}").lower()] = (metric.id, None)
+        if whole_list is not None:
+            aliases[whole_list.lower()] = (metric.id, WHOLE_LIST)
+    return aliases
+
 
 # trec_eval's names for the measures Relevo has, so people coming from trec_eval can
 # write what they know: "map, P_10, ndcg_cut_100, recip_rank". Name -> (metric, k),
 # k None when the name carries its cutoff after "_" (P_10) or takes "@k" (P@10).
-TREC_EVAL_ALIASES: dict[str, tuple[str, int | None]] = {
-    "map": ("ap", WHOLE_LIST),
-    "gm_map": ("gm_ap", WHOLE_LIST),
-    "map_cut": ("ap", None),
-    "p": ("precision", None),
-    "set_p": ("precision", WHOLE_LIST),
-    "recip_rank": ("rr", WHOLE_LIST),
-    "recall": ("recall", None),
-    "set_recall": ("recall", WHOLE_LIST),
-    "set_f": ("f1", WHOLE_LIST),
-    "ndcg_cut": ("ndcg", None),
-    "success": ("success", None),
-    "11pt_avg": ("iprec_avg", None),
-    **{trec_eval_recall_name(level): (f"iprec_{level}", None) for level in RECALL_LEVELS},
-}
+TREC_EVAL_ALIASES = _trec_eval_aliases()
 _CUTOFF_SUFFIX = re.compile(r"^(?P<name>[a-z_]+?)_(?P<k>[0-9]{1,5})$")
 
 
