@@ -11,6 +11,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from apps.accounts.decorators import lead_required
 from apps.accounts.requests import TeamRequest
 from apps.core.errors import InvalidInput
+from apps.engine.decisive import additive_metrics
 from apps.evaluations.models import Evaluation
 from apps.judging.decisive import (
     decisive_order_clear,
@@ -38,6 +39,8 @@ def decisive_order_page(request: TeamRequest, evaluation_id: int) -> HttpRespons
                 "evaluation": evaluation,
                 "decisive": decisive_status(evaluation=evaluation),
                 "decisive_rivals": rival_choices(evaluation=evaluation),
+                # The metrics the form takes, from the engine's registry.
+                "decisive_metrics": additive_metrics(),
             },
         )
     try:
