@@ -332,7 +332,7 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE") or "celery"
 # evaluation's, the minute sweep) go to a queue of their own (config/celery.py routes
 # them). In the default queue they waited behind an AI judge's lanes, each of which holds
 # a worker process while its calls wait on the model, and metrics fell 13 s behind the
-# grades (bench/README.md, issue 17). A worker started without --queues reads both
+# grades (bench/README.md, "AI judges"). A worker started without --queues reads both
 # queues; docker-compose.yml also runs a worker reading only this one, which no lane
 # can hold.
 CELERY_PIPELINE_QUEUE = env_str("CELERY_PIPELINE_QUEUE") or "pipeline"

@@ -209,7 +209,7 @@ v1 = [
     path("trec-eval/", trec_eval.TrecEvalView.as_view(), name="trec_eval"),
 ]
 
-# Until issue 16 these routes had no trailing slash, and integrations call them so: their
+# These routes once had no trailing slash, and integrations call them so: their
 # old paths answer as before, with the same views (a redirect would not do: many clients
 # do not follow one with a POST). Built with schema=None, which keeps them out of the
 # OpenAPI schema (DRF's and drf-spectacular's generators skip such views): the schema

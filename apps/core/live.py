@@ -1,31 +1,11 @@
 """Live pages: a version per topic, and the cheap "nothing changed" answer.
 
-A live page (the evaluation page, the dashboard, the disagreement queue) asks its live
-URL every LIVE_POLL_MS with the ETag of the last answer (static/js/live.js). Each answer's
-ETag is the version of its topic, a random token replaced whenever what the page shows
-changes (`changed`, called after the commit by the code that changed it). While the token
-is the same, the answer is 304 and empty.
-
-Topics are an evaluation ("evaluation:12": its progress, metrics, AI judges and
-disagreements) and a team ("team:3": its dashboard). Live URLs name theirs in the path,
-`/live/<kind>/<id>/...` (LIVE_PATH), so that `LiveShortcut`, around the WSGI application,
-answers the 304 before Django runs at all: no session, no database, one read of the
-shared cache. 200 pages asking every 1.5 s cost that shortcut, not 133 page renders a
-second (bench/live_bench.py).
-
-The 304 needs no login because it tells nothing: the ETag is a random token only a full
-answer, which checks the person and the team, ever gave out. A change, or a token the
-page never had, goes through Django as usual.
-
-The versions live in the default cache: Redis when one is known, or files under `make
-run` (config/run_stack.py), shared by every web process and worker. A version expires
-after VERSION_SECONDS, so a change whose bump was lost (Redis away at that moment) shows
-within that time, as a fresh token.
-
-Pushed instead of asked: where the deployment runs the live stream (LIVE_STREAM_URL,
-apps/core/live_stream.py), a change is also published on Redis (LIVE_CHANNEL), and the
-page, told by the stream, asks only then, plus once every LIVE_BACKSTOP_MS in case a
-message was lost. Without the stream (`make run`, no Redis) pages ask every LIVE_POLL_MS.
+A topic (an evaluation, a team's dashboard) has a random token in the default cache,
+renewed by `changed` after the commit of whatever changes what its pages show; a live
+answer's ETag is that token, and `LiveShortcut`, around the WSGI application, answers
+304 before Django runs while it is the same. Where the live stream runs, a change is
+also published on Redis (LIVE_CHANNEL). How pages follow changes and why:
+docs/lead-pages.md, "Live pages".
 """
 
 from __future__ import annotations
@@ -176,7 +156,7 @@ class LiveShortcut:
     It answers every poll of every open live page, so it reads the token with as little
     as it can: in Redis, with one client kept for the process. Django's cache builds a
     new Redis client for every read, which cost a 304 more than the read itself (about
-    80 us of CPU; bench/README.md, issue 18 item 11). Failures still fall back as the
+    80 us of CPU; bench/README.md). Failures still fall back as the
     shared cache's do (`fail_open`).
     """
 

@@ -1,29 +1,10 @@
 """Live pages' event stream: "your topic changed", pushed, so a still page costs nothing.
 
-Polling every 1.5 s from 200 open lead pages cost the web processes 14 % of one core
-while nothing changed (bench/README.md, issue 18 item 11): each ask wakes a Python
-process. Here a page holds one server-sent-events connection instead, and this process,
-an ASGI application of its own (config/live_asgi.py, served by uvicorn), writes to it
-only when the page's topic changes, plus a comment line every KEEPALIVE_SECONDS so
-proxies keep the connection open. The page then asks its live URL once, through Django
-as before (static/js/live.js): this stream carries no content, only the topic's name.
-
-How a change arrives: `live.changed` publishes the topic on a Redis channel after the
-commit; one subscription per process (`ChangeFeed`) wakes the connections of that topic.
-While Redis is away no change arrives; when the subscription comes back every
-connection is told "changed", as anything may have been missed meanwhile.
-
-Who may listen: a page's stream URL carries a token its page was drawn with, the topic
-signed with the SECRET_KEY (`live.stream_token`), valid STREAM_TOKEN_SECONDS. Anyone
-holding one learns only when that topic changes, never what changed.
-
-Limits (every input has one): the query string is at most MAX_QUERY_BYTES, a token names
-one topic, the process holds at most `max_connections` streams (503 beyond), and a
-stream is closed after MAX_STREAM_SECONDS, when the browser opens it again on its own
-(and a token past its age is refused, 403: the page goes back to polling).
-
-No Django here beyond what `config/live_asgi.py` reads from the settings: this process
-opens no database connection and runs no view.
+An ASGI application of its own (config/live_asgi.py, served by uvicorn): each page holds
+one server-sent-events connection, written to only when its topic changes (heard on
+Redis by one subscription per process, `ChangeFeed`) and with a comment line every
+KEEPALIVE_SECONDS. It carries no content, opens no database connection and runs no view.
+Who may listen, the limits and why: docs/lead-pages.md, "Live pages".
 """
 
 from __future__ import annotations

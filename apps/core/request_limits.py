@@ -13,8 +13,8 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 
-# The views that take an import's file, by URL name: the API's, also at their paths of
-# before issue 16 (apps/api/urls.py), and the page's.
+# The views that take an import's file, by URL name: the API's, also at their paths
+# without the trailing slash (apps/api/urls.py), and the page's.
 IMPORT_VIEWS = (
     "api:evaluation_import",
     "api:evaluation_import_unslashed",

@@ -1,4 +1,4 @@
-"""Coverage: how far the judgements reach into each top k (issue 19, item 2).
+"""Coverage: how far the judgements reach into each top k.
 
 A metric treats a result nobody judged as not relevant, so a list with many unjudged
 results looks worse than it may be, and a comparison between lists judged unevenly is

@@ -1,28 +1,10 @@
 """A run's budgets are caps: what a step's calls may spend at most is reserved on the
 run's row before they are sent, and settled to what they spent once answered.
 
-Several lanes of a run make steps at the same moment (tasks.py), and a step makes
-several calls at once: a check of what was spent before a step would let each of them
-pass it. So a step reserves, in one conditional UPDATE of the run's row, the calls, the
-tokens and the cost of its calls at their most; the row's budgets hold for what was
-spent plus what is reserved, whichever lane asks. A step gets the first of its calls
-that fit (reserve); the others' results are given back. Settling (settlement) takes the
-reservation off and adds what the calls spent, in the step's one UPDATE of the run.
-
-A call's most:
-- one call;
-- tokens: its input's bound (input_tokens_bound) plus the judge's most output tokens;
-- cost: those tokens at the judge's prices.
-
-The input is bounded by its UTF-8 bytes: the providers' tokenizers (byte-level BPE, or
-SentencePiece with byte fallback) make no token of less than one byte, so a prompt has
-at most as many tokens as bytes, plus a few for each message's framing. It is about
-four times what English text takes: a run stops a little before a token or cost budget
-rather than ever after it.
-
-A reservation counts until `reserved_until`, the longest any of its calls can be in
-flight (RESERVATION_WINDOW): a lane that died mid-call leaves a reservation that lapses
-then, never one that holds the budget for ever.
+Several lanes and calls spend at once, so a step reserves its calls at their most (one
+call; its input's bound in tokens, input_tokens_bound, plus the judge's most output
+tokens; their cost) in one conditional UPDATE of the run's row, which lapses at
+`reserved_until`. Why the bound holds: docs/ai-judges.md, "Budgets".
 """
 
 from __future__ import annotations

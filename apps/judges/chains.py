@@ -1,33 +1,11 @@
 """People and stronger judges where they matter: a chain of links on one evaluation.
 
-1. The **first** judge grades every result, as any judge's run does (runs.py).
-2. The chain then looks at each result the first judge graded, keyword by keyword, and
-   sends it on when the first judge said it was unsure (a confidence below the chain's
-   threshold), when a **second opinion** (another judge, asked about the same results)
-   gives another grade, or when the result falls in the **audit** sample (a share of
-   the results the lead sets, drawn from the chain's seed, whatever the judges said).
-3. The next link grades what is sent on: a stronger **judge**, asked at once, or
-   **people**: the result goes back to the graders' queue (no judge takes it again).
-
-How a chain's grades enter stage 1: an evaluation with a chain keeps one grade per
-result (strategy 1), and that slot holds the **last link's grade**: the first judge's
-when the result was not sent on, the next judge's when it was, a person's once they
-grade it (until then the result is ungraded, as any result is before its grade). The
-earlier links' grades, reasons and confidences stay beside it in ChainStep: the audit
-agreement below and calibration read them, the metrics never do.
-
-Escalations have a budget (how many results may be sent on, for every reason together);
-past it a result keeps its first grade and is marked so. The stronger judge and the
-second opinion spend through runs of their own on the evaluation (role "chain"), so
-their calls, tokens and cost show like any judge's, and their own budgets are caps as a
-run's are: each call is reserved on the link's run before it is sent (budgets.py), cut
-to the results the budget can pay. A result the next judge's budget cannot pay keeps
-its first grade, marked over budget; one the second opinion's cannot pay is not asked
-about (the step's note says so).
-
-The chain is advanced by one worker at a time (`busy_until`): a task takes the results
-graded since it last looked, a keyword at a time, until the first judge's run is over
-and nothing is left (tasks.py queues it again while the first judge grades).
+The first judge grades every result; the chain sends on the results it was unsure of,
+those a second opinion grades otherwise and an audit sample, to a stronger judge or to
+people, within an escalation budget. The result's one slot holds the last link's grade;
+the earlier links' stay in ChainStep. What a lead sees and why: docs/ai-judges.md,
+"Chains". The later links spend through runs of their own (role "chain"; budgets.py),
+and one worker at a time advances a chain (`busy_until`; tasks.py queues it again).
 """
 
 from __future__ import annotations

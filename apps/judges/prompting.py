@@ -169,7 +169,7 @@ def answer_schema(task: JudgeTask) -> dict[str, Any]:
 def cache_key(model: str, prompt: Prompt, task: JudgeTask, result: Result) -> str:
     """What makes a judgement reusable: the model (its provider, address and name), the
     prompt version, the scale, the keyword and its context, and the result as the model
-    is shown it. A changed document is a new key (issue 17's cache)."""
+    is shown it. A changed document is a new key."""
     scale = task.scale
     material = [
         model,

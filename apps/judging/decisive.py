@@ -1,4 +1,4 @@
-"""Judge what decides (issue 20, item 5): a lead orders an evaluation's queue by what
+"""Judge what decides: a lead orders an evaluation's queue by what
 decides its comparison with a rival evaluation on one metric, and reads when the verdict
 can no longer change (the bounds and priorities are apps/engine/decisive.py's).
 

@@ -1,7 +1,7 @@
 """The one place a judgement is written.
 
 Whoever gives it (a grader on the grading page, a lead resetting a slot or editing it
-in the admin, the demo data, reuse of earlier grades, and the AI judges to come), a
+in the admin, the demo data, reuse of earlier grades, or an AI judge), a
 judgement of a feedback slot is recorded, changed, cleared or skipped by `slot_judge`,
 many untouched slots at once by `slots_judge_in_bulk` (reuse), and many slots one grader
 holds by `slots_judge_held` (an AI judge's call). Nothing else writes a slot's grade columns

@@ -28,7 +28,7 @@ class SnapshotDecision(models.Model):
     decided_at = models.DateTimeField()
 
     class Meta:
-        # Made by the insights app before decisions joined the grade writer (issue 16);
+        # Made by the insights app before decisions joined the grade writer;
         # the table kept its name when the model moved.
         db_table = "insights_snapshotdecision"
 

@@ -1,7 +1,7 @@
 """Gathering an evaluation's changed keywords into one recompute.
 
 A round of scoring costs about the same for one keyword as for forty (its statements,
-the evaluation's lock, the means and history it moves: bench/README.md, issue 17), and
+the evaluation's lock, the means and history it moves: bench/README.md), and
 an AI judge or a busy team changes many keywords a second. So, with a broker, the first
 change of an evaluation's keywords queues one task to run in PIPELINE_GATHER_SECONDS,
 and the changes that come while it waits queue nothing: it scores every keyword of the

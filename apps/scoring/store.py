@@ -6,7 +6,7 @@ yet. The keyword stays marked while its grade version is ahead of what was store
 
 Lock order. Every transaction here takes its row locks in this order, and only in it:
 
-1. the evaluation's row (`_lock_evaluation`), first, whatever else the transaction does;
+1. the evaluation's row (`lock_evaluation`), first, whatever else the transaction does;
 2. its keywords' rows, in id order;
 3. those keywords' metric values and snapshots;
 4. the evaluation's metric rows (the means), in id order;
@@ -190,7 +190,7 @@ def _apply_keyword_changes(
 ) -> None:
     """Move the evaluation's means and progress by keywords' changes (old values, new
     values), in O(metrics) statements. The caller holds the evaluation's row lock
-    (`_lock_evaluation`)."""
+    (`lock_evaluation`)."""
     evaluation_id = evaluation.id
     _move_progress(evaluation, graded_delta)
     deltas: dict[MetricKey, tuple[float, int]] = {}

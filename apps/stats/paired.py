@@ -1,40 +1,11 @@
 """Paired comparison of two evaluations' per-keyword values (pure: numpy, no Django).
 
-"Is B better than A on this metric?" is asked over the keywords both evaluations share.
-Each keyword is measured twice, once per evaluation, so the unit of evidence is the
-keyword's difference d_i = b_i - a_i (candidate minus baseline):
-
-- **mean difference with a percentile bootstrap interval**: the n differences are
-  resampled with replacement `samples` times; the 95% interval runs from the 2.5th to the
-  97.5th percentile of the resampled means (linear interpolation between order
-  statistics, as numpy.quantile and scipy.stats.bootstrap(method="percentile") do).
-- **paired randomisation (sign-flip) test, two-sided**: if the two evaluations did not
-  differ, each keyword's two values could as well have come out the other way round, so
-  every d_i keeps its size and gets a random sign. The p-value is the share of sign
-  assignments whose |sum| is at least the observed |sum|. When 2^n <= `permutations`
-  every assignment is enumerated and p is exact. Otherwise `permutations` assignments are
-  drawn and p = (1 + hits) / (permutations + 1): the observed assignment is counted as
-  one of them (the "+1" correction of Phipson & Smyth, 2010), so a p-value is never 0
-  and the test keeps its size.
-- **Holm's adjustment across the metrics**: a lead who compares five metrics at the 5%
-  level would call at least one of them significant far more often than 5% of the time
-  when nothing differs. Each metric's p is also given adjusted by Holm's step-down
-  method over the metrics compared in one call (the smallest p times m, the next times
-  m - 1, ..., each at least the one before, capped at 1), and a difference is called
-  significant only when its adjusted p is below the level: the chance of calling any
-  metric significant when none differs stays at most 5%. With one metric the two agree.
-- **wins, ties, losses**: keywords where B beats A by more than `TIE_TOLERANCE`, is
-  within it, or trails by more. The tolerance only absorbs float noise (one value
-  computed along two paths), not differences anyone would act on.
-
-A missing value (an ungraded keyword has none) is left out pair by pair: a keyword counts
-for a metric only when both evaluations have a value for it.
-
-Reproducible: every draw comes from numpy's PCG64 seeded with (seed, purpose, n), so the
-same differences give the same interval and p-value on every run, whatever else is
-compared alongside. Metrics with the same number of kept keywords share their resamples
-and sign flips, so one draw serves them all. Work runs in blocks of about `BLOCK` random
-numbers, which bounds memory (tens of MB) for 10,000 keywords x 10,000 resamples.
+Per metric, over the keywords both evaluations have a value for: the mean difference
+(candidate minus baseline) with a percentile bootstrap interval, a two-sided sign-flip
+test, Holm's adjustment across the metrics compared in one call, and wins, ties and
+losses. The method and why: docs/comparison.md, "The numbers". Every draw is seeded
+(seed, purpose, n); metrics with the same number of kept keywords share their draws, and
+work runs in blocks of about `BLOCK` random numbers to bound memory.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Log-in lock-out after too many wrong passwords (issue 15): an account from one address,
+"""Log-in lock-out after too many wrong passwords: an account from one address,
 and an address whatever the accounts; the page a locked-out person sees; unlocking by
 waiting, by the admin, by the command line and by a password reset."""
 

@@ -1,4 +1,4 @@
-"""Mail sent on request is limited (issue 15): password resets per target address and per
+"""Mail sent on request is limited: password resets per target address and per
 client address, with the same neutral page either way; invitations per inviter and per
 team, refused with a message."""
 

@@ -1,5 +1,5 @@
 """Over the API a team's evaluation names are unique too, trimmed and in any case: create,
-rename, clone and both imports answer 400 naming the `name` field (issue 18, item 4)."""
+rename, clone and both imports answer 400 naming the `name` field."""
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile

@@ -479,18 +479,18 @@ def test_create_writes_nothing_when_the_service_refuses_after_tags_were_named(ap
 # --- Delete -----------------------------------------------------------------------------
 
 
-# Measured on SQLite: the token, the evaluation, the active check, then Django's
-# cascade (the ids of metrics, keywords and snapshots, then one DELETE per table,
-# unretrieved judgements included). The same for 1 and 12 keywords. 22 before AI judges;
-# their tables joined the cascade (the evaluation's judge runs, and the judge grades and
+# Measured on SQLite: the token, the evaluation, the active check, then Django's cascade
+# (the ids of metrics, keywords and snapshots, then one DELETE per table, unretrieved
+# judgements included). The same for 1 and 12 keywords. 22 before AI judges; their
+# tables joined the cascade (the evaluation's judge runs, and the judge grades and
 # failures of its slots): 4 more, none of them per keyword. Calibration and chains added
 # 4 more (gold sets drawn from it are kept, their link to it cleared; its chain and the
-# chain's steps go with it). The keywords' notes (information needs) 1 more. Issue 20
-# added 5, none per keyword: the schedules whose setup it is and the scheduled runs it is
-# the evaluation, previous run or baseline of have their link cleared (4), and its
-# decision order and those that name it as the rival go with it (1). Grades copied from
-# it into other evaluations keep their source and lose the link to it (1). The keywords'
-# TREC query ids go with them (1).
+# chain's steps go with it). The keywords' notes (information needs) 1 more. Schedules
+# and the decision order added 5, none per keyword: the schedules whose setup it is and
+# the scheduled runs it is the evaluation, previous run or baseline of have their link
+# cleared (4), and its decision order and those that name it as the rival go with it
+# (1). Grades copied from it into other evaluations keep their source and lose the link
+# to it (1). The keywords' TREC query ids go with them (1).
 DELETE_QUERIES = 38
 
 
@@ -652,7 +652,7 @@ def test_a_transition_of_another_teams_evaluation_is_404_and_changes_nothing(act
 # makes the means exact and records a history point: one read per metric (2 here).
 # finish: one more on PostgreSQL since the recompute locks the evaluation's row first
 # (apps/scoring/store.py, "Lock order"); still the same for 1 keyword and for 12.
-# Issue 20: opening reads whether the queue is in decision order (start, 1 more); a
+# Opening reads whether the queue is in decision order (start, 1 more); a
 # finish reads who hears it, webhooks and e-mails (2 more: nobody listens here). The answer
 # says whose grades its numbers rest on (1 more, read once per change of its grades).
 TRANSITION_QUERIES = {"start": 13, "stop": 8, "finish": 23}

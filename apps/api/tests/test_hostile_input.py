@@ -1,5 +1,5 @@
 """Hostile input through the API: each is refused with a 4xx that says where, never a 500,
-and a refused import leaves nothing behind (issue 15, items 1 to 10)."""
+and a refused import leaves nothing behind."""
 
 import io
 import json

@@ -645,14 +645,14 @@ def test_trec_import_names_each_bad_field(api):
 
 
 def test_a_json_export_imported_back_keeps_the_leads_decisions(api, team_a):
-    # Issue 15, item 21: the round trip through the API keeps everything the export holds.
+    # The round trip through the API keeps everything the export holds.
     from apps.interchange.tests.test_document import graded_evaluation, without_sources
     from apps.judging.models import SnapshotDecision
 
     graders = [make_grader(team_a, f"ann{i}@example.test") for i in range(2)]
     original = graded_evaluation(team_a, graders)
     exported = json.loads(body_of(api.get(export_url(original, "json"))))
-    exported["name"] += " (copy)"  # the team has the original's name (issue 18, item 4)
+    exported["name"] += " (copy)"  # the team has the original's name
 
     response = api.post(IMPORT, exported, content_type="application/json")
 

@@ -1,5 +1,5 @@
 """The API's routes: every one named, every v1 path ending with a slash, and the paths
-v1 answered before issue 16 (ten of them without the slash) still answering as before,
+v1 answered without a trailing slash (ten of them) still answering as before,
 with the same views, while the schema lists each operation once."""
 
 import json

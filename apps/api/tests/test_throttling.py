@@ -1,4 +1,4 @@
-"""API throttles (issue 15): requests per token and without one, and invalid tokens per
+"""API throttles: requests per token and without one, and invalid tokens per
 address; each refused with 429, Retry-After and the API's usual error body. And a Redis
 that does not answer breaks neither the API nor log-in."""
 

@@ -1,5 +1,5 @@
 """A lead adds, renames and removes a pending evaluation's keywords from its edit page,
-through real URLs (issue 18, item 9)."""
+through real URLs."""
 
 import html
 import re

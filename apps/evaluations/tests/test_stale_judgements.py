@@ -1,4 +1,4 @@
-"""Stale judgements (issue 19, item 3): a grade reused from an earlier evaluation whose
+"""Stale judgements: a grade reused from an earlier evaluation whose
 document has changed since is marked stale, counted where metrics are read, and sent back
 to the queue on a lead's word."""
 

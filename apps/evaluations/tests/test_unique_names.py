@@ -1,4 +1,4 @@
-"""A team has one evaluation of each name, trimmed and in any case (issue 18, item 4):
+"""A team has one evaluation of each name, trimmed and in any case:
 the pages, clone, auto-restart, the database's own guard and the migration that made
 existing names unique. The API and imports are in apps/api/tests/test_evaluation_names.py.
 """

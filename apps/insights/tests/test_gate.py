@@ -1,4 +1,4 @@
-"""The regression gate (issue 20, item 2): its verdicts and exit codes on prepared
+"""The regression gate: its verdicts and exit codes on prepared
 evaluations, through the command a CI job runs and through the API."""
 
 import io

@@ -1,4 +1,4 @@
-"""A keyword's information need and the lead's notes (issue 18, item 12), through real
+"""A keyword's information need and the lead's notes, through real
 URLs: the lead writes them on the keyword page, graders read the need on their card,
 bounded, the lead's alone, the team's alone. (The exports: interchange's
 test_keyword_notes_export.)"""

@@ -1,4 +1,4 @@
-"""Planning an evaluation's size from the team's earlier evaluations (issue 20, item 4)."""
+"""Planning an evaluation's size from the team's earlier evaluations."""
 
 import math
 from datetime import UTC, datetime

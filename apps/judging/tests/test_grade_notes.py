@@ -1,4 +1,4 @@
-"""A grader's optional note with a grade (issue 18, item 12): typed on the card, saved as
+"""A grader's optional note with a grade: typed on the card, saved as
 the grade's reason, shown again when the grader goes back to it, read by the lead beside
 the grade; bounded like every input."""
 

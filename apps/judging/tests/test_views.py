@@ -1150,9 +1150,9 @@ def grades_held_within(queries: int, client, grader: User, assert_max_num_querie
 # PostgreSQL, a grade committed as in production, where the recompute it queues runs on
 # a worker: the session with the person and their teams; the grade writer's transaction
 # (BEGIN, lock the snapshot's slots, write the grade, mark the keyword, COMMIT); the
-# grader's claim lock, the claim with the card's reads, the lock's release. (Issue 16
-# traded the one statement that graded, marked and took the claim lock for the one grade
-# writer every path shares: five round trips more.)
+# grader's claim lock, the claim with the card's reads, the lock's release. (One statement
+# once graded, marked and took the claim lock; the one grade writer every path shares
+# costs five round trips more.)
 HOT_GRADE_QUERIES = 9
 
 
