@@ -15,9 +15,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.core.errors import InvalidInput
 from apps.judges import prompts
 from apps.judges.models import JudgePrompt
+
+from .given import json_object_body
 
 
 class PromptVersionOut(serializers.Serializer):
@@ -51,12 +52,7 @@ def team_prompts(request: Request) -> QuerySet[JudgePrompt]:
 
 
 def _given(request: Request) -> dict[str, Any]:
-    if not isinstance(request.data, dict):
-        raise InvalidInput(["body: must be a JSON object"])
-    unknown = sorted(set(request.data) - {"name", "instructions"})
-    if unknown:
-        raise InvalidInput([f"{name}: not a field of a prompt" for name in unknown])
-    return dict(request.data)
+    return json_object_body(request, fields=("name", "instructions"), of="a prompt")
 
 
 class PromptListCreate(APIView):

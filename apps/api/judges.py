@@ -6,8 +6,6 @@ The API key is write-only: it goes in as `api_key` and never comes back; answers
 missing `api_key` keeps the stored key and `"api_key": ""` removes it.
 """
 
-from typing import Any
-
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
@@ -16,11 +14,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.core.errors import InvalidInput
 from apps.judges import services
 from apps.judges.connection_check import check_connection
 from apps.judges.models import Judge
 from apps.judges.providers import Protocol
+
+from .given import json_object_body
 
 PROTOCOLS = [protocol.value for protocol in Protocol]
 
@@ -88,12 +87,6 @@ def team_judges(request: Request) -> QuerySet[Judge]:
     return Judge.objects.filter(team_id=request.user.team_id)
 
 
-def _given(request: Request) -> dict[str, Any]:
-    if not isinstance(request.data, dict):
-        raise InvalidInput(["body: must be a JSON object"])
-    return dict(request.data)
-
-
 class JudgeListCreate(APIView):
     @extend_schema(summary="List the team's AI judges", responses=JudgeOut(many=True))
     def get(self, request: Request) -> Response:
@@ -101,7 +94,7 @@ class JudgeListCreate(APIView):
 
     @extend_schema(summary="Add an AI judge", request=JudgeIn, responses={201: JudgeOut})
     def post(self, request: Request) -> Response:
-        judge = services.judge_create(team=request.user.team, **_given(request))
+        judge = services.judge_create(team=request.user.team, **json_object_body(request))
         return Response(JudgeOut(judge).data, status=status.HTTP_201_CREATED)
 
 
@@ -113,7 +106,9 @@ class JudgeDetail(APIView):
     @extend_schema(summary="Change an AI judge", request=JudgeIn(partial=True), responses=JudgeOut)
     def patch(self, request: Request, judge_id: int) -> Response:
         judge = get_object_or_404(team_judges(request), id=judge_id)
-        judge = services.judge_update(judge=judge, keep_key_when_blank=False, **_given(request))
+        judge = services.judge_update(
+            judge=judge, keep_key_when_blank=False, **json_object_body(request)
+        )
         return Response(JudgeOut(judge).data)
 
     @extend_schema(summary="Remove an AI judge", responses={204: None})
