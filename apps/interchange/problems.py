@@ -4,6 +4,8 @@ A broken file of a million snapshots could have a million problems; the answer l
 first LIMIT and says how many more there were.
 """
 
+import heapq
+
 from apps.core.errors import InvalidInput
 
 LIMIT = 200
@@ -36,3 +38,37 @@ class Problems:
     def raise_if_any(self) -> None:
         if self:
             raise InvalidInput(self.as_list())
+
+    def take(self, other: "Problems") -> None:
+        """Add another list's problems after these, with the count of those it did not list."""
+        for problem in other.listed:
+            self.add(problem)
+        self.count += other.count - len(other.listed)
+
+
+class ProblemsByLine:
+    """One file's problems found out of line order (an import reads it query by query):
+    keeps the `limit` earliest lines and counts them all."""
+
+    def __init__(self, limit: int = LIMIT) -> None:
+        self.limit = limit
+        self.count = 0
+        self._earliest: list[tuple[int, int, str]] = []  # a max-heap: (-line, -order, text)
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    def add(self, line: int, problem: str) -> None:
+        self.count += 1
+        entry = (-line, -self.count, problem)
+        if len(self._earliest) < self.limit:
+            heapq.heappush(self._earliest, entry)
+        elif entry > self._earliest[0]:
+            heapq.heapreplace(self._earliest, entry)
+
+    def move_to(self, problems: Problems) -> None:
+        """Add these problems to `problems` in line order (then in the order found)."""
+        ordered = sorted(self._earliest, reverse=True)
+        for _, _, problem in ordered:
+            problems.add(problem)
+        problems.count += self.count - len(ordered)

@@ -16,13 +16,15 @@
   back (query_ids.py). qids and docnos are read as trec_columns.from_column describes,
   so the files an export writes read back into the same keywords and documents.
 
-The files are read whole and checked before anything is written; every problem is
-reported as `<file name> line N: ...`.
+The run and qrels are read query by query (line_index.py), so memory holds one query's
+lines, not the files'. Writing starts as the first queries are read; a problem found
+later stops it and the transaction is rolled back, so nothing is half written. Every
+problem is reported as `<file name> line N: ...`, each file's in line order.
 """
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -35,9 +37,11 @@ from apps.evaluations.models import Evaluation, Keyword
 from apps.evaluations.scales import levels_found
 
 from .checks import DOC_ID_LIMIT, KEYWORD_LIMIT, MAX_POSITION
+from .collector import fewer_collections
 from .creation import evaluation_for_import, writer_for
+from .line_index import index_lines, lines_of, numbered_lines
 from .models import TrecQuery
-from .problems import Problems
+from .problems import Problems, ProblemsByLine
 from .rows import SlotGrade, SnapshotRow
 from .text_files import file_name, not_text_problem
 from .trec_columns import from_column
@@ -46,7 +50,7 @@ from .trec_columns import from_column
 RUN_TAG_LIMIT = 100
 
 
-@dataclass
+@dataclass(slots=True)
 class _Result:
     docno: str  # the column as written, for trec_eval's tie order
     score: float
@@ -56,15 +60,7 @@ class _Result:
 
 @dataclass
 class _Query:
-    line: int  # where the qid first appears
     results: dict[str, _Result]  # by doc id (the docno decoded)
-    file: str | None = None  # where it appears, when not in the run (the qrels)
-
-
-@dataclass
-class _Judged:
-    line: int  # where the qid first appears in the qrels
-    grades: dict[str, int]  # doc id (docno decoded) -> grade on the evaluation's scale
 
 
 @dataclass
@@ -181,24 +177,25 @@ def import_trec(
             problems=problems,
         )
         texts = _read_topics(topics, problems) if topics is not None else {}
-        queries, run_tag = _read_run(run, keep_rank=keep_rank, problems=problems)
         # The grades are checked on the evaluation's scale (when its settings are valid).
         native = evaluation.grading_scale if evaluation is not None else engine.SCALES.get(scale)
-        judgements = _read_qrels(qrels, native, problems) if qrels is not None else {}
-        for qid, judged in judgements.items():
-            # A query judged but not run: a keyword without results (trec_eval -c counts it).
-            queries.setdefault(qid, _Query(judged.line, {}, file_name(qrels, "qrels")))
-        keywords = _keyword_texts(queries, texts, file_name(run, "run"), problems)
-        problems.raise_if_any()
-        assert evaluation is not None  # no problem: it exists
-        evaluation.run_tag = run_tag
-        evaluation.save(update_fields=["run_tag"])
+        files = _TrecFiles(run, qrels, native, keep_rank=keep_rank)
+        keyword_problems = Problems()
+        keywords = _keyword_texts(files, texts, keyword_problems)
+        # Writing starts while the lines are read; a problem found later stops it, and
+        # the transaction is rolled back, so nothing is half written.
+        writable = evaluation if not problems and not keyword_problems else None
         report = TrecReport()
-        with writer_for(evaluation, progress, source_label="TREC import") as writer:
-            assert writer is not None and evaluation is not None  # no problem: both exist
-            for qid, query in queries.items():
-                found = judgements.get(qid)
-                grades = found.grades if found is not None else {}
+        with (
+            fewer_collections(),
+            writer_for(writable, progress, source_label="TREC import") as writer,
+        ):
+            for qid in files.qids():
+                query, grades = files.read(qid)
+                if writer is not None and files.problems_found():
+                    writer.stop()
+                if writer is None or writer.stopped:
+                    continue
                 rows = _snapshot_rows(query, grades, keep_rank=keep_rank)
                 unretrieved = [
                     (doc_id, grade)
@@ -207,10 +204,77 @@ def import_trec(
                 ]
                 writer.add(keywords[qid], rows, unretrieved)
                 report.add(query, grades, keep_rank=keep_rank)
+            files.report_problems(problems)
+            problems.take(keyword_problems)
+            problems.raise_if_any()
+            assert writer is not None and evaluation is not None  # no problem: both exist
             writer.close()
+        evaluation.run_tag = _run_tag(run)
+        evaluation.save(update_fields=["run_tag"])
         _keep_qids(evaluation, keywords)
     evaluation.refresh_from_db()
     return TrecImport(evaluation, report)
+
+
+class _TrecFiles:
+    """The run and the qrels read query by query (line_index.py), each qid's lines
+    checked as they are read; the problems are kept per file in line order."""
+
+    def __init__(
+        self,
+        run: IO[bytes],
+        qrels: IO[bytes] | None,
+        scale: engine.Scale | None,
+        *,
+        keep_rank: bool,
+    ) -> None:
+        self.run, self.qrels, self.scale, self.keep_rank = run, qrels, scale, keep_rank
+        self.run_file = file_name(run, "run")
+        self.qrels_file = file_name(qrels, "qrels")
+        self.run_index = index_lines(run)
+        self.qrels_index = index_lines(qrels) if qrels is not None else {}
+        self.run_problems = ProblemsByLine()
+        self.qrels_problems = ProblemsByLine()
+
+    def qids(self) -> list[str]:
+        """The run's qids in the order they first appear, then those only judged."""
+        judged_only = [qid for qid in self.qrels_index if qid not in self.run_index]
+        return [*self.run_index, *judged_only]
+
+    def first_line(self, qid: str) -> str:
+        """Where a qid first appears: `<file> line N`, in the run if it is there."""
+        file = self.run_file if qid in self.run_index else self.qrels_file
+        return f"{file} line {self.first_line_number(qid)}"
+
+    def first_line_number(self, qid: str) -> int:
+        found = self.run_index.get(qid) or self.qrels_index[qid]
+        return found.first_line
+
+    def read(self, qid: str) -> tuple["_Query", dict[str, int]]:
+        """A qid's results and its judgements (doc id -> grade)."""
+        results: dict[str, _Result] = {}
+        if qid in self.run_index:
+            lines = _columns(
+                lines_of(self.run, self.run_index[qid]), self.run_file, self.run_problems
+            )
+            results = _read_run_query(
+                qid, lines, self.run_file, self.run_problems, keep_rank=self.keep_rank
+            )
+        grades: dict[str, int] = {}
+        if self.qrels is not None and qid in self.qrels_index:
+            lines = _columns(
+                lines_of(self.qrels, self.qrels_index[qid]), self.qrels_file, self.qrels_problems
+            )
+            grades = _read_qrels_query(qid, lines, self.scale, self.qrels_file, self.qrels_problems)
+        return _Query(results), grades
+
+    def problems_found(self) -> bool:
+        return bool(self.run_problems) or bool(self.qrels_problems)
+
+    def report_problems(self, problems: Problems) -> None:
+        """The run's problems, then the qrels', each in line order."""
+        self.run_problems.move_to(problems)
+        self.qrels_problems.move_to(problems)
 
 
 def _keep_qids(evaluation: Evaluation, keywords: dict[str, str]) -> None:
@@ -222,26 +286,27 @@ def _keep_qids(evaluation: Evaluation, keywords: dict[str, str]) -> None:
     )
 
 
-def _lines(stream: IO[bytes], file: str, problems: Problems) -> Iterator[tuple[int, list[str]]]:
+def _columns(
+    lines: Iterable[tuple[int, bytes]], file: str, problems: "ProblemsByLine"
+) -> Iterator[tuple[int, list[str]]]:
     """(line number, columns) of every line that is not blank."""
-    for number, raw in enumerate(stream, start=1):
-        if isinstance(raw, bytes):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                problems.add(f"{file} line {number}: not UTF-8 text")
-                continue
-        else:
-            line = raw
+    for number, raw in lines:
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            problems.add(number, f"{file} line {number}: not UTF-8 text")
+            continue
         if number == 1:  # a byte-order mark is not part of the first qid
             line = line.removeprefix("\ufeff")
         if "\x00" in line:
-            problems.add(f"{file} line {number}: contains a NUL character")
+            problems.add(number, f"{file} line {number}: contains a NUL character")
             continue
         columns = line.split()
         # "%00" would decode (trec_columns.from_column) to the NUL no text column can hold.
-        if any("\x00" in from_column(column) for column in columns if "%" in column):
-            problems.add(f"{file} line {number}: a column decodes to a NUL character (%00)")
+        if "%" in line and any(
+            "\x00" in from_column(column) for column in columns if "%" in column
+        ):
+            problems.add(number, f"{file} line {number}: a column decodes to a NUL character (%00)")
             continue
         if columns:
             yield number, columns
@@ -276,55 +341,68 @@ def _read_topics(stream: IO[bytes], problems: Problems) -> dict[str, str]:
     return texts
 
 
-def _read_run(
-    stream: IO[bytes], *, keep_rank: bool, problems: Problems
-) -> tuple[dict[str, _Query], str]:
-    """The run's queries, and its tag (the first line's, as trec_eval reads it)."""
-    file = file_name(stream, "run")
-    queries: dict[str, _Query] = {}
-    tag = ""
-    for number, columns in _lines(stream, file, problems):
+def _read_run_query(
+    qid: str,
+    lines: Iterable[tuple[int, list[str]]],
+    file: str,
+    problems: "ProblemsByLine",
+    *,
+    keep_rank: bool,
+) -> dict[str, _Result]:
+    """One qid's results (by doc id) from its run lines."""
+    results: dict[str, _Result] = {}
+    for number, columns in lines:
         where = f"{file} line {number}"
         if len(columns) < 6:
             problems.add(
-                f"{where}: expected 6 columns (qid Q0 docno rank score tag), got {len(columns)}"
+                number,
+                f"{where}: expected 6 columns (qid Q0 docno rank score tag), got {len(columns)}",
             )
             continue
         # Text after the tag is ignored, as trec_eval ignores it.
-        qid, _, docno, rank_text, score_text = columns[:5]
-        if not tag:
-            tag = columns[5][:RUN_TAG_LIMIT]
+        _, _, docno, rank_text, score_text = columns[:5]
         score = _float(score_text)
         if score is None:
-            problems.add(f"{where}: score {score_text!r} is not a number")
-        rank = _whole(rank_text)
+            problems.add(number, f"{where}: score {score_text!r} is not a number")
+        # The rank column is read only when it gives the positions (trec_eval ignores it).
+        rank = _whole(rank_text) if keep_rank else 0
         if keep_rank and (rank is None or not 1 <= rank <= MAX_POSITION):
             problems.add(
-                f"{where}: rank {rank_text!r} is not a whole number from 1 to {MAX_POSITION}"
+                number,
+                f"{where}: rank {rank_text!r} is not a whole number from 1 to {MAX_POSITION}",
             )
             rank = None
         doc_id = from_column(docno)
         if len(doc_id) > DOC_ID_LIMIT:
-            problems.add(f"{where}: docno longer than {DOC_ID_LIMIT} characters")
-        query = queries.setdefault(qid, _Query(number, {}))
-        first = query.results.get(doc_id)
+            problems.add(number, f"{where}: docno longer than {DOC_ID_LIMIT} characters")
+        first = results.get(doc_id)
         if first is not None:
             problems.add(
-                f"{where}: docno {docno!r} given twice for qid {qid!r} (line {first.line})"
+                number,
+                f"{where}: docno {docno!r} given twice for qid {qid!r} (line {first.line})",
             )
         elif score is not None:
-            query.results[doc_id] = _Result(docno, score, rank or 0, number)
+            results[doc_id] = _Result(docno, score, rank or 0, number)
     if keep_rank:
-        for qid, query in queries.items():
-            seen: dict[int, int] = {}
-            for result in query.results.values():
-                first_line = seen.setdefault(result.rank, result.line)
-                if first_line != result.line and result.rank >= 1:
-                    problems.add(
-                        f"{file} line {result.line}: rank {result.rank} given twice for "
-                        f"qid {qid!r} (line {first_line})"
-                    )
-    return queries, tag
+        seen: dict[int, int] = {}
+        for result in results.values():
+            first_line = seen.setdefault(result.rank, result.line)
+            if first_line != result.line and result.rank >= 1:
+                problems.add(
+                    result.line,
+                    f"{file} line {result.line}: rank {result.rank} given twice for "
+                    f"qid {qid!r} (line {first_line})",
+                )
+    return results
+
+
+def _run_tag(stream: IO[bytes]) -> str:
+    """The run's tag: the first line's with a tag, as trec_eval reads it."""
+    for _, _, line in numbered_lines(stream):
+        columns = line.split()
+        if len(columns) >= 6:
+            return columns[5].decode("utf-8", errors="replace")[:RUN_TAG_LIMIT]
+    return ""
 
 
 def _float(text: str) -> float | None:
@@ -340,13 +418,14 @@ def _whole(text: str) -> int | None:
 
 
 def _keyword_texts(
-    queries: dict[str, _Query], topics: dict[str, str], file: str, problems: Problems
+    files: "_TrecFiles", topics: dict[str, str], problems: Problems
 ) -> dict[str, str]:
+    """qid -> its keyword: the topic's text, else the qid decoded; each distinct."""
     texts: dict[str, str] = {}
     owner: dict[str, str] = {}
-    for qid, query in queries.items():
+    for qid in files.qids():
         text = topics.get(qid) or from_column(qid).strip()
-        where = f"{query.file or file} line {query.line}"
+        where = files.first_line(qid)
         if not text:
             problems.add(f"{where}: qid {qid!r} gives an empty keyword")
         elif len(text) > KEYWORD_LIMIT:
@@ -354,7 +433,7 @@ def _keyword_texts(
         elif text in owner:
             problems.add(
                 f"{where}: qid {qid!r} gives the keyword {text!r} of qid {owner[text]!r} "
-                f"(line {queries[owner[text]].line})"
+                f"(line {files.first_line_number(owner[text])})"
             )
         owner.setdefault(text, qid)
         texts[qid] = text
@@ -376,36 +455,41 @@ def _levels_in(stream: IO[bytes]) -> list[int]:
     return sorted(found)
 
 
-def _read_qrels(
-    stream: IO[bytes], scale: engine.Scale | None, problems: Problems
-) -> dict[str, _Judged]:
-    """qid -> its judgements (docno -> grade on the evaluation's scale), every line kept:
+def _read_qrels_query(
+    qid: str,
+    lines: Iterable[tuple[int, list[str]]],
+    scale: engine.Scale | None,
+    file: str,
+    problems: "ProblemsByLine",
+) -> dict[str, int]:
+    """One qid's judgements (doc id -> grade on the evaluation's scale), every line kept:
     those of documents the run did not retrieve too, and of qids it did not run."""
-    file = file_name(stream, "qrels")
-    judged: dict[str, _Judged] = {}
-    lines: dict[tuple[str, str], int] = {}
-    for number, columns in _lines(stream, file, problems):
+    grades: dict[str, int] = {}
+    lines_of_docs: dict[str, int] = {}
+    for number, columns in lines:
         where = f"{file} line {number}"
         if len(columns) != 4:
             problems.add(
-                f"{where}: expected 4 columns (qid iteration docno grade), got {len(columns)}"
+                number,
+                f"{where}: expected 4 columns (qid iteration docno grade), got {len(columns)}",
             )
             continue
-        qid, _, docno, grade_text = columns
+        _, _, docno, grade_text = columns
         grade = _whole(grade_text)
         if grade is None:
-            problems.add(f"{where}: grade {grade_text!r} is not a whole number")
+            problems.add(number, f"{where}: grade {grade_text!r} is not a whole number")
             continue
         doc_id = from_column(docno)
-        key = (qid, doc_id)
-        if key in lines:
+        if doc_id in lines_of_docs:
             problems.add(
-                f"{where}: docno {docno!r} judged twice for qid {qid!r} (line {lines[key]})"
+                number,
+                f"{where}: docno {docno!r} judged twice for qid {qid!r} "
+                f"(line {lines_of_docs[doc_id]})",
             )
             continue
-        lines[key] = number
+        lines_of_docs[doc_id] = number
         if len(doc_id) > DOC_ID_LIMIT:
-            problems.add(f"{where}: docno longer than {DOC_ID_LIMIT} characters")
+            problems.add(number, f"{where}: docno longer than {DOC_ID_LIMIT} characters")
             continue
         if scale is None:
             continue  # the scale itself is wrong, and already reported
@@ -413,24 +497,24 @@ def _read_qrels(
             grade = 1 if grade >= 1 else 0
         elif grade not in scale.grades:
             problems.add(
-                f"{where}: grade {grade} is not a {scale.name} grade {scale.describe_grades()}"
+                number,
+                f"{where}: grade {grade} is not a {scale.name} grade {scale.describe_grades()}",
             )
             continue
-        judged.setdefault(qid, _Judged(number, {})).grades[doc_id] = grade
-    return judged
+        grades[doc_id] = grade
+    return grades
 
 
 def _snapshot_rows(query: _Query, grades: dict[str, int], *, keep_rank: bool) -> list[SnapshotRow]:
-    results = list(query.results.values())
+    results = list(query.results.items())
     if keep_rank:
-        ordered = sorted(results, key=lambda result: result.rank)
-        positions = [result.rank for result in ordered]
+        ordered = sorted(results, key=lambda item: item[1].rank)
+        positions = [result.rank for _, result in ordered]
     else:
-        ordered = sorted(results, key=lambda result: (result.score, result.docno), reverse=True)
+        ordered = sorted(results, key=lambda item: (item[1].score, item[1].docno), reverse=True)
         positions = list(range(1, len(ordered) + 1))
     rows: list[SnapshotRow] = []
-    for position, result in zip(positions, ordered, strict=True):
-        doc_id = from_column(result.docno)
+    for position, (doc_id, _) in zip(positions, ordered, strict=True):
         grade = grades.get(doc_id)
         slots: list[SlotGrade | None] = [] if grade is None else [(grade, None, "", "", "", None)]
         rows.append((position, doc_id, "", "", "{}", slots, None))
