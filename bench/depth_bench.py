@@ -2,6 +2,7 @@
 
 Run: .venv/bin/python bench/depth_bench.py [--keywords N] [--storage-keywords N]
      [--depth D] [--shallow D] [--repeats R] [--skip-storage] [--keep-database]
+     [--compare-with DIR]
 
 Data: every keyword has `depth` results with one slot each, graded 0..3 as TREC pools
 judge them: the top POOL_DEPTH results mostly judged, deeper ones sparsely (about a sixth
@@ -17,12 +18,14 @@ feeds every phase; it is generated per keyword from the seed, so it is never hel
    judgements), best and median of `repeats`. Checked (not timed) against score_keyword
    and against pytrec_eval on a sample.
 2. Storage, on PostgreSQL in a database of its own (relevo_bench_depth): the data written
-   as a TREC run + qrels and imported with `import_trec` (parse, score, COPY, commit),
-   then `evaluation_recompute` twice: right after the import (every keyword already
-   scored at its version: it reads and scores all, stores nothing) and after every
-   keyword was marked changed (it reads, scores and stores all). Each phase's seconds,
-   snapshots/s and this process's peak resident memory; the stored values are checked
-   against the engine's.
+   as a TREC run + qrels and imported by `manage.py import_trec` in a process of its own,
+   as a lead imports a large run (parse, score, COPY, commit; its seconds and peak
+   resident memory); with --compare-with DIR, first by the checkout in DIR too, on the
+   same files in the same run, for the ratios. Then `evaluation_recompute` twice: right
+   after the import (every keyword already scored at its version: it reads and scores
+   all, stores nothing) and after every keyword was marked changed (it reads, scores and
+   stores all). Each phase's seconds, snapshots/s and peak resident memory; the stored
+   values are checked against the engine's.
 
 Celery publishes to Redis db REDIS_DB (the bench's own), as deployed; neither phase is
 expected to publish, and the bench says how many it did.
@@ -34,6 +37,8 @@ import argparse
 import math
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -357,20 +362,85 @@ def write_trec_files(data, depth: int, folder: Path) -> tuple[Path, Path, int]:
     return run, qrels, qrels_lines
 
 
-def import_files(team, run: Path, qrels: Path):
-    from apps.interchange.trec import import_trec
+def metrics_argument() -> str:
+    """METRICS as import_trec's --metrics reads them: "ap,ndcg,...,precision@10"."""
+    return ",".join(name if k == WHOLE_LIST else f"{name}@{k}" for name, k in METRICS)
 
-    with run.open("rb") as run_file, qrels.open("rb") as qrels_file:
-        return import_trec(
-            team=team,
-            run=run_file,
-            qrels=qrels_file,
-            name="depth bench",
-            scale="graded",
-            metrics=METRICS,
-            profile="trec",
-            strategy=1,
+
+@dataclass(frozen=True)
+class ChildImport:
+    seconds: float
+    peak_rss: int  # bytes: the child's own high-water mark (VmHWM)
+    evaluation_id: int
+    said: str  # what the command said it did (its stderr)
+
+
+def import_in_child(code: Path, team_id: int, run: Path, qrels: Path, name: str) -> ChildImport:
+    """`manage.py import_trec` of the code in `code`, in a process of its own, as a lead
+    runs a large import: its seconds and its peak resident memory."""
+    command = [
+        sys.executable, "manage.py", "import_trec", "--team", str(team_id),
+        "--run", str(run), "--qrels", str(qrels), "--scale", "graded",
+        "--metrics", metrics_argument(), "--profile", "trec", "--name", name, "--no-progress",
+    ]  # fmt: skip
+    peak = 0
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, cwd=code, stdout=out, stderr=err)
+        while process.poll() is None:
+            peak = max(peak, high_water_mark(process.pid))
+            time.sleep(0.1)
+        seconds = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(), err.read().decode()
+    if process.returncode != 0:
+        raise SystemExit(f"import_trec of {code} failed ({process.returncode}):\n{stderr}")
+    return ChildImport(seconds, peak, int(stdout.strip()), stderr.strip())
+
+
+def high_water_mark(pid: int) -> int:
+    """A process's peak resident memory so far, in bytes (the kernel's VmHWM; not
+    getrusage's ru_maxrss, which keeps the forking parent's peak across exec)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except FileNotFoundError:  # it has just ended
+        pass
+    return 0
+
+
+def describe_import(label: str, imported: ChildImport, snapshots: int) -> str:
+    return (
+        f"  {label}: {imported.seconds:.1f} s = {snapshots / imported.seconds:,.0f} "
+        f"snapshots/s; peak RSS {imported.peak_rss / 2**20:,.0f} MB"
+    )
+
+
+def timed_imports(team_id: int, run: Path, qrels: Path, snapshots: int, compare_with):
+    """This code's import and, if asked, another checkout's on the same files in this
+    run (first, so neither has the warmer cache), with their ratios."""
+    other = None
+    if compare_with is not None:
+        progress_note(f"import_trec of {compare_with}")
+        other = import_in_child(compare_with, team_id, run, qrels, "depth bench (compared)")
+        print(describe_import(f"import_trec, the code in {compare_with}", other, snapshots))
+    progress_note("import_trec (read both files, score, COPY, commit)")
+    imported = import_in_child(ROOT, team_id, run, qrels, "depth bench")
+    print(describe_import("import_trec (own process: read both files, score, COPY, commit)",
+                          imported, snapshots))  # fmt: skip
+    print("    " + imported.said)
+    if other is not None:
+        print(
+            f"  this code / the compared code: time {imported.seconds / other.seconds:.2f}, "
+            f"peak RSS {imported.peak_rss / other.peak_rss:.2f}"
         )
+    return imported
+
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def mark_every_keyword_changed(evaluation_id: int) -> None:
@@ -427,7 +497,7 @@ def timed_phase(label: str, snapshots: int, function: Callable[[], object]) -> o
     return result
 
 
-def run_storage_phase(data, depth: int, values) -> bool:
+def run_storage_phase(data, depth: int, values, compare_with: Path | None) -> bool:
     from apps.accounts.services import team_create
     from apps.scoring.services import evaluation_recompute
 
@@ -443,13 +513,10 @@ def run_storage_phase(data, depth: int, values) -> bool:
             f"{qrels_lines} lines ({qrels.stat().st_size / 1e6:.0f} MB), written in "
             f"{time.perf_counter() - start:.0f} s (not timed)"
         )
-        imported = timed_phase(
-            "import_trec (read both files, score, COPY, commit)",
-            snapshots,
-            lambda: import_files(team, run, qrels),
-        )
-    evaluation = imported.evaluation
-    print("    report: " + "; ".join(imported.report.lines()))
+        imported = timed_imports(team.id, run, qrels, snapshots, compare_with)
+    from apps.evaluations.models import Evaluation
+
+    evaluation = Evaluation.objects.get(id=imported.evaluation_id)
     problems = stored_values_problems(evaluation.id, len(data), values)
     print(f"  imported values == engine values (exact): {'OK' if not problems else 'FAILED'}")
     benchkit.analyze()  # statistics, as autovacuum gathers them after a bulk load
@@ -504,6 +571,12 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=20261124)
     parser.add_argument("--skip-storage", action="store_true")
     parser.add_argument("--keep-database", action="store_true")
+    parser.add_argument(
+        "--compare-with",
+        type=Path,
+        help="a checkout of other code (e.g. `git worktree add /tmp/before HEAD~3`) whose "
+        "import_trec also imports the same files in this run, for the ratios",
+    )
     arguments = parser.parse_args()
 
     setup_django()
@@ -522,7 +595,9 @@ def main() -> int:
     queued_before = celery_queue_length()
     storage_keywords = arguments.storage_keywords or arguments.keywords
     try:
-        stored_ok = run_storage_phase(data[:storage_keywords], arguments.depth, values)
+        stored_ok = run_storage_phase(
+            data[:storage_keywords], arguments.depth, values, arguments.compare_with
+        )
     finally:
         if not arguments.keep_database:
             drop_database()
