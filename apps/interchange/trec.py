@@ -143,9 +143,9 @@ def import_trec(
     """Create a pending evaluation from TREC files, with the qrels' grades and metrics,
     and report what was done with them.
 
-    `scale` "custom" without `scale_levels` takes the levels the qrels hold (from the
-    lowest, or 0, to the highest), relevant from `relevant_from` (trec_eval's relevance
-    level, 1 unless told). `progress` as for import_document. Raises InvalidInput listing
+    `run` and `qrels` are files (each is read twice). `scale` "custom" without
+    `scale_levels` takes the levels the qrels hold (from the lowest, or 0, to the
+    highest), relevant from `relevant_from` (trec_eval's relevance level, 1 unless told). `progress` as for import_document. Raises InvalidInput listing
     every problem (settings, then `<file> line N: ...`); then nothing is written.
     """
     problems = Problems()
