@@ -15,20 +15,25 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
 from rest_framework import generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.core.errors import InvalidInput
-from apps.judges import controls, gold_sets
+from apps.judges import controls, gold_sets, selectors
 from apps.judges.calibration_figures import JudgeFigures
 from apps.judges.chains import ChainSummary, chain_summary
 from apps.judges.models import ChainStep, EscalationReason, JudgeChain, StepStatus
 
-from .calibrations import FigureOut, FiniteFloatField, json_object_body
 from .evaluations import evaluation_of
+from .figure_fields import FigureOut, FiniteFloatField
+from .given import choice_param, json_object_body
 from .pagination import Pages
 
 REASONS = [why for why in EscalationReason.values if why]
@@ -175,7 +180,8 @@ class ChainOut(serializers.Serializer):
 
     @extend_schema_field(ChainSummaryOut)
     def get_summary(self, chain: JudgeChain) -> dict[str, Any]:
-        return ChainSummaryOut(chain_summary(chain)).data
+        """What the chain did, measured by the view (context "summary")."""
+        return ChainSummaryOut(self.context["summary"]).data
 
 
 class ChainStepOut(serializers.Serializer):
@@ -202,22 +208,17 @@ class ChainStepOut(serializers.Serializer):
     )
 
 
-# --- Querysets ------------------------------------------------------------------------
+# --- Reading the chain ----------------------------------------------------------------
 
 
 def _chain_of(request: Request, evaluation_id: int) -> JudgeChain:
     evaluation = evaluation_of(request, evaluation_id)
-    return get_object_or_404(
-        JudgeChain.objects.select_related("first", "second_opinion", "escalate_to"),
-        evaluation=evaluation,
-    )
+    return get_object_or_404(selectors.chains_with_links(), evaluation=evaluation)
 
 
-def _choice(request: Request, name: str, allowed: list[str]) -> str | None:
-    given = request.query_params.get(name)
-    if given is not None and given not in allowed:
-        raise InvalidInput([f"{name}: one of {', '.join(allowed)}"])
-    return given
+def _chain_answer(chain: JudgeChain, code: int = status.HTTP_200_OK) -> Response:
+    """The chain with what it did (measured here, once: the audit's intervals)."""
+    return Response(ChainOut(chain, context={"summary": chain_summary(chain)}).data, status=code)
 
 
 # --- Views ----------------------------------------------------------------------------
@@ -229,7 +230,7 @@ class ChainDetail(APIView):
         responses=ChainOut,
     )
     def get(self, request: Request, evaluation_id: int) -> Response:
-        return Response(ChainOut(_chain_of(request, evaluation_id)).data)
+        return _chain_answer(_chain_of(request, evaluation_id))
 
     @extend_schema(
         summary="Set up the evaluation's chain and start its first judge",
@@ -238,36 +239,29 @@ class ChainDetail(APIView):
     )
     def post(self, request: Request, evaluation_id: int) -> Response:
         evaluation = evaluation_of(request, evaluation_id)
-        checked = ChainIn(data=json_object_body(request, CHAIN_FIELDS, "a chain"))
+        checked = ChainIn(data=json_object_body(request, fields=CHAIN_FIELDS, of="a chain"))
         checked.is_valid(raise_exception=True)
         controls.chain_start(evaluation=evaluation, **checked.validated_data)
-        chain = _chain_of(request, evaluation_id)
-        return Response(ChainOut(chain).data, status=status.HTTP_201_CREATED)
+        return _chain_answer(_chain_of(request, evaluation_id), status.HTTP_201_CREATED)
 
 
-class ChainSteps(generics.ListAPIView):
-    serializer_class = ChainStepOut
-    pagination_class = Pages
-
-    def get_queryset(self) -> QuerySet[ChainStep]:
-        chain = _chain_of(self.request, self.kwargs["evaluation_id"])
-        steps = ChainStep.objects.filter(chain=chain).select_related(
-            "slot__keyword", "slot__snapshot"
-        )
-        given_status = _choice(self.request, "status", StepStatus.values)
-        why = _choice(self.request, "why", REASONS)
-        if given_status is not None:
-            steps = steps.filter(status=given_status)
-        if why is not None:
-            steps = steps.filter(why=why)
-        return steps.order_by("slot__keyword_position", "slot__snapshot_position", "id")
-
-    @extend_schema(
+@extend_schema_view(
+    get=extend_schema(
         summary="What the chain did with each result it looked at, in the keywords' order",
         parameters=[
             OpenApiParameter("status", str, enum=StepStatus.values),
             OpenApiParameter("why", str, enum=REASONS, description="why it went on"),
         ],
     )
-    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        return super().get(request, *args, **kwargs)
+)
+class ChainSteps(generics.ListAPIView):
+    serializer_class = ChainStepOut
+    pagination_class = Pages
+
+    def get_queryset(self) -> QuerySet[ChainStep]:
+        chain = _chain_of(self.request, self.kwargs["evaluation_id"])
+        return selectors.chain_steps(
+            chain,
+            status=choice_param(self.request, "status", StepStatus.values),
+            why=choice_param(self.request, "why", REASONS),
+        )

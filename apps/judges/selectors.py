@@ -10,7 +10,7 @@ from apps import engine
 from apps.evaluations.models import Evaluation, FeedbackSlot
 
 from .chains import ChainSummary, chain_summary
-from .models import Judge, JudgeChain, JudgePrompt, JudgeRun, RunStatus
+from .models import ChainStep, Judge, JudgeChain, JudgePrompt, JudgeRun, RunStatus
 from .prompting import default_prompt, describe_scale
 from .team_rule import judges_below_rule
 
@@ -172,3 +172,21 @@ def default_prompts() -> list[DefaultPrompt]:
         DefaultPrompt(default_prompt(scale).version, scale, describe_scale(scale))
         for scale in engine.SCALES.values()
     ]
+
+
+def chains_with_links() -> QuerySet[JudgeChain]:
+    """Chains with their links' judges, read in the same query."""
+    return JudgeChain.objects.select_related("first", "second_opinion", "escalate_to")
+
+
+def chain_steps(
+    chain: JudgeChain, *, status: str | None = None, why: str | None = None
+) -> QuerySet[ChainStep]:
+    """What the chain did with each result, in the keywords' order; only of a status,
+    or that went on for a reason, when given."""
+    steps = ChainStep.objects.filter(chain=chain).select_related("slot__keyword", "slot__snapshot")
+    if status is not None:
+        steps = steps.filter(status=status)
+    if why is not None:
+        steps = steps.filter(why=why)
+    return steps.order_by("slot__keyword_position", "slot__snapshot_position", "id")
