@@ -26,7 +26,12 @@ from django.db.models.functions import Coalesce
 from django.http import FileResponse, HttpRequest
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
 from rest_framework import generics, serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
@@ -288,6 +293,17 @@ TAG_LENGTH = Tag._meta.get_field("name").max_length or 60
 SEARCH_LENGTH = 200
 
 
+@extend_schema_view(
+    get=extend_schema(
+        summary="List the team's evaluations",
+        parameters=[
+            OpenApiParameter("status", OpenApiTypes.STR, enum=Status.values),
+            OpenApiParameter("scale", OpenApiTypes.STR, enum=Scale.values),
+            OpenApiParameter("tag", OpenApiTypes.STR, description="tag name"),
+            OpenApiParameter("search", OpenApiTypes.STR, description="in name or description"),
+        ],
+    )
+)
 class EvaluationListCreate(generics.ListAPIView):
     serializer_class = EvaluationOut
     pagination_class = Pages
@@ -328,18 +344,6 @@ class EvaluationListCreate(generics.ListAPIView):
                 Q(name__icontains=search) | Q(description__icontains=search)
             )
         return evaluations
-
-    @extend_schema(
-        summary="List the team's evaluations",
-        parameters=[
-            OpenApiParameter("status", OpenApiTypes.STR, enum=Status.values),
-            OpenApiParameter("scale", OpenApiTypes.STR, enum=Scale.values),
-            OpenApiParameter("tag", OpenApiTypes.STR, description="tag name"),
-            OpenApiParameter("search", OpenApiTypes.STR, description="in name or description"),
-        ],
-    )
-    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        return super().get(request, *args, **kwargs)
 
     @extend_schema(
         summary="Create an evaluation (settings, metrics, keywords)",

@@ -2,12 +2,10 @@
 its progress and spending, pause, resume, cancel, its failed results (retried on
 request) and its call log as JSON Lines."""
 
-from typing import Any
-
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -90,6 +88,12 @@ class JudgeRunStart(APIView):
         return Response(JudgeRunOut(run).data, status=status.HTTP_201_CREATED)
 
 
+@extend_schema_view(
+    get=extend_schema(
+        summary="The team's judge runs",
+        parameters=[OpenApiParameter("evaluation", int, description="one evaluation's runs")],
+    )
+)
 class JudgeRunList(generics.ListAPIView):
     serializer_class = JudgeRunOut
     pagination_class = Pages
@@ -103,13 +107,6 @@ class JudgeRunList(generics.ListAPIView):
                 raise InvalidInput(["evaluation: must be an evaluation's id"])
             runs = runs.filter(evaluation_id=evaluation_id)
         return runs
-
-    @extend_schema(
-        summary="The team's judge runs",
-        parameters=[OpenApiParameter("evaluation", int, description="one evaluation's runs")],
-    )
-    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        return super().get(request, *args, **kwargs)
 
 
 class JudgeRunDetail(APIView):
@@ -143,6 +140,7 @@ class JudgeRunControl(APIView):
         return Response(JudgeRunOut(run).data)
 
 
+@extend_schema_view(get=extend_schema(summary="The results the judge could not grade, with why"))
 class JudgeRunFailures(generics.ListAPIView):
     serializer_class = FailureOut
     pagination_class = Pages
@@ -152,10 +150,6 @@ class JudgeRunFailures(generics.ListAPIView):
         return JudgeFailure.objects.filter(run=run, open=True).select_related(
             "slot__keyword", "slot__snapshot"
         )
-
-    @extend_schema(summary="The results the judge could not grade, with why")
-    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        return super().get(request, *args, **kwargs)
 
 
 class JudgeRunCallLog(APIView):

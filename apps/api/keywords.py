@@ -5,7 +5,12 @@ from typing import Any
 from django.db.models import Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
 from rest_framework import generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -290,6 +295,11 @@ class JudgementOut(serializers.Serializer):
         }
 
 
+@extend_schema_view(
+    get=extend_schema(
+        parameters=[OpenApiParameter("graded", OpenApiTypes.BOOL, description="only graded slots")]
+    )
+)
 class JudgementList(generics.ListAPIView):
     """Every feedback slot of an evaluation, with grader, grade and reason; an AI judge's
     grade names the judge (not its grader address) and its model and prompt version."""
@@ -309,9 +319,3 @@ class JudgementList(generics.ListAPIView):
         if self.request.query_params.get("graded") in ("true", "1"):
             slots = slots.filter(grade__isnull=False)
         return slots
-
-    @extend_schema(
-        parameters=[OpenApiParameter("graded", OpenApiTypes.BOOL, description="only graded slots")]
-    )
-    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        return super().get(request, *args, **kwargs)

@@ -6,11 +6,9 @@ an integration that reads models needs what to call them by, not how to call the
 system. The endpoint is summarised the same way (no headers, no mapper).
 """
 
-from typing import Any
-
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import generics, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -58,16 +56,13 @@ def team_models(request: Request) -> QuerySet[SearchModel]:
     return selectors.team_models(team_id=request.user.team_id)
 
 
+@extend_schema_view(get=extend_schema(summary="List the team's search models"))
 class SearchModelList(generics.ListAPIView):
     serializer_class = SearchModelOut
     pagination_class = Pages
 
     def get_queryset(self) -> QuerySet[SearchModel]:
         return team_models(self.request)
-
-    @extend_schema(summary="List the team's search models")
-    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        return super().get(request, *args, **kwargs)
 
 
 class SearchModelDetail(APIView):
