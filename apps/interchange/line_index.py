@@ -2,7 +2,7 @@
 
 A run of ten million lines does not fit in memory as objects. The import reads each file
 twice: `index_lines` notes, per qid, the byte ranges of its stretches of consecutive
-lines; `lines_of` then reads one qid's lines back from those ranges. Memory holds the
+lines; `stretches_of` then reads one qid's stretches back from those ranges. Memory holds the
 qids and one range per stretch: one per qid in a file grouped by qid, as runs and qrels
 are written, and one per change of qid in a file that interleaves them.
 
@@ -73,20 +73,14 @@ def index_lines(stream: IO[bytes]) -> dict[str, QidLines]:
     return index
 
 
-def lines_of(stream: IO[bytes], where: QidLines) -> Iterator[tuple[int, bytes]]:
-    """(line number, line) of one qid's stretches, in file order. Lines of other qids
-    inside a stretch cannot occur: a stretch ends where another qid begins (blank
-    lines inside it are read too, and are blank)."""
+def stretches_of(stream: IO[bytes], where: QidLines) -> Iterator[tuple[int, bytes]]:
+    """(first line number, bytes) of each of one qid's stretches, in file order. A
+    stretch holds only that qid's lines (and any blank lines between them)."""
     stretches = where.stretches
     for index in range(0, len(stretches), 3):
         start, end, number = stretches[index], stretches[index + 1], stretches[index + 2]
         stream.seek(start)
-        block = stream.read(end - start)
-        pieces = block.split(b"\n")
-        if pieces[-1] == b"":
-            pieces.pop()
-        for offset, piece in enumerate(pieces):
-            yield number + offset, piece
+        yield number, stream.read(end - start)
 
 
 def _first_column(line: bytes) -> str | None:

@@ -39,7 +39,7 @@ from apps.evaluations.scales import levels_found
 from .checks import DOC_ID_LIMIT, KEYWORD_LIMIT, MAX_POSITION
 from .collector import fewer_collections
 from .creation import evaluation_for_import, writer_for
-from .line_index import index_lines, lines_of, numbered_lines
+from .line_index import index_lines, numbered_lines, stretches_of
 from .models import TrecQuery
 from .problems import Problems, ProblemsByLine
 from .rows import SlotGrade, SnapshotRow
@@ -145,8 +145,9 @@ def import_trec(
 
     `run` and `qrels` are files (each is read twice). `scale` "custom" without
     `scale_levels` takes the levels the qrels hold (from the lowest, or 0, to the
-    highest), relevant from `relevant_from` (trec_eval's relevance level, 1 unless told). `progress` as for import_document. Raises InvalidInput listing
-    every problem (settings, then `<file> line N: ...`); then nothing is written.
+    highest), relevant from `relevant_from` (trec_eval's relevance level, 1 unless told).
+    `progress` as for import_document. Raises InvalidInput listing every problem
+    (settings, then `<file> line N: ...`); then nothing is written.
     """
     problems = Problems()
     # A picture or an archive chosen by mistake: one line for it, nothing read further.
@@ -255,7 +256,7 @@ class _TrecFiles:
         results: dict[str, _Result] = {}
         if qid in self.run_index:
             lines = _columns(
-                lines_of(self.run, self.run_index[qid]), self.run_file, self.run_problems
+                stretches_of(self.run, self.run_index[qid]), self.run_file, self.run_problems
             )
             results = _read_run_query(
                 qid, lines, self.run_file, self.run_problems, keep_rank=self.keep_rank
@@ -263,7 +264,9 @@ class _TrecFiles:
         grades: dict[str, int] = {}
         if self.qrels is not None and qid in self.qrels_index:
             lines = _columns(
-                lines_of(self.qrels, self.qrels_index[qid]), self.qrels_file, self.qrels_problems
+                stretches_of(self.qrels, self.qrels_index[qid]),
+                self.qrels_file,
+                self.qrels_problems,
             )
             grades = _read_qrels_query(qid, lines, self.scale, self.qrels_file, self.qrels_problems)
         return _Query(results), grades
@@ -287,29 +290,50 @@ def _keep_qids(evaluation: Evaluation, keywords: dict[str, str]) -> None:
 
 
 def _columns(
-    lines: Iterable[tuple[int, bytes]], file: str, problems: "ProblemsByLine"
+    stretches: Iterable[tuple[int, bytes]], file: str, problems: "ProblemsByLine"
 ) -> Iterator[tuple[int, list[str]]]:
-    """(line number, columns) of every line that is not blank."""
-    for number, raw in lines:
+    """(line number, columns) of every line that is not blank. A stretch of lines is
+    decoded and searched at once; only one that is not UTF-8 or holds a NUL, a "%" or
+    the first line is checked line by line."""
+    for first, block in stretches:
+        lines, suspect = _split_stretch(first, block)
+        for number, line in enumerate(lines, start=first):
+            checked = _checked_line(number, line, file, problems) if suspect else line
+            columns = checked.split() if isinstance(checked, str) else None
+            if columns:
+                yield number, columns
+
+
+def _split_stretch(first: int, block: bytes) -> tuple[Sequence[str | bytes], bool]:
+    """A stretch's lines, decoded when it is all UTF-8, and whether they need checking."""
+    try:
+        text = block.decode("utf-8")
+    except UnicodeDecodeError:
+        return block.split(b"\n"), True
+    return text.split("\n"), first == 1 or "\x00" in text or "%" in text
+
+
+def _checked_line(
+    number: int, raw: str | bytes, file: str, problems: "ProblemsByLine"
+) -> str | None:
+    """A line as text, or None after reporting why it cannot be read."""
+    if isinstance(raw, bytes):
         try:
-            line = raw.decode("utf-8")
+            raw = raw.decode("utf-8")
         except UnicodeDecodeError:
             problems.add(number, f"{file} line {number}: not UTF-8 text")
-            continue
-        if number == 1:  # a byte-order mark is not part of the first qid
-            line = line.removeprefix("\ufeff")
-        if "\x00" in line:
-            problems.add(number, f"{file} line {number}: contains a NUL character")
-            continue
-        columns = line.split()
-        # "%00" would decode (trec_columns.from_column) to the NUL no text column can hold.
-        if "%" in line and any(
-            "\x00" in from_column(column) for column in columns if "%" in column
-        ):
-            problems.add(number, f"{file} line {number}: a column decodes to a NUL character (%00)")
-            continue
-        if columns:
-            yield number, columns
+            return None
+    line = raw.removeprefix("\ufeff") if number == 1 else raw  # not part of the first qid
+    if "\x00" in line:
+        problems.add(number, f"{file} line {number}: contains a NUL character")
+        return None
+    # "%00" would decode (trec_columns.from_column) to the NUL no text column can hold.
+    if "%" in line and any(
+        "\x00" in from_column(column) for column in line.split() if "%" in column
+    ):
+        problems.add(number, f"{file} line {number}: a column decodes to a NUL character (%00)")
+        return None
+    return line
 
 
 def _read_topics(stream: IO[bytes], problems: Problems) -> dict[str, str]:

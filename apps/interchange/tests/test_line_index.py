@@ -2,13 +2,22 @@
 
 import io
 
-from apps.interchange.line_index import index_lines, lines_of
+from apps.interchange.line_index import index_lines, stretches_of
 from apps.interchange.problems import Problems, ProblemsByLine
 
 
 def read_back(text: bytes) -> dict[str, list[tuple[int, bytes]]]:
     stream = io.BytesIO(text)
-    return {qid: list(lines_of(stream, where)) for qid, where in index_lines(stream).items()}
+    return {qid: lines_read(stream, where) for qid, where in index_lines(stream).items()}
+
+
+def lines_read(stream: io.BytesIO, where) -> list[tuple[int, bytes]]:
+    """(line number, line) of a qid's stretches, as the import splits them."""
+    lines = []
+    for first, block in stretches_of(stream, where):
+        pieces = block.split(b"\n")
+        lines += [(first + offset, piece) for offset, piece in enumerate(pieces) if piece]
+    return lines
 
 
 def test_a_file_grouped_by_qid_is_one_stretch_per_qid():
@@ -30,7 +39,7 @@ def test_interleaved_qids_read_back_with_their_own_line_numbers():
     text = b"q1 x 1\nq2 x 2\nq1 y 3\n\nq1 z 4\nq2 y 5"
 
     assert read_back(text) == {
-        "q1": [(1, b"q1 x 1"), (3, b"q1 y 3"), (4, b""), (5, b"q1 z 4")],
+        "q1": [(1, b"q1 x 1"), (3, b"q1 y 3"), (5, b"q1 z 4")],
         "q2": [(2, b"q2 x 2"), (6, b"q2 y 5")],
     }
     assert index_lines(io.BytesIO(text))["q1"].first_line == 1
