@@ -15,7 +15,7 @@ off now and then), runs the recompute that scores it, and times, median of --run
    through Django's test client (the whole request: session, rendering, JSON);
 3. a lead's decision (`snapshot_decide`) and the recompute it queues, run here directly.
 
-There is no numeric target for these (issue 6 gives none); the figures are recorded in
+There is no numeric target for these; the figures are recorded in
 bench/README.md.
 """
 

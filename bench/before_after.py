@@ -1,4 +1,4 @@
-"""Speed must hold (issue 16): the same benches on the code before and after, in one run.
+"""Speed must hold: the same benches on the code before and after, in one run.
 
 Run: .venv/bin/python bench/before_after.py [--commit 2b9eb0d] [--seconds 30] [--rate 200]
      [--warmup 5] [--repeat 1] [--only http,pipeline,queue]
@@ -646,7 +646,7 @@ def main() -> int:
     passed = passed and not checks
 
     report = [
-        "Speed must hold (issue 16): before / after in one run",
+        "Speed must hold: before / after in one run",
         *provenance,
         f"HTTP bench: --worker during --rate {args.rate:g} --seconds {args.seconds:g} "
         f"--warmup {args.warmup:g}; pipeline bench: "

@@ -1,4 +1,4 @@
-"""How many judgements "judge what decides" saves (issue 20, item 5).
+"""How many judgements "judge what decides" saves.
 
 Run: .venv/bin/python bench/decisive_bench.py [--seeds N]
 

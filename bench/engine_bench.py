@@ -28,7 +28,7 @@ from apps.engine import score_keyword, score_keywords_batch  # noqa: E402
 POSITIONS = 20
 CUTOFF = 10
 TOLERANCE = 1e-9
-# Issue 19's measures over the whole list, as trec_eval has them, and RBP at 10 (which
+# The measures trec_eval has over the whole list only, and RBP at 10 (which
 # trec_eval lacks: Relevo's side computes it, and its residual, on top).
 WHOLE_LIST_COMPARED = {
     "rprec": "Rprec",

@@ -4,7 +4,7 @@ Run: .venv/bin/python bench/grading_http_bench.py [--graders 32] [--seconds 30]
      [--rate GRADES_PER_S] [--warmup S] [--worker after|during] [--workers N]
      [--worker-class sync|gthread] [--threads N] [--gc-threshold N] [--samples FILE]
 
-Target (issue 3): at least 300 grades/s with p99 under 100 ms and zero errors, on this
+Target: at least 300 grades/s with p99 under 100 ms and zero errors, on this
 2-core machine, load generator included.
 
 The bench drops and recreates its own database (relevo_bench_http), builds a team with

@@ -18,7 +18,7 @@ and idle, it assigns a judge (`per-call` results per call, `at-once` calls at on
 and times:
 
 1. results stored per second, from the assignment to the last grade stored;
-   the limit of the setup is at-once / latency x per-call (issue 17: 8 / 0.05 x 10 =
+   the limit of the setup is at-once / latency x per-call (8 / 0.05 x 10 =
    1,600 results/s; target: at least half of it);
 2. how long after the last grade every keyword's metrics are scored, and whether the
    evaluation's means then equal the exact means of the stored values (target: 5 s);

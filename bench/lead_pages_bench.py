@@ -11,7 +11,7 @@ the evaluation page (first page; sorted by a metric, 250 a page; filtered to key
 with open results), the live answer an open page asks after a change, a keyword's page, the
 leaderboard (30 days) and the dashboard. Each line gives the number of queries too.
 
-There is no numeric target for these (issue 6 gives none); the figures are recorded in
+There is no numeric target for these; the figures are recorded in
 bench/README.md.
 """
 

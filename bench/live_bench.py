@@ -3,7 +3,7 @@
 Run: .venv/bin/python bench/live_bench.py [--mechanism stream|poll] [--pages 200]
         [--seconds 120] [--warmup 15]
 
-Target (issue 18 item 11): 200 open lead pages cost the server under 5 % of one core
+Target: 200 open lead pages cost the server under 5 % of one core
 while nothing changes, and a change reaches every page within 2 s.
 
 Two mechanisms, as deployed:
@@ -98,7 +98,7 @@ os.environ.update(
 
 HOST = "127.0.0.1"
 CPU_TARGET_PERCENT = 5.0
-CHANGE_WITHIN_S = 2.0  # issue 18: a change shows within 2 s
+CHANGE_WITHIN_S = 2.0  # the target: a change shows within 2 s
 CHANGE_TIMEOUT_S = 30.0
 SLICE_S = 10.0
 WEB = "web (gunicorn master + workers)"

@@ -1,9 +1,9 @@
-"""Hand-written SQL against the ORM, statement by statement, in one run (issue 16, item 5).
+"""Hand-written SQL against the ORM, statement by statement, in one run.
 
 Run: .venv/bin/python bench/raw_sql_bench.py [--calls N] [--warmup N] [--claims N]
      [--claim-warmup N] [--database-suffix NAME] [--keep-database]
 
-Rule (issue 16): hand-written SQL stays only where the ORM version is at least 1.5x
+Rule: hand-written SQL stays only where the ORM version is at least 1.5x
 slower on the hot path. Each hand-written read or write below is timed against an ORM
 version written here that returns the same thing (checked on every call: same ids, same
 values, same model field values), per call, warm (after the warm-up calls), the two

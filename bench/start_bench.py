@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python bench/start_bench.py [--keywords 1000] [--delay 0.05] [--results 10]
 
-Target (issue 5): starting an evaluation of 1,000 keywords against a local endpoint that
+Target: starting an evaluation of 1,000 keywords against a local endpoint that
 answers in 50 ms stores all snapshots in at most 10 s, with 8 concurrent requests per
 endpoint.
 

@@ -1,7 +1,7 @@
 """Hostile inputs and the answer property shared by the property-based tests
 (tests/test_property_api.py, tests/test_property_imports.py, tests/test_property_forms.py).
 
-The property (issue 15, item 11): every request gets a success, or a 4xx whose JSON body
+The property: every request gets a success, or a 4xx whose JSON body
 says what is wrong in the API's error shape (apps/api/errors.py); never a 5xx. A rejected
 import leaves the database as it was.
 """

@@ -1,4 +1,4 @@
-"""The decision order against keyword order on random data (issue 20, item 5): judging
+"""The decision order against keyword order on random data: judging
 the results that can still change the verdict first reaches the final verdict (the one
 with every grade known) with fewer judgements, and the stop rule never stops on a
 verdict the remaining grades would have changed."""

@@ -1,5 +1,5 @@
 """Property: every API request gets a success, or a 4xx whose JSON body carries a message
-in the API's error shape (apps/api/errors.py); never a 5xx (issue 15, item 11).
+in the API's error shape (apps/api/errors.py); never a 5xx.
 
 Two parts, both through the whole Django stack (middleware, DRF, the services) with a
 real team token, on the suite's database (SQLite locally; PostgreSQL in CI, where int4

@@ -1,4 +1,4 @@
-"""Property of the imports (issue 15, item 11): a file gets a new evaluation (201), or a
+"""Property of the imports: a file gets a new evaluation (201), or a
 4xx listing problems that each name their field or line; never a 5xx; and a rejected
 import leaves every table as it was.
 

@@ -1,5 +1,4 @@
-"""Soak: grades, keyword recomputes and sweeps at once on PostgreSQL, with no deadlock
-(issue 15, item 17).
+"""Soak: grades, keyword recomputes and sweeps at once on PostgreSQL, with no deadlock.
 
 Under 64 graders the sweep's exact-means step and a keyword's recompute used to deadlock
 about once a minute: each locked the evaluation's row and its metric rows, in opposite

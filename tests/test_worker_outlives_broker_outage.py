@@ -1,5 +1,5 @@
 """A real worker rides out a Redis outage while grades arrive, and the same process makes
-every metric exact afterwards, without a restart (issue 15, item 16).
+every metric exact afterwards, without a restart.
 
 The worker runs as production runs it (prefork, two pool processes, every part on)
 against a redis-server of the test's own, which the test stops and starts again on the

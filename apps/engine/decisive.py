@@ -1,5 +1,5 @@
 """Judge what decides: which unjudged results can still change a comparison's verdict,
-and when none can (issue 20, item 5; docs/comparison.md, "Judge what decides").
+and when none can (docs/comparison.md, "Judge what decides").
 
 Two evaluations are compared on one metric by the mean, over their common keywords, of
 this evaluation's value minus its rival's. The verdict is where that mean difference d

@@ -1,4 +1,4 @@
-"""How one keyword's value of one metric was computed, step by step (issue 19, item 4).
+"""How one keyword's value of one metric was computed, step by step.
 
 The explainer a lead opens from a value: the ranked list with each result's stage-1
 value, what the metric reads from it at each rank (relevant or not, the gain, the

@@ -1,6 +1,6 @@
 """A lead changes a pending evaluation's keywords on its edit page in Chromium: adds two,
 renames one, removes one (after the confirmation), and the evaluation page then lists
-exactly the keywords it now has (issue 18, item 9)."""
+exactly the keywords it now has."""
 
 import pytest
 from playwright.sync_api import expect

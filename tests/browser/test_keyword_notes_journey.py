@@ -1,4 +1,4 @@
-"""Issue 18, item 12 in Chromium: a lead writes a keyword's information need, a grader
+"""Keyword notes in Chromium: a lead writes a keyword's information need, a grader
 reads it on the card and grades with a note, and the lead reads the note beside the
 grade on the keyword page."""
 

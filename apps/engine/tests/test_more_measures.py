@@ -1,4 +1,4 @@
-"""Success@k and R-precision (issue 19): worked examples, and equal to ir_measures and
+"""Success@k and R-precision: worked examples, and equal to ir_measures and
 trec_eval (through pytrec_eval) under the `trec` profile on random judgements, the
 per-keyword and batch paths alike."""
 

@@ -1,4 +1,4 @@
-# A team's evaluation names become unique, trimmed and in any case (issue 18, item 4).
+# A team's evaluation names become unique, trimmed and in any case.
 # Evaluations that already share a name keep it in the oldest (lowest id); the others
 # are renamed "Name (2)", "Name (3)"... in id order, each the first such name the team
 # does not use, so the constraint can be added and a second run renames nothing.

@@ -179,7 +179,7 @@ def test_an_exported_file_imports_again_through_the_commands(tmp_path):
     first, _ = run("import_evaluation", str(path), "--team", team.name, "--no-progress")
     exported = tmp_path / "exported.json"
     run("export_evaluation", first, "--output", str(exported))
-    # The team has the first one's name (issue 18, item 4): the copy gets its own.
+    # The team has the first one's name, and names are unique per team: the copy gets its own.
     renamed = json.loads(exported.read_text())
     exported.write_text(json.dumps({**renamed, "name": renamed["name"] + " (copy)"}))
 

@@ -37,7 +37,7 @@ TREC_EVAL_NAMES = {
     "recall": ("recall_{k}", "set_recall"),
     "ndcg": ("ndcg_cut_{k}", "ndcg"),
 }
-# Measures trec_eval has over the whole list only (issue 19's among them).
+# Measures trec_eval has over the whole list only.
 WHOLE_LIST_NAMES = {
     "rr": "recip_rank",
     "rprec": "Rprec",
