@@ -92,8 +92,8 @@ def run(args: argparse.Namespace) -> None:
     from apps.insights.agreement import selectors
     from apps.insights.agreement.report import agreement_report
     from apps.judging.decisions import snapshot_decide
-    from apps.scoring import tasks as scoring
-    from apps.scoring.services import evaluation_recompute, keyword_recompute
+    from apps.scoring import pipeline
+    from apps.scoring.services import recompute_evaluation, recompute_keywords
 
     rng = random.Random(args.seed)
     shape = Shape(args.keywords, args.snapshots, 3, args.graded_share)
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> None:
     team = team_create(name="Bench", owner_email="lead@bench.test")
     evaluation = build_evaluation(team, "Agreement", shape, noisy_grades(shape, rng), METRICS)
     spread_graders(evaluation.id)
-    evaluation_recompute(evaluation_id=evaluation.id)
+    recompute_evaluation(evaluation_id=evaluation.id)
     analyze()
     graded = evaluation.__class__.objects.get(id=evaluation.id).graded_slots
 
@@ -166,7 +166,7 @@ def run(args: argparse.Namespace) -> None:
         Snapshot.objects.filter(keyword__evaluation=evaluation).values_list("id", "keyword_id")
     )
     decide_times, recompute_times = [], []
-    with mock.patch.object(scoring, "queue_keyword_recompute"):  # run it here, timed apart
+    with mock.patch.object(pipeline, "start_recompute"):  # run it here, timed apart
         for snapshot_id, keyword_id in rng.sample(snapshot_ids, args.decisions):
             ms, _ = timed(
                 lambda s=snapshot_id: snapshot_decide(
@@ -174,7 +174,7 @@ def run(args: argparse.Namespace) -> None:
                 )
             )
             decide_times.append(ms)
-            ms, _ = timed(lambda k=keyword_id: keyword_recompute(keyword_id=k))
+            ms, _ = timed(lambda k=keyword_id: recompute_keywords(keyword_ids=[k])[0])
             recompute_times.append(ms)
     print(
         f"lead's decision ({args.decisions} on random results): write median "

@@ -12,7 +12,7 @@ in R and in the ideal ranking). Unjudged results are empty slots (None). The sam
 feeds every phase; it is generated per keyword from the seed, so it is never held twice.
 
 1. Engine: `score_keywords_batch` (profile trec, METRICS) from grade lists to per-keyword
-   floats, in batches of KEYWORDS_PER_BATCH (as evaluation_recompute scores) and all
+   floats, in batches of KEYWORDS_PER_BATCH (as recompute_evaluation scores) and all
    keywords in one call; at `depth` and at `shallow` (the same keywords and qrels with a
    run cut to `shallow` results: the judged results below it become unretrieved
    judgements), best and median of `repeats`. Checked (not timed) against score_keyword
@@ -21,7 +21,7 @@ feeds every phase; it is generated per keyword from the seed, so it is never hel
    as a TREC run + qrels and imported by `manage.py import_trec` in a process of its own,
    as a lead imports a large run (parse, score, COPY, commit; its seconds and peak
    resident memory); with --compare-with DIR, first by the checkout in DIR too, on the
-   same files in the same run, for the ratios. Then `evaluation_recompute` twice: right
+   same files in the same run, for the ratios. Then `recompute_evaluation` twice: right
    after the import (every keyword already scored at its version: it reads and scores
    all, stores nothing) and after every keyword was marked changed (it reads, scores and
    stores all). Each phase's seconds, snapshots/s and peak resident memory; the stored
@@ -445,7 +445,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def mark_every_keyword_changed(evaluation_id: int) -> None:
     """What a grade does to its keyword, for all of them: one version step and marked.
-    evaluation_recompute stores only results newer than what is stored, so without this
+    recompute_evaluation stores only results newer than what is stored, so without this
     it rescores every keyword and stores nothing."""
     from django.db.models import F
 
@@ -499,7 +499,7 @@ def timed_phase(label: str, snapshots: int, function: Callable[[], object]) -> o
 
 def run_storage_phase(data, depth: int, values, compare_with: Path | None) -> bool:
     from apps.accounts.services import team_create
-    from apps.scoring.services import evaluation_recompute
+    from apps.scoring.services import recompute_evaluation
 
     snapshots = len(data) * depth
     print(f"storage: PostgreSQL database {benchkit.BENCH_DATABASE}, {len(data)} keywords")
@@ -521,15 +521,15 @@ def run_storage_phase(data, depth: int, values, compare_with: Path | None) -> bo
     print(f"  imported values == engine values (exact): {'OK' if not problems else 'FAILED'}")
     benchkit.analyze()  # statistics, as autovacuum gathers them after a bulk load
     timed_phase(
-        "evaluation_recompute right after the import (reads and scores all, stores nothing)",
+        "recompute_evaluation right after the import (reads and scores all, stores nothing)",
         snapshots,
-        lambda: evaluation_recompute(evaluation_id=evaluation.id),
+        lambda: recompute_evaluation(evaluation_id=evaluation.id),
     )
     mark_every_keyword_changed(evaluation.id)
     timed_phase(
-        "evaluation_recompute with every keyword marked changed (reads, scores, stores all)",
+        "recompute_evaluation with every keyword marked changed (reads, scores, stores all)",
         snapshots,
-        lambda: evaluation_recompute(evaluation_id=evaluation.id),
+        lambda: recompute_evaluation(evaluation_id=evaluation.id),
     )
     recomputed = stored_values_problems(evaluation.id, len(data), values)
     print(f"  recomputed values == engine values (exact): {'OK' if not recomputed else 'FAILED'}")

@@ -760,9 +760,9 @@ def main() -> int:
         evaluation_id = Evaluation.objects.get(team__name="Bench", name="Bench pool").id
         emails = [f"grader{number:02d}@bench.test" for number in range(args.graders)]
         progress_note("scoring what earlier runs left marked")
-        from apps.scoring.services import keywords_recompute_marked
+        from apps.scoring.services import recompute_marked
 
-        keywords_recompute_marked()
+        recompute_marked()
     else:
         progress_note("creating the database")
         benchkit.setup_django()

@@ -16,7 +16,7 @@ members, one from an external grader, with reasons), attributes on every snapsho
 2. The API path: import_document in this process on 5,000 keywords (100,000 snapshots),
    the function call timed. Target: <= 30 s.
 
-Both include scoring every keyword (evaluation_recompute) before the commit. Afterwards
+Both include scoring every keyword (recompute_evaluation) before the commit. Afterwards
 it checks the counts, progress and that every evaluation metric has a value.
 """
 

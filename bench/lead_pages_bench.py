@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> None:
     from apps.accounts.models import User
     from apps.accounts.services import member_add, team_create
     from apps.evaluations.models import Evaluation, EvaluationMetric
-    from apps.scoring.services import evaluation_recompute
+    from apps.scoring.services import recompute_evaluation
 
     rng = random.Random(args.seed)
     shape = Shape(args.keywords, args.snapshots, 1, args.graded_share)
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> None:
         for n in range(MEMBERS)
     ]
     evaluation = build_evaluation(team, "Lead pages", shape, graded_share_of(shape, rng), METRICS)
-    evaluation_recompute(evaluation_id=evaluation.id)
+    recompute_evaluation(evaluation_id=evaluation.id)
     spread_grades(evaluation.id, members)
     add_history(evaluation.id)
     Evaluation.objects.filter(id=evaluation.id).update(pinned=True)

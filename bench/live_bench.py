@@ -147,7 +147,7 @@ def build_data() -> tuple[int, int]:
     disagreements: (team id, evaluation id)."""
     from apps.accounts.services import member_add, team_create
     from apps.evaluations.models import Evaluation, EvaluationMetric
-    from apps.scoring.services import evaluation_recompute
+    from apps.scoring.services import recompute_evaluation
 
     team = team_create(name="Live bench", owner_email=LEAD, owner_password=PASSWORD)
     for email in GRADERS:
@@ -163,7 +163,7 @@ def build_data() -> tuple[int, int]:
     ]
     metrics = [("ndcg", 10), ("precision", 10)]
     evaluation = build_evaluation(team, "Live shoes", shape, grades, metrics)
-    evaluation_recompute(evaluation_id=evaluation.id)
+    recompute_evaluation(evaluation_id=evaluation.id)
     Evaluation.objects.filter(id=evaluation.id).update(pinned=True)
     EvaluationMetric.objects.filter(evaluation=evaluation, metric="ndcg").update(pinned=True)
     return team.id, evaluation.id

@@ -6,15 +6,15 @@ It drops and recreates its own database (relevo_bench), migrates it and loads tw
 evaluations of the same shape (snapshots x strategy slots per keyword, graded scale, most
 slots graded at random with a fixed seed): a big one and a small one. Then it times
 
-1. a full recompute of the big evaluation (`evaluation_recompute`), the first thing that
+1. a full recompute of the big evaluation (`recompute_evaluation`), the first thing that
    scores anything: the loaded keywords are marked as the grades would have left them;
 2. single grades on random keywords of both evaluations, interleaved: the grade write
    (`slot_record_grade`) and, separately, what the worker does for the one task it
-   queues (`keyword_recompute`). The cost of one recompute must not grow with the size
+   queues (`recompute_keywords`). The cost of one recompute must not grow with the size
    of the evaluation, so the big/small ratio of the medians has a target too.
 
-Celery is never involved: `queue_keyword_recompute` is replaced by a counter while the
-bench runs, and the bench calls `keyword_recompute` itself, exactly once per grade.
+Celery is never involved: `pipeline.start_recompute` is replaced by a counter while the
+bench runs, and the bench calls `recompute_keywords` itself, exactly once per grade.
 Afterwards it checks that the incrementally kept means equal an exact (fsum) mean of the
 stored keyword values, and that stored values equal the engine's on a sample.
 """
@@ -84,8 +84,8 @@ def recompute_not_queued() -> Iterator[list[int]]:
     """Grades queue nothing; the list collects the keyword ids they would have queued."""
     queued: list[int] = []
     with mock.patch(
-        "apps.scoring.tasks.queue_keyword_recompute",
-        lambda *, keyword_id: queued.append(keyword_id),
+        "apps.scoring.pipeline.start_recompute",
+        lambda *, evaluation_id, keyword_ids: queued.extend(keyword_ids),
     ):
         yield queued
 
@@ -93,7 +93,7 @@ def recompute_not_queued() -> Iterator[list[int]]:
 def grade_and_recompute(slot_id: int, keyword_id: int, grade: int, queued: list[int]):
     """One grade as a grader gives it, then the one task the worker runs for it."""
     from apps.judging.judgements import Giver, slot_judge
-    from apps.scoring.services import keyword_recompute
+    from apps.scoring.services import recompute_keywords
 
     queued.clear()
     write_ms, _ = timed(
@@ -101,9 +101,9 @@ def grade_and_recompute(slot_id: int, keyword_id: int, grade: int, queued: list[
     )
     if queued != [keyword_id]:
         raise AssertionError(f"the grade queued {queued}, expected exactly [{keyword_id}]")
-    recompute_ms, rounds = timed(lambda: keyword_recompute(keyword_id=keyword_id))
+    recompute_ms, rounds = timed(lambda: recompute_keywords(keyword_ids=[keyword_id])[0])
     if rounds != 1:
-        raise AssertionError(f"keyword_recompute ran {rounds} rounds, expected exactly 1")
+        raise AssertionError(f"recompute_keywords ran {rounds} rounds, expected exactly 1")
     return write_ms, recompute_ms
 
 
@@ -149,13 +149,13 @@ def queries_of_one_grade(evaluation_id: int, rng: random.Random) -> tuple[int, i
 
     [(slot_id, keyword_id, grade)] = random_slot_picks(evaluation_id, 1, rng)
     with recompute_not_queued() as queued:
-        from apps.scoring.services import keyword_recompute
+        from apps.scoring.services import recompute_keywords
 
         with CaptureQueriesContext(connection) as write:
             slot_judge(slot_id=slot_id, giver=Giver.recorded(None, "bench"), grade=grade)
         assert queued == [keyword_id]
         with CaptureQueriesContext(connection) as recompute:
-            keyword_recompute(keyword_id=keyword_id)
+            recompute_keywords(keyword_ids=[keyword_id])
     return len(write.captured_queries), len(recompute.captured_queries)
 
 
@@ -229,7 +229,7 @@ class Results:
 def run(args: argparse.Namespace) -> Results:
     """Build, time the full recompute, time single grades, then check correctness."""
     from apps.accounts.services import team_create
-    from apps.scoring.services import evaluation_recompute
+    from apps.scoring.services import recompute_evaluation
 
     rng = random.Random(args.seed)
     big = Shape(args.keywords, args.snapshots, args.strategy, args.graded_share)
@@ -246,8 +246,8 @@ def run(args: argparse.Namespace) -> Results:
     build_s = time.perf_counter() - started
 
     progress_note("full recomputes")
-    full_ms, _ = timed(lambda: evaluation_recompute(evaluation_id=evaluations["big"].id))
-    small_full_ms, _ = timed(lambda: evaluation_recompute(evaluation_id=evaluations["small"].id))
+    full_ms, _ = timed(lambda: recompute_evaluation(evaluation_id=evaluations["big"].id))
+    small_full_ms, _ = timed(lambda: recompute_evaluation(evaluation_id=evaluations["small"].id))
     # Checked now, before single grades move the means away from exact.
     problems = benchkit.check_means(evaluations["big"].id) + check_state(evaluations["big"].id)
 
@@ -299,7 +299,7 @@ def report(results: Results) -> bool:
 
     print(
         f"single grade: {results.grades} grades on random keywords of each evaluation, "
-        "interleaved; the worker's keyword_recompute timed apart from the grade write"
+        "interleaved; the worker's recompute_keywords timed apart from the grade write"
     )
     medians = {}
     all_ok = full_ok

@@ -99,7 +99,7 @@ def main() -> int:
     rng = random.Random(7)
     claims: dict[str, list[float]] = {"small": [], "big": []}
     # The metrics pipeline is not what this measures: grades queue nothing here.
-    with mock.patch("apps.scoring.tasks.queue_keyword_recompute"):
+    with mock.patch("apps.scoring.pipeline.start_recompute"):
         for turn in range(args.claims):
             for name in ("small", "big"):
                 _evaluation, graders = pools[name]

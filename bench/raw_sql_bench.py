@@ -831,7 +831,7 @@ def main() -> int:
         built = time.monotonic() - started
         rows: list[Row] = []
         # Grades would queue a recompute on Celery: nothing is published here.
-        with mock.patch("apps.scoring.tasks.queue_keyword_recompute"):
+        with mock.patch("apps.scoring.pipeline.start_recompute"):
             rows.extend(item_who(data, args.warmup, args.calls))
             rows.extend(item_slot_reads(data, args.warmup, args.calls))
             rows.extend(item_counts(data, args.warmup, args.calls))

@@ -8,7 +8,7 @@ import pytest
 from apps.core.errors import InvalidInput, InvalidState, NotAllowed
 from apps.evaluations.models import Evaluation, EvaluationMetric, Keyword
 from apps.judging.judgements import Action, Giver, slot_judge
-from apps.scoring import services, tasks
+from apps.scoring import pipeline, services
 from apps.scoring.loading import load_keyword_inputs, load_keywords_inputs
 from apps.scoring.models import KeywordMetric
 from apps.scoring.store import store_keyword_score
@@ -155,7 +155,7 @@ def test_a_leads_reset_clears_the_slot_and_the_metrics_follow():
 def test_a_grade_saved_during_a_recomputation_leads_to_another_run():
     evaluation = make_evaluation(metrics=[("cg", 5)], keywords={"q": 2})
     first, second = slots_of(evaluation)
-    with mock.patch.object(tasks, "queue_keyword_recompute"):
+    with mock.patch.object(pipeline, "start_recompute"):
         slot_judge(slot_id=first.id, giver=Giver.recorded(), grade=3)
 
     real_load = load_keywords_inputs
@@ -169,7 +169,7 @@ def test_a_grade_saved_during_a_recomputation_leads_to_another_run():
         return inputs
 
     with mock.patch("apps.scoring.services.load_keywords_inputs", load_then_a_grader_saves):
-        rounds = services.keyword_recompute(keyword_id=first.keyword_id)
+        rounds = services.recompute_keywords(keyword_ids=[first.keyword_id])[0]
 
     assert rounds == 2
     assert keyword_value("q", "cg", 5) == 5
@@ -193,12 +193,12 @@ def test_a_stale_result_never_overwrites_a_fresher_one():
 
 def test_the_sweep_recomputes_keywords_whose_task_never_ran():
     evaluation = make_evaluation(metrics=[("cg", 5)], keywords={"a": 2, "b": 2})
-    with mock.patch.object(tasks, "queue_keyword_recompute"):
+    with mock.patch.object(pipeline, "start_recompute"):
         grade_all(slots_of(evaluation), [3, 2, 1, 0])
     assert Keyword.objects.filter(needs_scoring=True).count() == 2
     assert evaluation_value(evaluation, "cg", 5) is None
 
-    assert services.keywords_recompute_marked() == 2
+    assert services.recompute_marked() == 2
 
     assert keyword_value("a", "cg", 5) == 5
     assert evaluation_value(evaluation, "cg", 5) == 3
@@ -211,18 +211,18 @@ def test_the_sweep_takes_over_a_keyword_whose_worker_died_holding_the_lease():
     from django.utils import timezone
 
     evaluation = make_evaluation(metrics=[("cg", 5)], keywords={"a": 1})
-    with mock.patch.object(tasks, "queue_keyword_recompute"):
+    with mock.patch.object(pipeline, "start_recompute"):
         grade_all(slots_of(evaluation), [2])
     keyword = Keyword.objects.get()
     Keyword.objects.filter(id=keyword.id).update(
         scoring_lease_until=timezone.now() + timedelta(seconds=30)
     )
-    assert services.keywords_recompute_marked() == 0  # the lease is still live
+    assert services.recompute_marked() == 0  # the lease is still live
 
     Keyword.objects.filter(id=keyword.id).update(
         scoring_lease_until=timezone.now() - timedelta(seconds=1)
     )
-    assert services.keywords_recompute_marked() == 1
+    assert services.recompute_marked() == 1
     assert keyword_value("a", "cg", 5) == 2
 
 
@@ -236,7 +236,7 @@ def test_means_kept_incrementally_are_made_exact_by_the_sweep():
     metric = EvaluationMetric.objects.get(evaluation=evaluation)
     assert not metric.means_exact
 
-    services.keywords_recompute_marked()
+    services.recompute_marked()
 
     metric.refresh_from_db()
     values = list(
@@ -266,7 +266,7 @@ def test_gmap_is_exp_of_the_mean_log_ap_grade_by_grade_and_once_made_exact():
     assert evaluation_value(evaluation, "ap", 0) == pytest.approx((5 / 6 + 0 + 0.5) / 3)
     assert gmap < 0.03
 
-    services.keywords_recompute_marked()
+    services.recompute_marked()
 
     metric = EvaluationMetric.objects.get(evaluation=evaluation, metric="gm_ap")
     assert metric.means_exact and metric.value == math.exp(math.fsum(logs) / 3)
@@ -289,7 +289,7 @@ def test_a_full_recompute_gives_the_same_values_as_grade_by_grade():
     Keyword.objects.update(scored_version=0, graded_slots=0)
     Evaluation.objects.filter(id=evaluation.id).update(graded_slots=0, progress=0)
 
-    services.evaluation_recompute(evaluation_id=evaluation.id)
+    services.recompute_evaluation(evaluation_id=evaluation.id)
 
     after = dict(KeywordMetric.objects.values_list("id", "value"))
     assert sorted(v for v in after.values() if v is not None) == pytest.approx(
@@ -317,11 +317,11 @@ def test_keywords_scored_together_move_the_means_as_scored_one_by_one():
     evaluation = make_evaluation(
         metrics=[("cg", 5), ("ndcg", 5)], keywords={"a": 2, "b": 2, "c": 2, "d": 2}
     )
-    with mock.patch.object(tasks, "queue_keyword_recompute"):
+    with mock.patch.object(pipeline, "start_recompute"):
         grade_all(slots_of(evaluation), [3, 2, 1, 0, 0, 0, 2, None])
     keyword_ids = list(Keyword.objects.filter(evaluation=evaluation).values_list("id", flat=True))
 
-    assert services.keywords_recompute(keyword_ids=keyword_ids[:1]) == (1, 4)  # all along
+    assert services.recompute_keywords(keyword_ids=keyword_ids[:1]) == (1, 4)  # all along
 
     assert [keyword_value(text, "cg", 5) for text in "abcd"] == [5, 1, 0, 2]
     assert evaluation_value(evaluation, "cg", 5) == pytest.approx((5 + 1 + 0 + 2) / 4)
@@ -335,13 +335,13 @@ def test_keywords_scored_together_move_the_means_as_scored_one_by_one():
 def test_of_keywords_scored_together_a_stale_one_is_left_marked_and_the_rest_stored():
     evaluation = make_evaluation(metrics=[("cg", 5)], keywords={"a": 2, "b": 2})
     a1, a2, b1, _b2 = slots_of(evaluation)
-    with mock.patch.object(tasks, "queue_keyword_recompute"):
+    with mock.patch.object(pipeline, "start_recompute"):
         grade_all([a1, b1], [3, 2])
     real_load = load_keywords_inputs
 
     def load_then_a_grade_lands(**kwargs):
         inputs = real_load(**kwargs)
-        with mock.patch.object(tasks, "queue_keyword_recompute"):
+        with mock.patch.object(pipeline, "start_recompute"):
             grade_all([a2], [1])  # after a's slots were read
         return inputs
 
@@ -350,6 +350,6 @@ def test_of_keywords_scored_together_a_stale_one_is_left_marked_and_the_rest_sto
 
     assert stale_round == {a1.keyword_id}  # still marked: graded after it was read
     assert keyword_value("a", "cg", 5) == 3 and keyword_value("b", "cg", 5) == 2
-    assert services.keyword_recompute(keyword_id=a1.keyword_id) == 1
+    assert services.recompute_keywords(keyword_ids=[a1.keyword_id])[0] == 1
     assert keyword_value("a", "cg", 5) == 4
     assert evaluation_value(evaluation, "cg", 5) == pytest.approx((4 + 2) / 2)

@@ -30,7 +30,7 @@ from apps.accounts.api_tokens import api_token_create
 from apps.endpoints.tests.factories import make_model
 from apps.evaluations.lifecycle import evaluation_finish_now
 from apps.judging.judgements import Giver, slot_judge
-from apps.scoring.services import keywords_recompute_marked
+from apps.scoring.services import recompute_marked
 from config.wsgi import application
 from tests.factories import make_evaluation, make_grader, make_team, slots_of
 from tests.hostile import (
@@ -73,7 +73,7 @@ def world() -> dict[str, Any]:
         slot_judge(slot_id=slot.id, giver=Giver.recorded(grader), grade=2, reason="fits")
     finished = make_evaluation(team=team, keywords={"boots": 2})
     slot_judge(slot_id=slots_of(finished)[0].id, giver=Giver.recorded(None, "vendor-1"), grade=1)
-    keywords_recompute_marked()
+    recompute_marked()
     evaluation_finish_now(evaluation=finished)
     other_team = make_team("Other property team")
     theirs = make_evaluation(team=other_team, start=False)

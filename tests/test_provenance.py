@@ -18,7 +18,7 @@ from apps.judges.models import Judge, JudgeRun
 from apps.judges.services import judge_create
 from apps.judges.tests.fake_provider import FakeProvider, Reply
 from apps.judging.judgements import Action, Giver, slot_judge
-from apps.scoring.services import keywords_recompute_marked
+from apps.scoring.services import recompute_marked
 from tests.factories import (
     client_for,
     finish,
@@ -74,7 +74,7 @@ def judged_by_ai(team, settings, keywords: dict[str, int] = KEYWORDS) -> tuple[E
         ]
     }
     judge = graded_by_judge(evaluation, answer, steps=len(keywords))
-    keywords_recompute_marked()  # the metrics, as the worker would compute them
+    recompute_marked()  # the metrics, as the worker would compute them
     return finished(evaluation), judge
 
 
@@ -269,7 +269,7 @@ def half_judged(team, settings, keywords: dict[str, int]) -> Evaluation:
     ann = make_grader(team, "ann@a.test")
     for slot in FeedbackSlot.objects.filter(evaluation=evaluation, grade__isnull=True):
         slot_judge(slot_id=slot.id, giver=Giver.recorded(ann), grade=1)
-    keywords_recompute_marked()  # the metrics, as the worker would compute them
+    recompute_marked()  # the metrics, as the worker would compute them
     return finished(evaluation)
 
 
@@ -281,7 +281,7 @@ def test_compare_warns_when_the_sides_were_judged_by_different_sources_and_offer
     bob = make_grader(team_a, "bob@a.test")
     for slot in slots_of(by_people):
         slot_judge(slot_id=slot.id, giver=Giver.recorded(bob), grade=2)
-    keywords_recompute_marked()
+    recompute_marked()
     finished(by_people)
     mixed = half_judged(team_a, settings, keywords)
     lead = client_for(owner_of(team_a))
@@ -323,7 +323,7 @@ def graded_by_people(team, keywords: dict[str, int], grade: int) -> Evaluation:
     bob = make_grader(team, "bob@a.test")
     for slot in slots_of(evaluation):
         slot_judge(slot_id=slot.id, giver=Giver.recorded(bob), grade=grade)
-    keywords_recompute_marked()
+    recompute_marked()
     return finished(evaluation)
 
 

@@ -8,7 +8,7 @@ import redis
 from apps.core import queueing
 from apps.evaluations.models import EvaluationMetric, Keyword
 from apps.judging.judgements import Giver, slot_judge
-from apps.scoring import gathering, tasks
+from apps.scoring import gathering, pipeline, tasks
 from tests.factories import make_evaluation, slots_of
 from tests.worker import stop_worker, wait_for
 
@@ -19,14 +19,14 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def published(monkeypatch):
     """The gathered recomputes published to the broker (they still are)."""
     seen: list[tuple[float, int]] = []
-    real = tasks.queue_in
+    real = pipeline.queue_in
 
     def spy(seconds, task, *args, **kwargs):
         if task is tasks.recompute_gathered:
             seen.append((seconds, *args))
         return real(seconds, task, *args, **kwargs)
 
-    monkeypatch.setattr(tasks, "queue_in", spy)
+    monkeypatch.setattr(pipeline, "queue_in", spy)
     return seen
 
 

@@ -20,10 +20,19 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def queued():
-    """The keyword ids the grades queue a recompute for; nothing runs."""
+    """The keyword ids the grades start a recompute for, and those a task out of rounds
+    queues again; nothing runs."""
     calls: list[int] = []
-    with mock.patch.object(
-        tasks, "queue_keyword_recompute", lambda *, keyword_id: calls.append(keyword_id)
+
+    def start(*, evaluation_id, keyword_ids):
+        calls.extend(keyword_ids)
+
+    def queue_again(task, keyword_ids):
+        calls.extend(keyword_ids)
+
+    with (
+        mock.patch.object(pipeline, "start_recompute", start),
+        mock.patch.object(tasks, "queue_now", queue_again),
     ):
         yield calls
 
@@ -55,7 +64,7 @@ def test_the_one_task_scores_every_grade_that_waited(queued):
     for slot, value in zip([first, second, third], [3, 2, 1], strict=True):
         grade(slot, value)
 
-    assert services.keyword_recompute(keyword_id=queued[0]) == 1
+    assert services.recompute_keywords(keyword_ids=[queued[0]])[0] == 1
 
     assert cg(first.keyword_id) == 6
     keyword = Keyword.objects.get(id=first.keyword_id)
@@ -66,12 +75,12 @@ def test_a_grade_after_the_recompute_queues_a_new_task(queued):
     evaluation = make_evaluation(metrics=[("cg", 5)], keywords={"q": 2})
     first, second = slots_of(evaluation)
     grade(first, 3)
-    services.keyword_recompute(keyword_id=first.keyword_id)
+    services.recompute_keywords(keyword_ids=[first.keyword_id])
 
     grade(second, 2)
 
     assert queued == [first.keyword_id, first.keyword_id]
-    services.keyword_recompute(keyword_id=first.keyword_id)
+    services.recompute_keywords(keyword_ids=[first.keyword_id])
     assert cg(first.keyword_id) == 5
 
 
@@ -100,7 +109,7 @@ def test_a_grade_landing_while_the_worker_computes_queues_nothing_and_is_scored(
         return inputs
 
     with mock.patch("apps.scoring.services.load_keywords_inputs", load_then_a_grade_lands):
-        rounds = services.keyword_recompute(keyword_id=first.keyword_id)
+        rounds = services.recompute_keywords(keyword_ids=[first.keyword_id])[0]
 
     assert queued == [first.keyword_id]  # the worker's task was the only one
     assert rounds == 2  # it went round again for the grade that landed
@@ -125,7 +134,7 @@ def test_a_task_out_of_rounds_hands_a_keyword_still_being_graded_to_a_new_task(q
         mock.patch.object(services, "MAX_ROUNDS_PER_TASK", 2),
         mock.patch("apps.scoring.services.load_keywords_inputs", load_then_another_grade_lands),
     ):
-        rounds = tasks.recompute_keyword(slots[0].keyword_id)
+        rounds = tasks.recompute_keywords([slots[0].keyword_id])
 
     assert rounds == 2
     # The grades that landed queued nothing; the task queued its successor.
@@ -143,3 +152,14 @@ def test_marking_a_keyword_reads_what_to_queue_in_the_same_statement(queued):
     on_keywords = [q["sql"] for q in marking.captured_queries if "evaluations_keyword" in q["sql"]]
     assert len(on_keywords) == 1
     assert queued == [keyword_id]
+
+
+def test_a_task_queued_under_the_name_one_keyword_once_had_still_runs(queued):
+    from config.celery import app
+
+    evaluation = make_evaluation(metrics=[("cg", 5)], keywords={"q": 1})
+    (slot,) = slots_of(evaluation)
+    grade(slot, 2)
+
+    assert app.tasks["apps.scoring.tasks.recompute_keyword"](slot.keyword_id) == 1
+    assert cg(slot.keyword_id) == 2

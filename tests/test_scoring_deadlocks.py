@@ -82,7 +82,7 @@ def test_grades_recomputes_and_sweeps_at_once_never_deadlock(postgres):
         slot_judge(slot_id=rng.choice(slot_ids), giver=Giver.recorded(), grade=rng.randrange(4))
 
     def sweep(rng: random.Random) -> None:
-        services.keywords_recompute_marked()
+        services.recompute_marked()
         store.store_exact_means(evaluation_id=evaluation.id)
 
     workers = {f"grader {n}": grade for n in range(GRADERS)}
@@ -96,5 +96,5 @@ def test_grades_recomputes_and_sweeps_at_once_never_deadlock(postgres):
     assert not errors, f"{len(errors)} failed steps; the first:\n{errors[0]}"
 
     # And nothing was lost on the way: after a last sweep every metric is exact.
-    services.keywords_recompute_marked()
+    services.recompute_marked()
     assert metric_differences(evaluation.id) == []

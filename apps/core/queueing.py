@@ -3,7 +3,7 @@
 Every piece of follow-up work (a keyword's recompute, an evaluation's keyword run) is
 queued through here, after the data it works on is committed:
 
-    queue_after_commit(recompute_keyword, keyword.id)
+    queue_after_commit(recompute_evaluation, evaluation.id)
 
 The data is what matters; the task only brings derived numbers up to date, and the
 periodic sweeps find whatever a task that never got queued left undone (keywords stay

@@ -5,7 +5,7 @@ the evaluation's lock, the means and history it moves: bench/README.md), and
 an AI judge or a busy team changes many keywords a second. So, with a broker, the first
 change of an evaluation's keywords queues one task to run in PIPELINE_GATHER_SECONDS,
 and the changes that come while it waits queue nothing: it scores every keyword of the
-evaluation marked by then (services.evaluation_marks_recompute).
+evaluation marked by then (services.recompute_gathered).
 
 Which evaluation has a task waiting is a key in the broker's Redis, set if absent (one
 writer wins) and deleted by the task as it starts, before it reads what is marked: a

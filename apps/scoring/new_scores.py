@@ -1,7 +1,7 @@
 """Metric values stored with new keywords: the scoring rows an import writes.
 
 An import scores its keywords while their grades are in memory (the engine's batch path,
-as evaluation_recompute scores) and stores one KeywordMetric per (metric, k) beside each
+as recompute_evaluation scores) and stores one KeywordMetric per (metric, k) beside each
 new keyword, in its transaction: through its COPY on PostgreSQL (`copy_lines`, fields
 `METRIC_FIELDS`) or bulk_create elsewhere (`objects`). The rows are scoring's; they are
 built here so that the import does not write scoring's table by its own rules.

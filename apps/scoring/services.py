@@ -1,15 +1,19 @@
 """The worker's side of the grade-to-metrics pipeline: claim, recompute, store, sweep.
 
-A grade change marks its keyword in the grade's own transaction (pipeline.py, the only
-way in) and, when the keyword had no change waiting to be scored, queues its recompute
-once that transaction commits (tasks.queue_recompute; with a broker, an evaluation's
-changes within half a second join one task: gathering.py). The worker leases the
-evaluation's marked keywords, reads their slots, lets the pure engine score them all
-at once, and stores each result guarded by its keyword's grade version, so a slow
-worker can never overwrite a fresher result. A grade saved while a task waits or a
-worker runs leaves the keyword marked, and the worker goes round again.
-The periodic sweep (`keywords_recompute_marked`) picks up whatever a lost task or a down
-broker left marked.
+One function a use case, each run by the Celery task of the same name (tasks.py):
+
+    recompute_keywords(keyword_ids=...)      keywords of one evaluation that changed
+    recompute_gathered(evaluation_id=...)    an evaluation's marked keywords
+    recompute_marked()                       every marked keyword: the sweep
+    recompute_evaluation(evaluation_id=...)  every keyword of an evaluation
+
+A grade change marks its keyword in the grade's own transaction and, once it commits,
+queues one of these (pipeline.start_recompute chooses which, and how). The worker
+leases the marked keywords, reads their slots, lets the pure engine score them all at
+once, and stores each result guarded by its keyword's grade version, so a slow worker
+can never overwrite a fresher result. A grade saved while a task waits or a worker
+runs leaves the keyword marked, and the worker goes round again. The periodic sweep
+picks up whatever a lost task or a down broker left marked.
 """
 
 import logging
@@ -85,13 +89,7 @@ def _claim_marked_beside(evaluation_id: int, claimed: list[int]) -> list[int]:
     return more
 
 
-def keyword_recompute(*, keyword_id: int) -> int:
-    """Recompute a marked keyword (and, with it, its evaluation's other marked keywords)
-    until it is no longer marked. Returns the rounds run."""
-    return keywords_recompute(keyword_ids=[keyword_id])[0]
-
-
-def keywords_recompute(*, keyword_ids: Collection[int]) -> tuple[int, int]:
+def recompute_keywords(*, keyword_ids: Collection[int]) -> tuple[int, int]:
     """Recompute marked keywords of one evaluation together until none is marked; with
     them, the evaluation's other marked keywords nobody is scoring (a grade's task that
     comes for one of those finds nothing to do). Returns the rounds run and how many
@@ -106,7 +104,7 @@ def keywords_recompute(*, keyword_ids: Collection[int]) -> tuple[int, int]:
     return _recompute_rounds(claimed + _claim_marked_beside(evaluation_id, claimed))
 
 
-def evaluation_marks_recompute(*, evaluation_id: int) -> tuple[int, int]:
+def recompute_gathered(*, evaluation_id: int) -> tuple[int, int]:
     """Recompute every marked keyword of the evaluation nobody is scoring (gathering.py:
     the changes a task gathered while it waited), KEYWORDS_PER_ROUND at a time. Returns
     the rounds run and how many keywords were scored."""
@@ -139,7 +137,7 @@ def _recompute_rounds(claimed: list[int], most: int | None = None) -> tuple[int,
 
 def keyword_is_marked(*, keyword_id: int) -> bool:
     """Whether grades of the keyword wait to be scored (a task that ran out of rounds
-    hands such a keyword to a new task: tasks.recompute_keyword)."""
+    hands such a keyword to a new task: tasks.recompute_keywords)."""
     return Keyword.objects.filter(id=keyword_id, needs_scoring=True).exists()
 
 
@@ -156,7 +154,7 @@ def _recompute_claimed(keyword_ids: list[int]) -> set[int]:
     )
 
 
-def keywords_recompute_marked(*, limit: int = 10_000) -> int:
+def recompute_marked(*, limit: int = 10_000) -> int:
     """The sweep: recompute every marked keyword whose lease is free or expired.
 
     Then make incrementally kept means exact. Returns the number of keywords recomputed.
@@ -172,7 +170,7 @@ def keywords_recompute_marked(*, limit: int = 10_000) -> int:
     for keyword_id, evaluation_id in marked:
         by_evaluation.setdefault(evaluation_id, []).append(keyword_id)
     done = sum(
-        keywords_recompute(keyword_ids=keyword_ids)[1] for keyword_ids in by_evaluation.values()
+        recompute_keywords(keyword_ids=keyword_ids)[1] for keyword_ids in by_evaluation.values()
     )
     for evaluation_id in (
         EvaluationMetric.objects.filter(means_exact=False)
@@ -194,6 +192,6 @@ def evaluation_means_reconcile(*, evaluation_id: int) -> None:
     store_exact_means(evaluation_id=evaluation_id)
 
 
-def evaluation_recompute(*, evaluation_id: int) -> None:
+def recompute_evaluation(*, evaluation_id: int) -> None:
     """Recompute every keyword of an evaluation (after an import or a settings change)."""
     store.store_evaluation_scores(evaluation=Evaluation.objects.get(id=evaluation_id))

@@ -10,11 +10,16 @@ import pytest
 
 from apps.evaluations.tasks import fetch_evaluation, resume_stalled_fetches
 from apps.judges.tasks import judge_lane, resume_stalled_runs
-from apps.scoring.tasks import recompute_evaluation, recompute_keyword, recompute_marked
+from apps.scoring.tasks import (
+    recompute_evaluation,
+    recompute_gathered,
+    recompute_keywords,
+    recompute_marked,
+)
 from config.celery import app as celery_app
 from config.tests.test_settings import PROJECT, SETUP
 
-PIPELINE_TASKS = [recompute_keyword, recompute_evaluation, recompute_marked]
+PIPELINE_TASKS = [recompute_keywords, recompute_gathered, recompute_evaluation, recompute_marked]
 OTHER_TASKS = [judge_lane, resume_stalled_runs, fetch_evaluation, resume_stalled_fetches]
 
 
@@ -41,7 +46,7 @@ def test_the_route_is_read_when_a_task_is_published():
     saved = celery_app.conf.pipeline_queue
     celery_app.conf.pipeline_queue = "a-run-of-its-own"
     try:
-        assert queue_of(recompute_keyword) == "a-run-of-its-own"
+        assert queue_of(recompute_keywords) == "a-run-of-its-own"
     finally:
         celery_app.conf.pipeline_queue = saved
 

@@ -17,7 +17,7 @@ from apps.evaluations.models import (
 )
 from apps.judging.judgements import Giver, slot_judge
 from apps.scoring.models import KeywordMetric
-from apps.scoring.services import keywords_recompute_marked
+from apps.scoring.services import recompute_marked
 from tests.factories import make_evaluation, make_grader, slots_of
 
 pytestmark = pytest.mark.django_db
@@ -72,7 +72,7 @@ def graded(team, grades: dict[str, list[int | None]], **settings) -> Evaluation:
         for slot, grade in zip(slots_of(evaluation, text), given, strict=True):
             if grade is not None:
                 slot_judge(slot_id=slot.id, giver=Giver.recorded(grader), grade=grade)
-    keywords_recompute_marked()
+    recompute_marked()
     evaluation.refresh_from_db()
     return evaluation
 
@@ -545,7 +545,7 @@ def test_delete_reads_and_writes_a_number_of_queries_that_does_not_grow_per_keyw
     )
     for slot in slots_of(evaluation)[::2]:
         slot_judge(slot_id=slot.id, giver=Giver.recorded(grader_of_a), grade=1)
-    keywords_recompute_marked()
+    recompute_marked()
 
     with django_assert_max_num_queries(DELETE_QUERIES):
         response = api.delete(detail(evaluation))

@@ -25,7 +25,7 @@ from apps.evaluations.models import (
     Snapshot,
 )
 from apps.judging.judgements import Giver, slot_judge
-from apps.scoring.services import keywords_recompute_marked
+from apps.scoring.services import recompute_marked
 from tests.factories import make_evaluation, make_grader, slots_of
 
 pytestmark = pytest.mark.django_db
@@ -141,7 +141,7 @@ def finished_evaluation(team) -> Evaluation:
                 slot_judge(
                     slot_id=slot.id, giver=Giver.recorded(None, f"ext-{slot.index}"), grade=grade
                 )
-    keywords_recompute_marked()
+    recompute_marked()
     evaluation.refresh_from_db()
     return evaluation
 
@@ -522,7 +522,7 @@ def test_export_reads_the_same_number_of_queries_for_2_and_12_keywords(format_na
         evaluation = make_evaluation(team=team_a, keywords={f"q{i}": 3 for i in range(size)})
         for slot in slots_of(evaluation)[::2]:
             slot_judge(slot_id=slot.id, giver=Giver.recorded(None, "vendor"), grade=1)
-        keywords_recompute_marked()
+        recompute_marked()
         with CaptureQueriesContext(connection) as queries:
             response = api.get(export_url(evaluation, format_name))
             body_of(response)  # a streamed export reads while it is sent

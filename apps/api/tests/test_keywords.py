@@ -10,7 +10,7 @@ from apps.judges.tests.fake_provider import FakeProvider
 from apps.judges.tests.test_chains import by_model, judges, run_the_first_judge
 from apps.judging.judgements import Action, Giver, slot_judge
 from apps.scoring.models import KeywordMetric
-from apps.scoring.services import keywords_recompute_marked
+from apps.scoring.services import recompute_marked
 from tests.factories import assign, make_evaluation, make_grader, slots_of
 
 pytestmark = pytest.mark.django_db
@@ -63,7 +63,7 @@ def grade_all(evaluation: Evaluation, grades: dict[str, list[int | None]], grade
                 slot_judge(
                     slot_id=slot.id, giver=Giver.recorded(grader), grade=grade, reason=f"r{grade}"
                 )
-    keywords_recompute_marked()
+    recompute_marked()
 
 
 # --- Keywords ---------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from apps.judging.decisions import snapshot_decide, snapshot_decision_clear
 from apps.judging.judgements import Giver, slot_judge
 from apps.judging.models import SnapshotDecision
 from apps.scoring.models import KeywordMetric
-from apps.scoring.services import evaluation_recompute
+from apps.scoring.services import recompute_evaluation
 from tests.factories import make_evaluation, make_grader, make_team, slots_of
 from tests.test_queue_concurrency import run_in_threads
 
@@ -238,7 +238,7 @@ def test_a_whole_evaluation_recompute_keeps_the_decisions(team_a, admin, graders
     KeywordMetric.objects.update(value=None)
     Snapshot.objects.update(value=None)
     Keyword.objects.update(scored_version=0)
-    evaluation_recompute(evaluation_id=evaluation.id)
+    recompute_evaluation(evaluation_id=evaluation.id)
 
     assert (
         sorted(KeywordMetric.objects.values_list("keyword__text", "metric", "k", "value")) == values

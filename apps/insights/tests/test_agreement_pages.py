@@ -9,7 +9,7 @@ from apps.evaluations.models import EvaluationMetric, Snapshot
 from apps.insights.tests.test_agreement_decisions import grade_snapshots
 from apps.judging.judgements import Giver, slot_judge
 from apps.judging.models import SnapshotDecision
-from apps.scoring.services import keywords_recompute_marked
+from apps.scoring.services import recompute_marked
 from tests.factories import client_for, make_evaluation, make_grader, slots_of
 
 pytestmark = pytest.mark.django_db
@@ -33,7 +33,7 @@ def evaluation(team_a, graders):
         keywords={"red shoes": 2, "blue shirt": 2},
     )
     grade_snapshots(evaluation, [[1, 0, None], [1, 1, 1], [0, 0, 1], [0, 1, None]], graders)
-    keywords_recompute_marked()  # no commit in these tests, so no queued task ran
+    recompute_marked()  # no commit in these tests, so no queued task ran
     return evaluation
 
 

@@ -16,7 +16,7 @@ from apps.insights.tests.test_agreement_pages import (  # the queue's data: ties
     snapshot,
 )
 from apps.judging import decisions
-from apps.scoring.services import keywords_recompute_marked
+from apps.scoring.services import recompute_marked
 from tests.factories import client_for, make_evaluation, make_team
 
 pytestmark = pytest.mark.django_db
@@ -68,7 +68,7 @@ def test_the_queue_is_live_and_a_settled_result_leaves_open_at_the_next_answer(
         membership=admin.memberships.get(), snapshot_id=tie.id, grade=1, reason="checked"
     )
     with django_capture_on_commit_callbacks(execute=True):  # as when the store commits
-        keywords_recompute_marked()  # the pipeline's store renews the evaluation's token
+        recompute_marked()  # the pipeline's store renews the evaluation's token
 
     changed = client.get(url, headers={"If-None-Match": etag})
     parts = changed.content.decode()

@@ -19,7 +19,7 @@ from apps.judges.models import Judge, JudgeGrade, JudgeRun
 from apps.judges.services import judge_create
 from apps.judges.tests.fake_provider import FakeProvider, Reply
 from apps.judging.judgements import Giver, slot_judge
-from apps.scoring.services import keywords_recompute_marked
+from apps.scoring.services import recompute_marked
 from tests.factories import client_for, finish, make_evaluation, make_grader, slots_of
 
 pytestmark = pytest.mark.django_db
@@ -56,7 +56,7 @@ def evaluation(team_a, settings) -> Evaluation:
         run = controls.run_start(judge=judge, evaluation=evaluation)
         runs.run_step(run_id=run.id)
     assert JudgeGrade.objects.filter(run=run).count() == 2
-    keywords_recompute_marked()  # the metrics, as the worker would compute them
+    recompute_marked()  # the metrics, as the worker would compute them
     return evaluation
 
 

@@ -24,7 +24,7 @@ from apps.judging.decisions import snapshot_decide
 from apps.judging.judgements import Giver, slot_judge
 from apps.judging.models import SnapshotDecision
 from apps.scoring.models import KeywordMetric
-from apps.scoring.services import evaluation_recompute
+from apps.scoring.services import recompute_evaluation
 from tests.factories import make_grader, make_team, slots_of
 
 pytestmark = pytest.mark.django_db
@@ -110,7 +110,7 @@ def graded_evaluation(team, graders):
         grade=3,
         reason="the photo shows it",
     )
-    evaluation_recompute(evaluation_id=evaluation.id)
+    recompute_evaluation(evaluation_id=evaluation.id)
     evaluation.refresh_from_db()
     return evaluation
 
@@ -590,7 +590,7 @@ def test_what_an_import_stores_is_exactly_what_evaluation_recompute_computes(pro
     stored = stored_scores(imported)
 
     Keyword.objects.filter(evaluation=imported).update(grade_version=1, needs_scoring=True)
-    evaluation_recompute(evaluation_id=imported.id)
+    recompute_evaluation(evaluation_id=imported.id)
 
     assert stored_scores(imported) == stored
     assert SnapshotDecision.objects.filter(evaluation=imported).exists()

@@ -18,7 +18,7 @@ from apps.interchange.export import (
     round_half_up,
 )
 from apps.judging.judgements import Action, Giver, slot_judge
-from apps.scoring.services import evaluation_recompute
+from apps.scoring.services import recompute_evaluation
 from tests.factories import assign, make_grader, make_team, slots_of
 
 pytestmark = pytest.mark.django_db
@@ -56,7 +56,7 @@ def evaluation():
     for (keyword, number), (grade, user, name) in given.items():
         slot = slots_of(evaluation, keyword)[number]
         slot_judge(slot_id=slot.id, giver=Giver.recorded(user, name), grade=grade)
-    evaluation_recompute(evaluation_id=evaluation.id)
+    recompute_evaluation(evaluation_id=evaluation.id)
     evaluation.refresh_from_db()
     return evaluation
 

@@ -16,7 +16,7 @@ from apps.judges.models import ChainStep, JudgeGrade, JudgeRun, StepStatus
 from apps.judges.services import judge_create
 from apps.judging.judgements import Giver, slot_judge
 from apps.scoring.models import KeywordMetric
-from apps.scoring.services import evaluation_recompute
+from apps.scoring.services import recompute_evaluation
 from tests.factories import client_for, make_evaluation, make_team
 
 from .fake_provider import Reply
@@ -115,7 +115,7 @@ def test_unsure_results_go_to_the_stronger_judge_whose_grade_is_the_value_the_me
     assert JudgeGrade.objects.get(slot=slot).model_name == "strong"
 
     # The metric engine, fed the last link's grades, gives the evaluation's metrics.
-    evaluation_recompute(evaluation_id=evaluation.id)
+    recompute_evaluation(evaluation_id=evaluation.id)
     for keyword in KEYWORDS:
         grades = [[1], [1], [3], [3]]
         expected = engine.score_keyword(

@@ -10,7 +10,7 @@ from apps.accounts.api_tokens import api_token_create
 from apps.evaluations.models import FeedbackSlot, Status
 from apps.judges import controls, runs
 from apps.judges.models import ChainStep, JudgeChain, JudgeRun, RunStatus, StepStatus
-from apps.scoring.services import keywords_recompute_marked
+from apps.scoring.services import recompute_marked
 from tests.factories import client_for, finish, make_evaluation
 
 from .fake_provider import Reply
@@ -49,20 +49,20 @@ def test_a_chain_whose_first_judge_answers_at_once_leaves_the_evaluation_open_un
     )
 
     run_the_first_judge(evaluation, cheap)  # every slot graded by the first judge
-    keywords_recompute_marked()  # scored: 100 %
+    recompute_marked()  # scored: 100 %
     assert status_of(evaluation) == Status.ACTIVE
     advance(chain)
-    keywords_recompute_marked()
+    recompute_marked()
 
     waiting = ChainStep.objects.filter(chain=chain, status=StepStatus.AWAITING_PEOPLE)
     assert waiting.count() == 2
     assert status_of(evaluation) == Status.ACTIVE
     person = client_for(evaluator)
     grade_from_the_queue(person, evaluator, evaluation, 1)
-    keywords_recompute_marked()
+    recompute_marked()
     assert status_of(evaluation) == Status.ACTIVE  # one of the two still waits
     grade_from_the_queue(person, evaluator, evaluation, 3)
-    keywords_recompute_marked()
+    recompute_marked()
     assert status_of(evaluation) == Status.FINISHED
 
 
@@ -75,7 +75,7 @@ def test_an_evaluation_its_running_judge_graded_whole_finishes_when_the_run_ends
     run = controls.run_start(judge=cheap, evaluation=evaluation)
 
     assert runs.run_step(run_id=run.id) == runs.GO  # one call grades all three
-    keywords_recompute_marked()
+    recompute_marked()
     assert status_of(evaluation) == Status.ACTIVE  # its run is still running
     with django_capture_on_commit_callbacks(execute=True):
         runs.run_step(run_id=run.id)  # nothing left: the run ends

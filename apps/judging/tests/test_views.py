@@ -1169,7 +1169,7 @@ def test_a_grade_takes_nine_statements_on_postgresql(
     client.get("/feedback/")
     assert held(evaluator).snapshot_started
 
-    with mock.patch("apps.scoring.tasks.queue_keyword_recompute"):
+    with mock.patch("apps.scoring.pipeline.start_recompute"):
         grades_held_within(HOT_GRADE_QUERIES, client, evaluator, django_assert_max_num_queries)
 
 
