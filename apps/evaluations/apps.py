@@ -6,7 +6,11 @@ class EvaluationsConfig(AppConfig):
     label = "evaluations"
 
     def ready(self) -> None:
-        # The pipeline queues the auto-restart task by its name (apps.scoring.finishing):
-        # register it in every process, the web's too (tasks run in-process without a
-        # broker).
-        from . import auto_restart  # noqa: F401
+        # The pipeline finishes evaluations and restarts those set to restart through
+        # what the lifecycle registers here, in every process (the web's too: tasks run
+        # in-process without a broker).
+        from apps.scoring import finishing
+
+        from . import auto_restart
+
+        finishing.restart_register(auto_restart.restart_after_commit)

@@ -160,7 +160,7 @@ def _copy_settings(evaluation: Evaluation, name: str, model: SearchModel | None)
 def evaluation_restart(*, evaluation_id: int) -> Evaluation:
     """Auto-restart: a copy named as a clone is (the next number the team has not used),
     started at once.
-    (Queued by apps.scoring.finishing when an evaluation set to restart finishes.)"""
+    (Queued by auto_restart.py when apps.scoring.finishing finishes one set to restart.)"""
     move(evaluation_id=evaluation_id, event=Event.RESTART)
     evaluation = Evaluation.objects.get(id=evaluation_id)
     return evaluation_start(evaluation=evaluation_clone(evaluation=evaluation))

@@ -1,20 +1,22 @@
 """Finishing an evaluation: when its last grade is scored (store.py) or when a lead
-finishes it by hand (apps.evaluations.lifecycle). Its means are made exact, and an
-evaluation set to restart on its own gets a fresh copy.
+finishes it by hand (apps.evaluations.lifecycle). Its means are made exact, the team is
+told, and an evaluation set to restart on its own gets a fresh copy.
 
-The restart is the lifecycle's work (clone and start), and the lifecycle sits above the
-pipeline: the pipeline never imports it. So the restart is queued as the lifecycle's
-Celery task, by its name, once the finish commits.
+The restart (the lifecycle's clone and start) and the evaluation's page (insights) sit
+above the pipeline, which never imports them: each app registers its part here when it
+is ready (restart_register, page_register).
 """
 
-from celery import current_app
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import NoReturn
+
+from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
-from django.urls import reverse
 from django.utils import timezone
 
 from apps.core import live
 from apps.core.errors import InvalidState
-from apps.core.queueing import queue_after_commit
 from apps.engine.metrics import metric_label
 from apps.evaluations import states
 from apps.evaluations.models import Evaluation, EvaluationMetric, Status
@@ -23,7 +25,32 @@ from apps.notifications.models import Event
 
 from .means import store_exact_means
 
-RESTART_TASK = "apps.evaluations.auto_restart.restart_evaluation"
+
+def _not_registered(evaluation_id: int) -> NoReturn:
+    raise ImproperlyConfigured("an app above the pipeline did not register its part")
+
+
+@dataclass
+class _Above:
+    """What the apps above register when they are ready (their AppConfig.ready)."""
+
+    # Called in the finish's transaction: restarts the evaluation once it commits.
+    restart: Callable[[int], None] = _not_registered
+    # The path of the evaluation's page, linked from the announcement.
+    page: Callable[[int], str] = _not_registered
+
+
+_above = _Above()
+
+
+def restart_register(restart: Callable[[int], None]) -> None:
+    """How a finished evaluation set to restart on its own is restarted (the lifecycle)."""
+    _above.restart = restart
+
+
+def page_register(page: Callable[[int], str]) -> None:
+    """The path of an evaluation's page (insights)."""
+    _above.page = page
 
 
 def evaluation_finish(*, evaluation_id: int, event: states.Event = states.Event.COMPLETE) -> None:
@@ -39,7 +66,7 @@ def evaluation_finish(*, evaluation_id: int, event: states.Event = states.Event.
         live.changed(evaluation_id=evaluation_id, team_id=team_id)
         _announce_finished(evaluation_id, team_id)
         if auto_restart:
-            queue_after_commit(current_app.tasks[RESTART_TASK], evaluation_id)
+            _above.restart(evaluation_id)
 
 
 def finish_when_complete(evaluation: Evaluation) -> bool:
@@ -84,7 +111,7 @@ def _announce_finished(evaluation_id: int, team_id: int) -> None:
         event=Event.EVALUATION_FINISHED,
         summary=f"The evaluation {name} finished ({graded} of {total} results graded)"
         + (f": {shown}." if shown else "."),
-        path=reverse("insights:evaluation_detail", args=[evaluation_id]),
+        path=_above.page(evaluation_id),
         heard_by=heard_by,
         data={
             "evaluation": {"id": evaluation_id, "name": name},
