@@ -6,8 +6,8 @@ lead's decisions and judged documents that were not retrieved are written by jud
 bulk entry (apps/judging/new_slots.py), by the grade writer's rules, dated at the import.
 
 Each batch is scored while its grades are in memory, with the engine's batch path
-exactly as evaluation_recompute scores (EvaluationSettings.score_many), and stored as
-evaluation_recompute stores a keyword that had nothing stored: snapshot values, one
+exactly as recompute_evaluation scores (EvaluationSettings.score_many), and stored as
+recompute_evaluation stores a keyword that had nothing stored: snapshot values, one
 KeywordMetric per (metric, k), the keyword's graded slot count, nothing left marked. At
 the end the evaluation's counts and exact means (evaluation_means_reconcile). Reading
 everything back to score it cost more than writing it at a million snapshots.
@@ -99,6 +99,7 @@ class EvaluationWriter:
         )
         self._judged = judged
         scores = NewKeywordScores(evaluation.id, self.settings.metrics, self.now)
+        # COPY: 100,000 snapshots in 9.5 s against 48.4 s through bulk_create (import_bench.py).
         if connection.vendor == "postgresql":
             self._copier = Copier(connection, judged=judged, scores=scores, user_ids=graders)
             self._store = self._copier.submit

@@ -560,7 +560,7 @@ def stored_scores(evaluation: Evaluation) -> dict:
 
 
 @pytest.mark.parametrize("profile", ["searchtweak", "trec"])
-def test_what_an_import_stores_is_exactly_what_evaluation_recompute_computes(profile):
+def test_what_an_import_stores_is_exactly_what_recompute_evaluation_computes(profile):
     import random
 
     rng = random.Random(7)
