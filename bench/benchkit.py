@@ -270,6 +270,19 @@ def verdict(ok: bool) -> str:
     return "PASS" if ok else "FAIL"
 
 
+def high_water_mark(pid: int) -> int:
+    """A process's peak resident memory so far, in bytes (the kernel's VmHWM; not
+    getrusage's ru_maxrss, which keeps the forking parent's peak across exec)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except FileNotFoundError:  # it has just ended
+        pass
+    return 0
+
+
 def progress_note(message: str) -> None:
     """Where the bench is, on stderr, so stdout holds only the report."""
     print(f"[bench] {message}", file=sys.stderr, flush=True)

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import benchkit
-from benchkit import SERVER_URL, machine_speed, progress_note, setup_django
+from benchkit import SERVER_URL, high_water_mark, machine_speed, progress_note, setup_django
 
 # Settings read the environment once, at django.setup(): set before anything else.
 benchkit.use_database("relevo_bench_depth")
@@ -397,19 +397,6 @@ def import_in_child(code: Path, team_id: int, run: Path, qrels: Path, name: str)
     if process.returncode != 0:
         raise SystemExit(f"import_trec of {code} failed ({process.returncode}):\n{stderr}")
     return ChildImport(seconds, peak, int(stdout.strip()), stderr.strip())
-
-
-def high_water_mark(pid: int) -> int:
-    """A process's peak resident memory so far, in bytes (the kernel's VmHWM; not
-    getrusage's ru_maxrss, which keeps the forking parent's peak across exec)."""
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except FileNotFoundError:  # it has just ended
-        pass
-    return 0
 
 
 def describe_import(label: str, imported: ChildImport, snapshots: int) -> str:
