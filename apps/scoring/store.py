@@ -26,7 +26,7 @@ that sorts by its evaluation's fields (Keyword's, EvaluationMetric's) makes Djan
 the evaluation, and SELECT ... FOR UPDATE then locks the evaluation's row too, at a
 point of its own. That is how the sweep's exact means (a metric row, then the
 evaluation) and a keyword's recompute (the evaluation, then the metric rows) deadlocked
-under load; tests/test_scoring_deadlocks.py is the soak test.
+under load; apps/scoring/tests/test_scoring_deadlocks.py is the soak test.
 """
 
 from collections.abc import Callable, Iterable, Iterator
