@@ -14,10 +14,10 @@ from apps.insights.agreement.report import Ratings, agreement_report
 from apps.judging.decisions import snapshot_decide, snapshot_decision_clear
 from apps.judging.judgements import Giver, slot_judge
 from apps.judging.models import SnapshotDecision
+from apps.judging.tests.test_queue_concurrency import run_in_threads
 from apps.scoring.models import KeywordMetric
 from apps.scoring.services import recompute_evaluation
 from tests.factories import make_evaluation, make_grader, make_team, slots_of
-from tests.test_queue_concurrency import run_in_threads
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

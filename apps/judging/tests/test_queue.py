@@ -1,7 +1,7 @@
 """The grader's queue: which slot a grader gets, and when they get none.
 
 Claims need no real commits, so these tests run in a rolled-back transaction; the
-concurrency of claims is tested on PostgreSQL in tests/test_queue_concurrency.py.
+concurrency of claims is tested on PostgreSQL in test_queue_concurrency.py.
 """
 
 from datetime import timedelta
