@@ -6,9 +6,10 @@ instead of running with a silently wrong configuration.
 """
 
 import os
-import re
 
 from django.core.exceptions import ImproperlyConfigured
+
+from apps.core.rates import parse_rate
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -61,21 +62,6 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
-
-
-# A rate is "<count>/<period>": "5/hour", "3000/min", "10/second", "100/day"; the period
-# may also be written s, sec, m, min, h or d. DRF reads the same texts, so one spelling
-# serves the API throttles and Relevo's own.
-_RATE = re.compile(r"(\d+)/(s|sec|seconds?|m|min|minutes?|h|hours?|d|days?)", re.IGNORECASE)
-_PERIOD_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_rate(text: str) -> tuple[int, int]:
-    """(count, seconds) of a rate such as "5/hour"; ValueError when it is not one."""
-    match = _RATE.fullmatch(text.strip().replace(" ", ""))
-    if match is None or int(match[1]) < 1:
-        raise ValueError(f"{text!r} is not a rate like 5/hour or 3000/min")
-    return int(match[1]), _PERIOD_SECONDS[match[2][0].lower()]
 
 
 def env_rate(name: str, default: str) -> str:

@@ -37,7 +37,7 @@ from django.core.cache import caches
 from django.http import HttpRequest
 from redis.exceptions import RedisError
 
-from config.env import parse_rate
+from .rates import parse_rate
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,8 @@ from django.test import RequestFactory
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from apps.core import ratelimit
-from config.env import env_rate, parse_rate
+from apps.core.rates import parse_rate
+from config.env import env_rate
 
 
 @pytest.fixture
