@@ -1,32 +1,10 @@
-"""How far a judge's grades can be trusted: its agreement with people's consensus on a
-gold set, people's agreement with each other as the ceiling, and whether the judge's
-grades would change a decision. Pure (numpy, the engine, the statistics; no Django).
-
-On what each figure rests:
-
-- **People's consensus** for a result is its stage-1 value from people's grades, as the
-  metrics use it (the majority on the binary scale, a tie having none; the mean on the
-  others; a lead's decision alone when there is one). For the figures that compare
-  grades one by one it is taken to the nearest grade of the scale (a half rounds up).
-- **Agreement** (judge against consensus, over the results both graded): Krippendorff's
-  alpha, ordinal on ordered scales and nominal on the binary one; exact agreement (the
-  same grade); within one (the judge at most one grade from the consensus value, for
-  scales of more than two grades); the confusion matrix (rows: consensus, columns: the
-  judge).
-- **The ceiling**: the same alpha and the share of agreeing pairs among people's own
-  grades, on the results two people or more graded. A judge that agrees with people
-  about as well as they agree with each other is as good as one more person. The gap
-  (alpha_gap) is the judge's alpha less people's, with an interval of its own: both on
-  the same resampled keywords (what the verdict reads, calibration_verdict.py).
-- **Rankings**: nDCG@10 per keyword of the baseline's list with people's grades and with
-  the judge's (on the same graded results), and Kendall's tau-b between the two orders
-  of the keywords: does the judge find the same keywords good and bad?
-- **Decisions**: with a candidate evaluation, the paired comparison of the two lists
-  (apps/stats/paired.py: sign-flip test, Holm over the metrics) once with people's
-  grades and once with the judge's, and the verdict of each per metric.
-
-Every figure has a 95% percentile bootstrap interval over keywords (resampled with
-replacement, so the results of one keyword stay together, as they are not independent).
+"""How far a judge's grades can be trusted, on a gold set: its agreement with people's
+consensus (Krippendorff's alpha, exact and within-one agreement, the confusion matrix),
+people's agreement with each other as the ceiling, keywords ranked alike (nDCG@10,
+Kendall's tau-b) and whether its grades would change a decision (apps/stats/paired.py).
+Each figure has a 95% percentile bootstrap interval over keywords. Pure (numpy, the
+engine, the statistics; no Django). What each figure rests on: docs/ai-judges.md,
+"Calibration: can the team trust this judge?".
 """
 
 from __future__ import annotations

@@ -1,30 +1,12 @@
-"""One step of a judge's run on an evaluation (the lead's controls are controls.py, the
-lanes that make the steps tasks.py, what a step claims claims.py).
+"""One step of a judge's run on an evaluation: claim results (claims.py), grade from the
+team's cache or ask the model (prompting.py, providers.py), write the grades through the
+grade writer as the judge's user, log the calls and settle their cost. The lead's
+controls are controls.py, the lanes that make the steps tasks.py; docs/ai-judges.md,
+"How a run works", tells the whole of it.
 
-One step is one or more calls to the model made at once (a lane makes `calls` of them,
-tasks.py), the whole of them:
-
-1. claim up to `results_per_call` results a call for the judge (claims.py): one
-   keyword a call, one slot a result;
-2. grade from the team's cache what was already paid for; build the prompts
-   (prompting.py) and call the model (providers.py) for the rest, each call from a
-   thread of its own;
-3. write every grade of the step through the grade writer as the judge's user
-   (Giver.grader, so the hold, the team, the open evaluation and the scale are checked
-   like a person's), in one transaction, with the model and prompt version beside each
-   (JudgeGrade); list each result it could not grade with why (JudgeFailure) and give
-   its slot back;
-4. log the calls (JudgeCall) and add their tokens and cost to the run.
-
-A step's database work is nearly the same for one call as for four (a statement a
-call logged, the rest one for the step): that, and the next step's calls made while a
-step is written (run_steps), is what lets a judge grade hundreds of results a second
-(bench/judge_bench.py).
-
-What the caller does next comes back as a Step: go on, wait (a rate limit, an outage:
-those calls' slots are given back and the backoff doubles up to MAX_BACKOFF_S), or stop
-(a wrong key or model pauses the run). A grade is written only while the judge holds
-its slot, so none is written twice.
+A step comes back as a Step: go on, wait (a rate limit, an outage: the slots are given
+back and the backoff doubles up to MAX_BACKOFF_S) or stop (a wrong key or model pauses
+the run). A grade is written only while the judge holds its slot, so none twice.
 """
 
 from __future__ import annotations

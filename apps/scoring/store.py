@@ -4,29 +4,11 @@ Every write checks the keyword's `scored_version` under a row lock: a result com
 from slots read at grade version v is stored only if nothing at v or later is stored
 yet. The keyword stays marked while its grade version is ahead of what was stored.
 
-Lock order. Every transaction here takes its row locks in this order, and only in it:
-
-1. the evaluation's row (`lock_evaluation`), first, whatever else the transaction does;
-2. its keywords' rows, in id order;
-3. those keywords' metric values and snapshots;
-4. the evaluation's metric rows (the means), in id order;
-5. this minute's history points of those metrics.
-
-Two transactions that take locks in one order never wait for each other in a circle,
-so they cannot deadlock. The evaluation's row comes first because the paths outside the
-pipeline that lock it (a lead's reset, a settings change) lock it before the keywords
-too; holding it also makes an evaluation's scoring transactions take turns, as they
-have to for its means and progress. It is locked FOR NO KEY UPDATE, which keeps the
-other scoring transactions out but not a grader's commit, which checks its foreign keys
-to the evaluation with a KEY SHARE lock (FOR UPDATE would make every grade of the
-evaluation wait for the recompute running).
-
-Locking queries here name their own ordering (order_by): a model's default ordering
-that sorts by its evaluation's fields (Keyword's, EvaluationMetric's) makes Django join
-the evaluation, and SELECT ... FOR UPDATE then locks the evaluation's row too, at a
-point of its own. That is how the sweep's exact means (a metric row, then the
-evaluation) and a keyword's recompute (the evaluation, then the metric rows) deadlocked
-under load; apps/scoring/tests/test_scoring_deadlocks.py is the soak test.
+Every transaction here takes its row locks in one order (the evaluation, its keywords in
+id order, their values and snapshots, the metric rows, the history points), and its
+locking queries name their own ordering; why, and the deadlock that taught it, are in
+docs/architecture.md, "Lock order". The soak test is
+apps/scoring/tests/test_scoring_deadlocks.py.
 """
 
 from collections.abc import Callable, Iterable, Iterator
