@@ -118,9 +118,9 @@ def build_evaluation(
     """
     from django.db import transaction
 
-    from apps.evaluations.lifecycle import evaluation_start
     from apps.evaluations.models import Evaluation, FeedbackSlot, Keyword, Snapshot
     from apps.evaluations.services import evaluation_create
+    from apps.lifecycle.steps import evaluation_start
 
     evaluation = evaluation_create(
         team=team, name=name, metrics=metrics, scale="graded", strategy=shape.strategy

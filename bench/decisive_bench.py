@@ -3,7 +3,7 @@
 Run: .venv/bin/python bench/decisive_bench.py [--seeds N]
 
 Pure Python, no database: the queue's two orders are simulated on the lists of
-tests/decisive_simulation.py. A rival evaluation is fully graded; the candidate's
+apps/engine/tests/decisive_simulation.py. A rival evaluation is fully graded; the candidate's
 documents the rival has are graded by reuse, its other results wait in the queue. Each
 order gives the true grades one at a time until no remaining grade can change the
 verdict on the metric (apps/engine/decisive.py), and the script prints how many
@@ -29,7 +29,7 @@ import time
 import benchkit  # noqa: F401  (puts the repository on the path)
 
 from apps.engine.decisive import side_of
-from tests.decisive_simulation import (
+from apps.engine.tests.decisive_simulation import (
     decision_order,
     judge_until_decided,
     keyword_order,

@@ -11,7 +11,7 @@ search server (tests/search_server.py) in a separate process on 127.0.0.1 with e
 answer delayed by --delay seconds, makes a model for it and an evaluation with
 --keywords keywords (strategy 3), and times evaluation_start to the evaluation opening.
 Without a broker the start's task runs in this process, exactly the code a worker runs
-(apps.evaluations.fetching): 8 threads call the endpoint, this thread stores results.
+(apps.lifecycle.fetching): 8 threads call the endpoint, this thread stores results.
 The floor is keywords x delay / 8 (6.25 s for the defaults); the rest is overhead.
 """
 
@@ -66,9 +66,9 @@ def main() -> None:
     from django.conf import settings
 
     from apps.accounts.services import team_create
-    from apps.evaluations.lifecycle import evaluation_start
     from apps.evaluations.models import Evaluation, FeedbackSlot, Keyword, Snapshot
     from apps.evaluations.services import evaluation_create_with_keywords
+    from apps.lifecycle.steps import evaluation_start
     from tests.factories import make_search_model
 
     team = team_create(name="Bench", owner_email="lead@example.test")

@@ -97,6 +97,7 @@ INSTALLED_APPS = [
     "apps.core",
     "apps.accounts",
     "apps.evaluations",
+    "apps.lifecycle",
     "apps.judging",
     "apps.scoring",
     "apps.insights",
@@ -381,7 +382,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": crontab(minute="*"),
     },
     "resume-stalled-keyword-runs": {
-        "task": "apps.evaluations.tasks.resume_stalled_fetches",
+        "task": "apps.lifecycle.tasks.resume_stalled_fetches",
         "schedule": crontab(minute="*"),
     },
     "resume-stalled-judge-runs": {

@@ -9,7 +9,7 @@ urlpatterns = [
     path("", include("apps.judging.urls")),
     path("", include("apps.interchange.urls")),
     path("", include("apps.insights.urls")),
-    path("evaluations/", include("apps.evaluations.urls")),
+    path("evaluations/", include("apps.lifecycle.urls")),
     path("demo/", include("apps.demo.urls")),
     path("", include("apps.endpoints.urls")),
     path("", include("apps.judges.urls")),

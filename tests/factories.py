@@ -10,10 +10,10 @@ from django.test import Client
 
 from apps.accounts.models import Team, User
 from apps.accounts.services import member_add, team_create
-from apps.evaluations.lifecycle import evaluation_finish_now, evaluation_start
 from apps.evaluations.models import Evaluation, FeedbackSlot
 from apps.evaluations.services import Document, evaluation_create, keywords_add, snapshots_add
 from apps.interchange.document import import_document
+from apps.lifecycle.steps import evaluation_finish_now, evaluation_start
 
 if TYPE_CHECKING:
     from apps.endpoints.models import SearchModel

@@ -56,7 +56,7 @@ NOT_A_NEWCOMERS = (
 SETUP = """
 from apps.accounts.models import Team
 from apps.demo import seed as demo
-from apps.evaluations.lifecycle import team_set_baseline
+from apps.lifecycle.steps import team_set_baseline
 from apps.evaluations.models import Evaluation
 from apps.notifications.services import webhook_create
 from apps.schedules.models import Schedule

@@ -28,8 +28,8 @@ from hypothesis import HealthCheck, settings
 
 from apps.accounts.api_tokens import api_token_create
 from apps.endpoints.tests.factories import make_model
-from apps.evaluations.lifecycle import evaluation_finish_now
 from apps.judging.judgements import Giver, slot_judge
+from apps.lifecycle.steps import evaluation_finish_now
 from apps.scoring.services import recompute_marked
 from config.wsgi import application
 from tests.factories import make_evaluation, make_grader, make_team, slots_of

@@ -4,10 +4,10 @@ evaluation against a real search server, opens it, and a grader gets its results
 import pytest
 
 from apps.accounts.models import Membership
-from apps.evaluations.lifecycle import evaluation_start
 from apps.evaluations.models import Evaluation, Keyword, Snapshot, Status
 from apps.evaluations.services import evaluation_create_with_keywords
 from apps.judging.services import slot_claim_next
+from apps.lifecycle.steps import evaluation_start
 from tests.factories import make_grader, make_search_model, make_team
 from tests.worker import stop_worker, wait_for
 

@@ -1,4 +1,5 @@
-"""Every app's URL conf has its namespace, named after the app (app_name), and every
+"""Every app's URL conf has its namespace, named after the app (app_name) or, for the
+life cycle, after the evaluations its pages show, and every
 route of the site a name in one: pages, templates and tests reverse "judging:feedback",
 never a bare name two apps could both use."""
 
@@ -13,18 +14,19 @@ APPS = [
     "judges",
     "insights",
     "interchange",
-    "evaluations",
     "endpoints",
     "api",
     "demo",
     "notifications",
     "schedules",
 ]
+# The life cycle's pages are the evaluations' pages, reversed as "evaluations:detail".
+NAMESPACE_OF_URL_CONF = {app: app for app in APPS} | {"lifecycle": "evaluations"}
 
 
-@pytest.mark.parametrize("app", APPS)
+@pytest.mark.parametrize("app", NAMESPACE_OF_URL_CONF)
 def test_each_url_conf_is_named_after_its_app(app):
-    assert importlib.import_module(f"apps.{app}.urls").app_name == app
+    assert importlib.import_module(f"apps.{app}.urls").app_name == NAMESPACE_OF_URL_CONF[app]
 
 
 def named_routes(patterns, prefix="/", namespace=None):
@@ -45,4 +47,6 @@ def test_every_route_outside_the_admin_is_named_in_its_apps_namespace():
     routes = [route for route in named_routes(get_resolver().url_patterns) if route[1] != "admin"]
 
     assert routes
-    assert [route for route in routes if route[1] not in APPS or not route[2]] == []
+    assert [
+        route for route in routes if route[1] not in NAMESPACE_OF_URL_CONF.values() or not route[2]
+    ] == []

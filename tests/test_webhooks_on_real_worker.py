@@ -5,7 +5,7 @@ deliver it on the third try."""
 
 import pytest
 
-from apps.evaluations.lifecycle import evaluation_finish_now
+from apps.lifecycle.steps import evaluation_finish_now
 from apps.notifications import services
 from apps.notifications.models import Delivery, DeliveryStatus
 from tests.factories import make_evaluation, make_team

@@ -43,7 +43,7 @@ from apps.accounts.models import Tag
 from apps.accounts.services import tags_get_or_create
 from apps.core.errors import InvalidInput
 from apps.endpoints.models import SearchModel
-from apps.evaluations import lifecycle, services, stale
+from apps.evaluations import services
 from apps.evaluations.metric_list import cutoff_out, parse_metric_list
 from apps.evaluations.models import (
     Evaluation,
@@ -56,6 +56,7 @@ from apps.evaluations.models import (
 )
 from apps.evaluations.source_mix import evaluation_mix, evaluation_mixes
 from apps.interchange.downloads import EXPORT_FORMAT_NAMES, export_download
+from apps.lifecycle import stale, steps
 
 from .documents import DOCUMENT_UPLOAD, EVALUATION_DOCUMENT
 from .pagination import Pages
@@ -377,7 +378,7 @@ class EvaluationDetail(APIView):
         summary="Delete an evaluation (refused while active or starting)", responses={204: None}
     )
     def delete(self, request: Request, evaluation_id: int) -> Response:
-        lifecycle.evaluation_delete(evaluation=evaluation_of(request, evaluation_id))
+        steps.evaluation_delete(evaluation=evaluation_of(request, evaluation_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -391,7 +392,7 @@ class EvaluationStart(APIView):
         responses=EvaluationOut,
     )
     def post(self, request: Request, evaluation_id: int) -> Response:
-        lifecycle.evaluation_start(evaluation=evaluation_of(request, evaluation_id))
+        steps.evaluation_start(evaluation=evaluation_of(request, evaluation_id))
         return answer(request, evaluation_id)
 
 
@@ -402,14 +403,14 @@ class EvaluationStop(APIView):
         responses=EvaluationOut,
     )
     def post(self, request: Request, evaluation_id: int) -> Response:
-        lifecycle.evaluation_stop(evaluation=evaluation_of(request, evaluation_id))
+        steps.evaluation_stop(evaluation=evaluation_of(request, evaluation_id))
         return answer(request, evaluation_id)
 
 
 class EvaluationFinish(APIView):
     @extend_schema(summary="Finish an active evaluation now", request=None, responses=EvaluationOut)
     def post(self, request: Request, evaluation_id: int) -> Response:
-        lifecycle.evaluation_finish_now(evaluation=evaluation_of(request, evaluation_id))
+        steps.evaluation_finish_now(evaluation=evaluation_of(request, evaluation_id))
         return answer(request, evaluation_id)
 
 

@@ -16,12 +16,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.evaluations.keyword_editing import (
-    MAX_ADDED_AT_ONCE,
-    evaluation_keywords_add,
-    keyword_remove,
-    keyword_rename,
-)
 from apps.evaluations.keyword_notes import (
     INFORMATION_NEED_MAX_LENGTH,
     NOTES_MAX_LENGTH,
@@ -32,6 +26,12 @@ from apps.evaluations.metric_list import cutoff_out
 from apps.evaluations.models import FeedbackSlot, Keyword, Snapshot, Source
 from apps.evaluations.services import KEYWORD_LIMIT
 from apps.judging.sources import PROVENANCE_JOINS, provenance_of
+from apps.lifecycle.keyword_editing import (
+    MAX_ADDED_AT_ONCE,
+    evaluation_keywords_add,
+    keyword_remove,
+    keyword_rename,
+)
 from apps.scoring.models import KeywordMetric
 
 from .evaluations import evaluation_of

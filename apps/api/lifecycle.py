@@ -9,9 +9,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.services import tags_get_or_create
-from apps.evaluations import lifecycle
-from apps.evaluations.editing import evaluation_update
 from apps.evaluations.models import Profile, Reuse, Scale
+from apps.lifecycle import steps
+from apps.lifecycle.editing import evaluation_update
 
 from .evaluations import (
     EvaluationDetail,
@@ -84,7 +84,7 @@ class EvaluationClone(APIView):
     def post(self, request: Request, evaluation_id: int) -> Response:
         data = CloneIn(data=request.data)
         data.is_valid(raise_exception=True)
-        copy = lifecycle.evaluation_clone(
+        copy = steps.evaluation_clone(
             evaluation=evaluation_of(request, evaluation_id), name=data.validated_data.get("name")
         )
         return answer(request, copy.id, status.HTTP_201_CREATED)
@@ -110,22 +110,20 @@ def _flag_view(summary_on: str, summary_off: str, change: Any) -> type[APIView]:
 def _baseline(request: Request, evaluation: Any, on: bool) -> None:
     team = request.user.team
     if on:
-        lifecycle.team_set_baseline(team=team, evaluation=evaluation)
+        steps.team_set_baseline(team=team, evaluation=evaluation)
     elif team.baseline_evaluation_id == evaluation.id:
-        lifecycle.team_set_baseline(team=team, evaluation=None)
+        steps.team_set_baseline(team=team, evaluation=None)
 
 
 EvaluationArchive = _flag_view(
     "Archive an evaluation (refused while active or starting)",
     "Bring an archived evaluation back",
-    lambda request, evaluation, on: lifecycle.evaluation_archive(
-        evaluation=evaluation, archived=on
-    ),
+    lambda request, evaluation, on: steps.evaluation_archive(evaluation=evaluation, archived=on),
 )
 EvaluationPin = _flag_view(
     "Pin an evaluation to the team's dashboard",
     "Unpin an evaluation",
-    lambda request, evaluation, on: lifecycle.evaluation_pin(evaluation=evaluation, pinned=on),
+    lambda request, evaluation, on: steps.evaluation_pin(evaluation=evaluation, pinned=on),
 )
 EvaluationBaseline = _flag_view(
     "Make a finished evaluation the team's baseline",

@@ -8,7 +8,7 @@ queued through here, after the data it works on is committed:
 The data is what matters; the task only brings derived numbers up to date, and the
 periodic sweeps find whatever a task that never got queued left undone (keywords stay
 `needs_scoring`: apps.scoring.tasks.recompute_marked; fetches stay `fetching`:
-apps.evaluations.tasks.resume_stalled_fetches). So when the broker (Redis) cannot be
+apps.lifecycle.tasks.resume_stalled_fetches). So when the broker (Redis) cannot be
 reached, queueing logs a warning and returns: the request that saved the data answers
 normally instead of raising after the commit.
 

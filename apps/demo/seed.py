@@ -16,7 +16,6 @@ from django.utils import timezone
 from apps.accounts.models import Team, User
 from apps.accounts.services import member_add, team_create, user_get_or_create
 from apps.endpoints.models import SearchEndpoint, SearchModel
-from apps.evaluations.lifecycle import evaluation_start
 from apps.evaluations.models import Evaluation, FeedbackSlot, Status
 from apps.evaluations.services import (
     Document,
@@ -27,6 +26,7 @@ from apps.evaluations.services import (
 )
 from apps.judges.models import Judge
 from apps.judging.judgements import Giver, slot_judge
+from apps.lifecycle.steps import evaluation_start
 from apps.schedules.models import Schedule
 from apps.search.safety import refused_without_lookup
 

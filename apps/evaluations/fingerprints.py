@@ -4,7 +4,7 @@ Two results of one document (the same keyword and doc id, in two evaluations) ma
 different content when the document changed between the two searches: a new title, a
 new image, a price in its attributes. A grade copied from the first to the second would
 then judge what nobody looked at, so reuse compares the two fingerprints and marks such
-a grade stale (apps/evaluations/reuse.py).
+a grade stale (apps/lifecycle/reuse.py).
 
 The fingerprint is 32 hex digits of BLAKE2b over the name, the image address and the
 attributes as canonical JSON (keys sorted, no spaces), so the same content always gives

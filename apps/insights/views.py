@@ -22,9 +22,9 @@ from apps.endpoints.models import SearchModel
 from apps.evaluations.keyword_notes import keyword_notes_set, notes_of
 from apps.evaluations.models import Evaluation, Keyword, Status
 from apps.evaluations.source_mix import MixKind, evaluation_mix, mix_of_slots
-from apps.evaluations.stale import stale_count
 from apps.judges.selectors import evaluation_judges
 from apps.judging.decisive import decisive_status
+from apps.lifecycle.stale import stale_count
 
 from . import evaluation_list as evaluation_lists
 from . import services

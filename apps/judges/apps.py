@@ -8,7 +8,7 @@ class JudgesConfig(AppConfig):
 
     def ready(self) -> None:
         # Reuse sits below the judges: it asks this app's rule through a hook.
-        from apps.evaluations import reuse
+        from apps.lifecycle import reuse
 
         from .reuse_rule import judge_grade_copyable
 

@@ -1,4 +1,4 @@
-"""Whether an evaluation's reuse may copy an AI judge's grade (apps/evaluations/reuse.py
+"""Whether an evaluation's reuse may copy an AI judge's grade (apps/lifecycle/reuse.py
 asks, once the lead has ticked "copy AI judges' grades too"): only a judge of the team
 that meets the team's calibration rule with the model and prompt version that made the
 grade. Without a rule, every judge of the team does."""

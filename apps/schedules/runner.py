@@ -3,7 +3,7 @@
 1. schedules_run_due: each active schedule whose time has come starts a run: a copy of
    its setup evaluation, started (the search model's keywords run again on a worker for
    fresh results; on opening, the still-valid grades of earlier runs are reused and the
-   stale ones are not, apps/evaluations/reuse.py; the rest waits in the graders' queue).
+   stale ones are not, apps/lifecycle/reuse.py; the rest waits in the graders' queue).
    Its next time is the first after now, so times missed while beat was down make one
    run when it is back, not one each.
 2. scheduled_runs_advance: a run whose evaluation has opened gets the schedule's AI
@@ -27,11 +27,11 @@ from django.utils import timezone
 
 from apps.core.errors import DomainError
 from apps.endpoints.models import SearchModel
-from apps.evaluations.lifecycle import evaluation_clone, evaluation_start, free_name
 from apps.evaluations.models import Evaluation, Keyword, Reuse, Status
 from apps.evaluations.services import NAME_LIMIT
 from apps.insights.gate import FAIL, gate
 from apps.judges.controls import run_start as judge_run_start
+from apps.lifecycle.steps import evaluation_clone, evaluation_start, free_name
 from apps.notifications.events import announce
 from apps.notifications.models import Event
 

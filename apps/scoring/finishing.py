@@ -1,5 +1,5 @@
 """Finishing an evaluation: when its last grade is scored (store.py) or when a lead
-finishes it by hand (apps.evaluations.lifecycle). Its means are made exact, the team is
+finishes it by hand (apps.lifecycle.steps). Its means are made exact, the team is
 told, and an evaluation set to restart on its own gets a fresh copy.
 
 The restart (the lifecycle's clone and start) and the evaluation's page (insights) sit

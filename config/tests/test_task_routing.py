@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from apps.evaluations.tasks import fetch_evaluation, resume_stalled_fetches
 from apps.judges.tasks import judge_lane, resume_stalled_runs
+from apps.lifecycle.tasks import fetch_evaluation, resume_stalled_fetches
 from apps.scoring.tasks import (
     recompute_evaluation,
     recompute_gathered,

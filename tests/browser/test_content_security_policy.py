@@ -12,10 +12,10 @@ from playwright.sync_api import expect
 
 from apps.accounts.models import User
 from apps.accounts.services import member_add, team_create
-from apps.evaluations.lifecycle import evaluation_start
 from apps.evaluations.models import EvaluationMetric, EvaluationMetricPoint, FeedbackSlot
 from apps.evaluations.services import Document, evaluation_create, keywords_add, snapshots_add
 from apps.judging.judgements import Giver, slot_judge
+from apps.lifecycle.steps import evaluation_start
 from tests.browser.people import PASSWORD, log_in
 from tests.comparison_data import shop_pair
 

@@ -8,9 +8,9 @@ import pytest
 from playwright.sync_api import expect
 
 from apps.accounts.services import member_add, team_create
-from apps.evaluations import fetching
 from apps.evaluations.models import Evaluation, Snapshot, Status
 from apps.evaluations.services import evaluation_create_with_keywords
+from apps.lifecycle import fetching
 from tests.factories import make_search_model
 
 from .conftest import SCREENSHOTS

@@ -11,10 +11,10 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from apps.accounts.services import team_create
-from apps.evaluations.lifecycle import evaluation_start
 from apps.evaluations.models import Evaluation
 from apps.evaluations.services import evaluation_create_with_keywords
 from apps.judging.judgements import Giver, slot_judge
+from apps.lifecycle.steps import evaluation_start
 from apps.schedules.models import ScheduledRun
 from tests.browser.conftest import SCREENSHOTS
 from tests.browser.people import PASSWORD, log_in

@@ -6,8 +6,8 @@ import pytest
 from playwright.sync_api import expect
 
 from apps.accounts.services import member_add, team_create
-from apps.evaluations.lifecycle import evaluation_start
 from apps.evaluations.services import Document, evaluation_create, keywords_add, snapshots_add
+from apps.lifecycle.steps import evaluation_start
 from tests.browser.people import PASSWORD, log_in
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -11,7 +11,6 @@ from playwright.sync_api import expect
 
 from apps.accounts.services import member_add, team_create
 from apps.endpoints.models import SearchEndpoint, SearchModel
-from apps.evaluations.lifecycle import evaluation_start
 from apps.evaluations.models import (
     Evaluation,
     EvaluationMetric,
@@ -22,6 +21,7 @@ from apps.evaluations.models import (
 )
 from apps.evaluations.services import Document, evaluation_create, keywords_add, snapshots_add
 from apps.judging.judgements import Giver, slot_judge
+from apps.lifecycle.steps import evaluation_start
 from tests.browser.conftest import SCREENSHOTS
 from tests.browser.people import PASSWORD, log_in
 

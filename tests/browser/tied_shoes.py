@@ -4,10 +4,10 @@ graders, so P@2 counts only the second (1). The tied sandal has a picture and fi
 and its keyword an information need, as a lead reads them in the queue."""
 
 from apps.accounts.services import member_add, team_create
-from apps.evaluations.lifecycle import evaluation_start
 from apps.evaluations.models import Evaluation, KeywordNotes
 from apps.evaluations.services import Document, evaluation_create, keywords_add, snapshots_add
 from apps.judging.judgements import Giver, slot_judge
+from apps.lifecycle.steps import evaluation_start
 from tests.browser.people import PASSWORD
 from tests.factories import slots_of
 

@@ -6,7 +6,6 @@ import pytest
 from django.test import Client
 
 from apps.accounts.models import Tag
-from apps.evaluations.lifecycle import evaluation_finish_now
 from apps.evaluations.models import (
     Evaluation,
     EvaluationMetric,
@@ -16,6 +15,7 @@ from apps.evaluations.models import (
     Status,
 )
 from apps.judging.judgements import Giver, slot_judge
+from apps.lifecycle.steps import evaluation_finish_now
 from apps.scoring.models import KeywordMetric
 from apps.scoring.services import recompute_marked
 from tests.factories import make_evaluation, make_grader, slots_of

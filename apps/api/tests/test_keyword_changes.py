@@ -1,13 +1,13 @@
 """Keywords added, renamed and removed over the API with a real team token: the same rules
-as the edit page (apps.evaluations.keyword_editing), each problem naming its field."""
+as the edit page (apps.lifecycle.keyword_editing), each problem naming its field."""
 
 import pytest
 from django.utils import timezone
 
-from apps.evaluations.lifecycle import evaluation_start, evaluation_stop
 from apps.evaluations.models import Evaluation, Keyword, Snapshot
-from apps.evaluations.tests.test_keyword_editing import texts
 from apps.judging.judgements import Giver, slot_judge
+from apps.lifecycle.steps import evaluation_start, evaluation_stop
+from apps.lifecycle.tests.test_keyword_editing import texts
 from tests.factories import make_evaluation, make_grader, make_search_model, slots_of
 
 pytestmark = pytest.mark.django_db

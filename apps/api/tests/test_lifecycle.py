@@ -3,8 +3,8 @@ a real search server), edit, clone, archive, pin and the team baseline."""
 
 import pytest
 
-from apps.evaluations.lifecycle import evaluation_finish_now
 from apps.evaluations.models import Evaluation, Keyword, Status
+from apps.lifecycle.steps import evaluation_finish_now
 from tests.factories import make_evaluation, make_search_model, make_team
 
 pytestmark = pytest.mark.django_db

@@ -9,8 +9,8 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, resolve, reverse
 
 from apps.api import urls
-from apps.evaluations.lifecycle import evaluation_finish_now
 from apps.evaluations.models import Evaluation, Status
+from apps.lifecycle.steps import evaluation_finish_now
 from tests.factories import make_evaluation
 
 from .test_hostile_input import document

@@ -3,8 +3,8 @@
 import pytest
 
 from apps.evaluations.models import FeedbackSlot
-from apps.evaluations.tests.test_reuse import graded_evaluation, new_evaluation, start
-from apps.evaluations.tests.test_stale_judgements import FIRST_RESULT, change_document
+from apps.lifecycle.tests.test_reuse import graded_evaluation, new_evaluation, start
+from apps.lifecycle.tests.test_stale_judgements import FIRST_RESULT, change_document
 from tests.factories import make_evaluation, make_grader
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,6 @@ from django.core.management import call_command
 from apps.accounts.models import Membership, Tag, Team, User
 from apps.demo import seed as demo
 from apps.endpoints.models import SearchEndpoint
-from apps.evaluations.lifecycle import evaluation_start
 from apps.evaluations.models import (
     Evaluation,
     EvaluationMetric,
@@ -20,6 +19,7 @@ from apps.evaluations.models import (
     Status,
 )
 from apps.judges.models import Judge
+from apps.lifecycle.steps import evaluation_start
 from apps.schedules.models import Schedule
 
 LOGINS = [demo.OWNER, demo.LEAD, *demo.GRADERS]

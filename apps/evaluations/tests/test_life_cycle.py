@@ -5,9 +5,9 @@ import pytest
 
 from apps.core.errors import InvalidState
 from apps.evaluations import states
-from apps.evaluations.lifecycle import evaluation_archive
 from apps.evaluations.models import Evaluation
 from apps.evaluations.states import Event, State, move, state_of
+from apps.lifecycle.steps import evaluation_archive
 from tests.factories import finish, make_evaluation
 
 pytestmark = pytest.mark.django_db

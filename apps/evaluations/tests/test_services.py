@@ -6,7 +6,6 @@ from django.db import IntegrityError, transaction
 
 from apps.accounts.models import Tag
 from apps.core.errors import InvalidInput, InvalidState
-from apps.evaluations.lifecycle import evaluation_clone, evaluation_start, next_name
 from apps.evaluations.models import (
     Evaluation,
     EvaluationMetric,
@@ -16,6 +15,7 @@ from apps.evaluations.models import (
     Status,
 )
 from apps.evaluations.services import Document, evaluation_create, keywords_add, snapshots_add
+from apps.lifecycle.steps import evaluation_clone, evaluation_start, next_name
 from tests.factories import assign, make_evaluation, make_grader, make_team, slots_of
 
 pytestmark = pytest.mark.django_db

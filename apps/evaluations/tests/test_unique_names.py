@@ -11,14 +11,14 @@ from django.db.migrations.executor import MigrationExecutor
 
 from apps.accounts.models import User
 from apps.core.errors import InvalidInput
-from apps.evaluations import lifecycle, services
-from apps.evaluations.forms import suggested_name
-from apps.evaluations.lifecycle import evaluation_clone, evaluation_restart
+from apps.evaluations import services
 from apps.evaluations.models import Evaluation, Status
 from apps.evaluations.services import NameTaken, evaluation_create
+from apps.lifecycle import steps
+from apps.lifecycle.forms import suggested_name
+from apps.lifecycle.steps import evaluation_clone, evaluation_restart
+from apps.lifecycle.tests.test_pages_forms import field_errors, valid_post
 from tests.factories import client_for, make_evaluation, make_team
-
-from .test_pages_forms import field_errors, valid_post
 
 pytestmark = pytest.mark.django_db
 
@@ -123,7 +123,7 @@ def test_a_clone_given_a_taken_name_is_refused_naming_the_name():
 def test_a_clone_whose_free_name_is_taken_meanwhile_takes_the_next_one(monkeypatch):
     team = make_team()
     original = named(team, "Shoes 1")
-    real_free_name = lifecycle.free_name
+    real_free_name = steps.free_name
     reads = []
 
     def another_clone_writes_after_the_first_read(*, team_id, name):
@@ -133,7 +133,7 @@ def test_a_clone_whose_free_name_is_taken_meanwhile_takes_the_next_one(monkeypat
             return name  # what the names read before that write said
         return real_free_name(team_id=team_id, name=name)
 
-    monkeypatch.setattr(lifecycle, "free_name", another_clone_writes_after_the_first_read)
+    monkeypatch.setattr(steps, "free_name", another_clone_writes_after_the_first_read)
     # The check before the write misses it too: the unique index is what refuses it.
     monkeypatch.setattr(services, "name_taken", lambda **kwargs: False)
 

@@ -9,13 +9,13 @@ import re
 import pytest
 
 from apps.core import live
-from apps.evaluations.lifecycle import evaluation_pin, evaluation_stop
 from apps.insights.tests.test_agreement_pages import (  # the queue's data: ties to settle
     evaluation,  # noqa: F401 (a fixture)
     graders,  # noqa: F401 (a fixture)
     snapshot,
 )
 from apps.judging import decisions
+from apps.lifecycle.steps import evaluation_pin, evaluation_stop
 from apps.scoring.services import recompute_marked
 from tests.factories import client_for, make_evaluation, make_team
 

@@ -7,7 +7,6 @@ import pytest
 
 from apps.accounts.models import Tag
 from apps.core.errors import InvalidInput
-from apps.evaluations.lifecycle import evaluation_start
 from apps.evaluations.models import (
     Evaluation,
     EvaluationMetric,
@@ -23,6 +22,7 @@ from apps.interchange.problems import LIMIT
 from apps.judging.decisions import snapshot_decide
 from apps.judging.judgements import Giver, slot_judge
 from apps.judging.models import SnapshotDecision
+from apps.lifecycle.steps import evaluation_start
 from apps.scoring.models import KeywordMetric
 from apps.scoring.services import recompute_evaluation
 from tests.factories import make_grader, make_team, slots_of

@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from apps.evaluations.lifecycle import evaluation_start
 from apps.evaluations.services import Document, evaluation_create, keywords_add, snapshots_add
 from apps.interchange.document import import_document
 from apps.interchange.export import (
@@ -18,6 +17,7 @@ from apps.interchange.export import (
     round_half_up,
 )
 from apps.judging.judgements import Action, Giver, slot_judge
+from apps.lifecycle.steps import evaluation_start
 from apps.scoring.services import recompute_evaluation
 from tests.factories import assign, make_grader, make_team, slots_of
 

@@ -9,10 +9,10 @@ import pytest
 from apps.core.errors import InvalidInput
 from apps.evaluations.fingerprints import content_fingerprint
 from apps.evaluations.models import FeedbackSlot
-from apps.evaluations.stale import stale_count
-from apps.evaluations.tests.test_reuse import graded_evaluation, new_evaluation, start
-from apps.evaluations.tests.test_stale_judgements import change_document
 from apps.interchange.document import import_document
+from apps.lifecycle.stale import stale_count
+from apps.lifecycle.tests.test_reuse import graded_evaluation, new_evaluation, start
+from apps.lifecycle.tests.test_stale_judgements import change_document
 from tests.factories import make_grader, make_team
 
 from .test_ai_judge_exports import api_client, exported

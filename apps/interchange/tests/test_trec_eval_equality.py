@@ -356,7 +356,7 @@ def test_changing_the_profile_of_a_pending_import_rescores_it_as_a_fresh_import(
 ):
     """A settings change marks every keyword, so the recompute stores over what the old
     settings gave (the version guard would otherwise keep it as fresh)."""
-    from apps.evaluations.editing import evaluation_update
+    from apps.lifecycle.editing import evaluation_update
 
     run, qrels = trec_files
     fresh = import_files(run, qrels).evaluation

@@ -9,7 +9,6 @@ from django.core import mail
 from django.urls import reverse
 
 from apps.accounts.models import Membership
-from apps.evaluations.lifecycle import evaluation_finish_now
 from apps.insights.agreement.watch import disagreements_watch
 from apps.judges import controls
 from apps.judges.models import RunStatus
@@ -17,6 +16,7 @@ from apps.judges.services import judge_create
 from apps.judges.tests.fake_provider import FakeProvider, Reply
 from apps.judging.decisions import snapshot_decide
 from apps.judging.judgements import Giver, slot_judge
+from apps.lifecycle.steps import evaluation_finish_now
 from apps.notifications import services
 from apps.notifications.models import Delivery
 from tests.factories import client_for, make_evaluation, make_grader, slots_of

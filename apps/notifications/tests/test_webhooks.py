@@ -13,7 +13,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from apps.evaluations.lifecycle import evaluation_finish_now
+from apps.lifecycle.steps import evaluation_finish_now
 from apps.notifications import services
 from apps.notifications.delivery import MAX_ATTEMPTS, delivery_attempt
 from apps.notifications.events import announce

@@ -11,12 +11,12 @@ from django.core.management import call_command
 from django.test import Client
 
 from apps.accounts.api_tokens import api_token_create
-from apps.evaluations.lifecycle import evaluation_start
 from apps.evaluations.models import Evaluation, Status
 from apps.evaluations.services import evaluation_create_with_keywords
 from apps.judges.services import judge_create
 from apps.judges.tests.fake_provider import FakeProvider, Reply, Seen
 from apps.judging.judgements import Giver, slot_judge
+from apps.lifecycle.steps import evaluation_start
 from apps.schedules.models import ScheduledRun
 from tests.factories import make_grader, make_search_model, slots_of
 

@@ -15,10 +15,10 @@ from django.test import Client
 from django.urls import reverse
 
 from apps.accounts.api_tokens import api_token_create
-from apps.evaluations.lifecycle import evaluation_start
 from apps.evaluations.models import Evaluation, Status
 from apps.evaluations.services import evaluation_create_with_keywords
 from apps.judging.judgements import Giver, slot_judge
+from apps.lifecycle.steps import evaluation_start
 from apps.schedules.models import ScheduledRun
 from tests.comparison_data import shop_pair
 from tests.factories import client_for, make_evaluation, make_grader, make_search_model, slots_of

@@ -12,13 +12,13 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from apps.evaluations.lifecycle import evaluation_delete
 from apps.evaluations.models import Evaluation, FeedbackSlot, Status
 from apps.evaluations.services import evaluation_create_with_keywords
 from apps.judges.models import JudgeRun
 from apps.judges.services import judge_create
 from apps.judges.tests.fake_provider import FakeProvider, Reply, Seen
 from apps.judging.judgements import Giver, slot_judge
+from apps.lifecycle.steps import evaluation_delete
 from apps.notifications import services as notifications
 from apps.notifications.models import Delivery
 from apps.schedules import cron, services
