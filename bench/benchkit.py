@@ -314,16 +314,20 @@ def check_means(evaluation_id: int) -> list[str]:
 
     problems = []
     for metric in EvaluationMetric.objects.filter(evaluation_id=evaluation_id):
-        values = list(
-            KeywordMetric.objects.filter(
-                evaluation_id=evaluation_id, metric=metric.metric, k=metric.k, value__isnull=False
+        values = [
+            value
+            for value in KeywordMetric.objects.filter(
+                evaluation_id=evaluation_id, metric=metric.metric, k=metric.k
             ).values_list("value", flat=True)
-        )
+            if value is not None
+        ]
         exact = math.fsum(values) / len(values) if values else None
         if metric.value_count != len(values):
             problems.append(f"{metric}: count {metric.value_count} != {len(values)}")
         if (exact is None) != (metric.value is None) or (
-            exact is not None and abs(metric.value - exact) > MEAN_TOLERANCE
+            exact is not None
+            and metric.value is not None
+            and abs(metric.value - exact) > MEAN_TOLERANCE
         ):
             problems.append(f"{metric}: mean {metric.value!r} != exact {exact!r}")
         point = metric.history.order_by("-minute").first()

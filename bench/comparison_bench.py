@@ -141,18 +141,19 @@ def breakdown(team, first, second, repeats: int = 3) -> dict[str, float]:
 
 
 def _pieces(team, first, second) -> dict[str, float]:
-    from apps.insights.comparison import ranking, selectors, stats
+    from apps.insights.comparison import ranking, selectors
     from apps.insights.comparison.selectors import (
         _common_keywords,
         _keyword_values,
-        _reported_metrics,
         _result_lists,
+        reported_metrics,
     )
+    from apps.stats import paired as stats
 
     ids = [first.id, second.id]
     start = time.perf_counter()
     selectors.team_evaluations_in_order(team_id=team.id, ids=ids)
-    reported = _reported_metrics(ids)
+    reported = reported_metrics(ids)
     keyword_ids, _texts, _counts = _common_keywords(ids)
     wanted = {(ids.index(e), key) for e in ids for key in reported[e]}
     values = _keyword_values(ids, keyword_ids, wanted)
