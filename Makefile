@@ -70,7 +70,7 @@ test: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy apps config tests conftest.py
+	$(VENV)/bin/mypy apps config tests conftest.py bench
 	$(VENV)/bin/lint-imports
 
 format: setup

@@ -25,6 +25,9 @@ import argparse
 import os
 import random
 import statistics
+from collections.abc import Callable
+from functools import partial
+from typing import TypeVar
 from unittest import mock
 
 import benchkit
@@ -35,6 +38,8 @@ os.environ["ALLOWED_HOSTS"] = "testserver"
 
 GRADERS = 12
 METRICS = [("ndcg", 10), ("precision", 10)]
+
+T = TypeVar("T")
 
 
 def noisy_grades(shape: Shape, rng: random.Random) -> list[list[list[int | None]]]:
@@ -71,7 +76,7 @@ def spread_graders(evaluation_id: int) -> None:
         )
 
 
-def median_ms(function, runs: int) -> tuple[float, float, object]:
+def median_ms(function: Callable[[], T], runs: int) -> tuple[float, float, T]:
     """Median and minimum over runs, after one warm-up call, and the last result."""
     result = function()
     times = []
@@ -155,7 +160,7 @@ def run(args: argparse.Namespace) -> None:
         ("disagreement queue, first page", lead, f"/evaluations/{evaluation.id}/disagreements/"),
         ("agreement API", api, f"/api/v1/evaluations/{evaluation.id}/agreement/"),
     ):
-        ms, least, response = median_ms(lambda c=client, u=url: c.get(u), args.runs)
+        ms, least, response = median_ms(partial(client.get, url), args.runs)
         assert response.status_code == 200, (url, response.status_code)
         print(f"{label}: {ms:.0f} ({least:.0f}) ms")
     print()
@@ -169,12 +174,15 @@ def run(args: argparse.Namespace) -> None:
     with mock.patch.object(pipeline, "start_recompute"):  # run it here, timed apart
         for snapshot_id, keyword_id in rng.sample(snapshot_ids, args.decisions):
             ms, _ = timed(
-                lambda s=snapshot_id: snapshot_decide(
-                    membership=membership, snapshot_id=s, grade=rng.choice((0, 1, 2, 3))
+                partial(
+                    snapshot_decide,
+                    membership=membership,
+                    snapshot_id=snapshot_id,
+                    grade=rng.choice((0, 1, 2, 3)),
                 )
             )
             decide_times.append(ms)
-            ms, _ = timed(lambda k=keyword_id: recompute_keywords(keyword_ids=[k])[0])
+            ms, _ = timed(partial(recompute_keywords, keyword_ids=[keyword_id]))
             recompute_times.append(ms)
     print(
         f"lead's decision ({args.decisions} on random results): write median "

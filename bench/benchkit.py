@@ -10,16 +10,19 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 SERVER_URL = "postgres://postgres@127.0.0.1:5432"
 BENCH_DATABASE = "relevo_bench"
+
+T = TypeVar("T")
 
 
 def use_database(name: str) -> None:
@@ -103,7 +106,7 @@ def build_evaluation(
     team,
     name: str,
     shape: Shape,
-    grades: list[list[list[int | None]]],
+    grades: Sequence[Sequence[Sequence[int | None]]],
     metrics: list[tuple[str, int]],
 ):
     """An active evaluation with rows shaped as the services make them, loaded in bulk.
@@ -255,7 +258,7 @@ def gunicorn_command(host: str, port: int, *options: str) -> list[str]:
     ]
 
 
-def timed(function: Callable[[], object]) -> tuple[float, object]:
+def timed(function: Callable[[], T]) -> tuple[float, T]:
     start = time.perf_counter()
     result = function()
     return (time.perf_counter() - start) * 1000.0, result

@@ -98,7 +98,8 @@ def build_data(keywords: int, metrics: list[tuple[str, int]]):
             moved[position] = f"doc-{number}-new-{position}"
         first_lists.append(documents)
         second_lists.append(moved)
-    first_values, second_values = [], []
+    first_values: list[list[float] | list[None]] = []
+    second_values: list[list[float] | list[None]] = []
     for _ in range(keywords):
         if rng.random() < UNGRADED_SHARE:
             first_values.append([None] * len(metrics))

@@ -44,6 +44,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import benchkit
@@ -243,7 +244,7 @@ def bench_engine(data, depth: int, batch_size: int, repeats: int) -> dict[str, f
     figures = {}
     for label, size in ((f"batches of {batch_size}", batch_size), ("one call", len(data))):
         with PeakMemory() as memory:
-            best, median = repeated(lambda s=size: score_seconds(keywords, unretrieved, s), repeats)
+            best, median = repeated(partial(score_seconds, keywords, unretrieved, size), repeats)
         figures[label] = best
         print(
             f"  depth {depth:>4}, {label}: {best:.2f} s (median {median:.2f} of {repeats}) = "

@@ -322,9 +322,10 @@ class DrillLoad(Traffic):
         return self.next_request(user)
 
     def due(self, user: int, now: float) -> float:
-        if self.retry_at[user] is not None:
-            due, self.retry_at[user] = self.retry_at[user], None
-            return due
+        retry_at = self.retry_at[user]
+        if retry_at is not None:
+            self.retry_at[user] = None
+            return retry_at
         due = max(self.next_due[user], now - self.interval)  # no burst to catch up
         self.next_due[user] = due + self.interval
         return due
@@ -356,11 +357,11 @@ class DrillLoad(Traffic):
         self.result.statuses[status] += 1
         if answer is not None and answer.cookies:
             grader.client.cookies.update(answer.cookies)
-        failed = answer is None or status >= 500
         if self.asking_for_work[user]:
             self.asking_for_work[user] = False
-            following = http_bench.SLOT_RE.search(answer.body) if status == 200 else None
-            csrf = http_bench.CSRF_HEADER_RE.search(answer.body) if status == 200 else None
+            page = answer.body if answer is not None and status == 200 else None
+            following = http_bench.SLOT_RE.search(page) if page is not None else None
+            csrf = http_bench.CSRF_HEADER_RE.search(page) if page is not None else None
             if following and following.group(1) and csrf:
                 grader.slot, grader.csrf = int(following.group(1)), csrf.group(1).decode()
             else:
@@ -368,7 +369,7 @@ class DrillLoad(Traffic):
             return
         sent = self.pending[user]
         assert sent is not None
-        if failed:  # the page sends the same grade again
+        if answer is None or status >= 500:  # the page sends the same grade again
             self.retry_at[user] = time.perf_counter() + RESEND_AFTER_S
             return
         self.pending[user] = None

@@ -809,7 +809,8 @@ def main() -> int:
             worker = start_worker(logs / "worker.log")
         _waiting, drained_s = wait_for_metrics(keyword_ids, timeout_s=600)
     finally:
-        stop_process(worker)
+        if worker is not None:  # None only when starting it failed
+            stop_process(worker)
         broker.flushdb()
     load_after = os.getloadavg()
 

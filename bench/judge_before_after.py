@@ -90,8 +90,8 @@ def main() -> int:
     }
     for figure in FIGURES:
         before, after = (medians[name].get(figure) for name in ("before", "after"))
-        ratio = f" | {after / before:.2f}" if before and after else ""
-        print(f"{figure:<40} | {before or 0:6.2f} | {after or 0:6.2f}{ratio}")
+        shown_ratio = f" | {after / before:.2f}" if before and after else ""
+        print(f"{figure:<40} | {before or 0:6.2f} | {after or 0:6.2f}{shown_ratio}")
     ratio = medians["after"]["results/s"] / medians["before"]["results/s"]
     passed = ratio >= RATE_MIN
     verdict = "PASS" if passed else "FAIL"

@@ -21,6 +21,7 @@ import argparse
 import os
 import random
 import statistics
+from functools import partial
 
 import benchkit
 from benchkit import Shape, analyze, build_evaluation, progress_note, setup_django, timed
@@ -128,7 +129,7 @@ def run(args: argparse.Namespace) -> None:
         assert response.status_code == 200, (url, response.status_code)
         times = []
         for _ in range(args.runs):
-            elapsed, response = timed(lambda u=url: lead.get(u))
+            elapsed, response = timed(partial(lead.get, url))
             times.append(elapsed)
         with CaptureQueriesContext(connection) as queries:
             lead.get(url)

@@ -29,6 +29,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from unittest import mock
 
 import benchkit
@@ -42,6 +43,9 @@ from benchkit import (
     timed,
     verdict,
 )
+
+if TYPE_CHECKING:
+    from apps.evaluations.models import Evaluation
 
 # Settings read the environment once, at django.setup(): set before anything else.
 benchkit.use_database("relevo_bench")
@@ -107,7 +111,9 @@ def grade_and_recompute(slot_id: int, keyword_id: int, grade: int, queued: list[
     return write_ms, recompute_ms
 
 
-def random_slot_picks(evaluation_id: int, count: int, rng: random.Random):
+def random_slot_picks(
+    evaluation_id: int, count: int, rng: random.Random
+) -> list[tuple[int, int, int]]:
     """(slot id, keyword id, grade) for `count` grades on random keywords, chosen up front."""
     from apps.evaluations.models import FeedbackSlot, Keyword
 
@@ -124,7 +130,7 @@ def random_slot_picks(evaluation_id: int, count: int, rng: random.Random):
     return picks
 
 
-def time_single_grades(evaluations: dict[str, object], grades: int, rng: random.Random):
+def time_single_grades(evaluations: dict[str, Evaluation], grades: int, rng: random.Random):
     """Interleave the evaluations grade by grade, so drift (caches, autovacuum) hits both."""
     picks = {label: random_slot_picks(e.id, grades + 5, rng) for label, e in evaluations.items()}
     timings = {label: GradeTimings([], []) for label in evaluations}
