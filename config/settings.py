@@ -98,6 +98,7 @@ INSTALLED_APPS = [
     "apps.accounts",
     "apps.evaluations",
     "apps.lifecycle",
+    "apps.library",
     "apps.judging",
     "apps.scoring",
     "apps.insights",

@@ -19,6 +19,7 @@ APPS = [
     "demo",
     "notifications",
     "schedules",
+    "library",
 ]
 # The life cycle's pages are the evaluations' pages, reversed as "evaluations:detail".
 NAMESPACE_OF_URL_CONF = {app: app for app in APPS} | {"lifecycle": "evaluations"}

@@ -17,6 +17,7 @@ from . import (
     judge_runs,
     judges,
     keywords,
+    library,
     lifecycle,
     search_models,
     trec_eval,
@@ -124,6 +125,10 @@ v1 = [
         name="judge_chain_steps",
     ),
     path("models/", search_models.SearchModelList.as_view(), name="search_model_list"),
+    path("library/", library.LibraryRead.as_view(), name="library"),
+    path("library/export/", library.LibraryExport.as_view(), name="library_export"),
+    path("library/lists/", library.ListListImport.as_view(), name="library_lists"),
+    path("library/lists/<int:list_id>/", library.ListDetail.as_view(), name="library_list_detail"),
     path("judges/", judges.JudgeListCreate.as_view(), name="judge_list"),
     path("judge-prompts/", judge_prompts.PromptListCreate.as_view(), name="judge_prompt_list"),
     path(

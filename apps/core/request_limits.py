@@ -14,13 +14,15 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 
 # The views that take an import's file, by URL name: the API's, also at their paths
-# without the trailing slash (apps/api/urls.py), and the page's.
+# without the trailing slash (apps/api/urls.py), and the pages' (an evaluation, a judgement list).
 IMPORT_VIEWS = (
     "api:evaluation_import",
     "api:evaluation_import_unslashed",
     "api:evaluation_import_trec",
     "api:evaluation_import_trec_unslashed",
     "interchange:evaluation_import",
+    "library:list_import",
+    "api:library_lists",
 )
 
 

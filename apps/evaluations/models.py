@@ -263,6 +263,8 @@ class Keyword(models.Model):
                 condition=models.Q(needs_scoring=True),
                 name="keyword_needs_scoring",
             ),
+            # The judgement library and reuse find a team's judgements by query text.
+            models.Index(fields=["text"], name="keyword_text"),
         ]
 
     def __str__(self) -> str:
