@@ -90,46 +90,42 @@ WITH asked(query, doc_id) AS (
     SELECT * FROM unnest(%(queries)s::varchar[], %(docs)s::varchar[])
 ),
 asked_results AS (
+    -- Each result of an asked pair, beside the content of the pair's newest result (the
+    -- team's latest search): a judgement given on other content is stale.
     SELECT a.query, a.doc_id, k.evaluation_id, s.id AS snapshot_id,
-           s.name, s.image, s.attributes
+           (s.name, s.image, s.attributes) IS DISTINCT FROM (
+               first_value(s.name) OVER newest_first,
+               first_value(s.image) OVER newest_first,
+               first_value(s.attributes) OVER newest_first
+           ) AS changed_since
     FROM asked a
     JOIN {Keyword._meta.db_table} k ON k.text = a.query
     JOIN {Evaluation._meta.db_table} e ON e.id = k.evaluation_id AND e.team_id = %(team)s
     JOIN {Snapshot._meta.db_table} s ON s.keyword_id = k.id AND s.doc_id = a.doc_id
+    WINDOW newest_first AS (PARTITION BY a.query, a.doc_id ORDER BY k.evaluation_id DESC)
 ),
-newest AS (
-    SELECT DISTINCT ON (query, doc_id) query, doc_id, name, image, attributes
-    FROM asked_results
-    ORDER BY query, doc_id, evaluation_id DESC
-),
-given AS (
+marked AS (
     SELECT r.query, r.doc_id, f.grade, CASE WHEN f.source = 'judge' THEN 2 ELSE 1 END AS tier,
-           f.graded_at AS at, r.name, r.image, r.attributes
+           f.graded_at AS at, r.changed_since AS stale
     FROM asked_results r
     JOIN {FeedbackSlot._meta.db_table} f ON f.snapshot_id = r.snapshot_id
     WHERE r.evaluation_id = ANY(%(evaluations)s) AND f.grade IS NOT NULL
       AND (NOT f.reused OR f.reused_from_id IS NULL)
   UNION ALL
-    SELECT r.query, r.doc_id, d.grade, 0, d.decided_at, r.name, r.image, r.attributes
+    SELECT r.query, r.doc_id, d.grade, 0, d.decided_at, r.changed_since
     FROM asked_results r
     JOIN {SnapshotDecision._meta.db_table} d ON d.snapshot_id = r.snapshot_id
     WHERE r.evaluation_id = ANY(%(evaluations)s)
   UNION ALL
+    -- A listed judgement records no content: never stale.
     SELECT a.query, a.doc_id, l.grade, CASE WHEN src.kind = 'judge' THEN 2 ELSE 1 END,
-           j.imported_at, NULL, NULL, NULL
+           j.imported_at, false
     FROM asked a
     JOIN {ListedJudgement._meta.db_table} l
       ON l.team_id = %(team)s AND l.query = a.query AND l.doc_id = a.doc_id
      AND l.judgement_list_id = ANY(%(lists)s)
     JOIN {JudgementList._meta.db_table} j ON j.id = l.judgement_list_id
     JOIN {JudgementSource._meta.db_table} src ON src.id = j.source_id
-),
-marked AS (
-    SELECT g.query, g.doc_id, g.grade, g.tier, g.at,
-           (g.attributes IS NOT NULL AND n.query IS NOT NULL
-            AND (g.name, g.image, g.attributes) IS DISTINCT FROM (n.name, n.image, n.attributes)
-           ) AS stale
-    FROM given g LEFT JOIN newest n ON n.query = g.query AND n.doc_id = g.doc_id
 ),
 per_pair AS (
     SELECT query, doc_id, MIN(tier) AS best,
