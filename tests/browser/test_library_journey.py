@@ -26,7 +26,8 @@ def team():
 
 def open_library(page, live_server):
     log_in(page, live_server.url, "lead@shop.test")
-    page.get_by_role("link", name="Judgements").click()
+    page.get_by_text("Team", exact=True).click()
+    page.get_by_role("link", name="Judgement library").click()
     page.get_by_role("heading", name="Judgement library").wait_for()
 
 
