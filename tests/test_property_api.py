@@ -258,6 +258,8 @@ TREC_FIELDS = {
     "zero_without_results": "false",
 }
 TREC_FILES = {"run": RUN, "qrels": QRELS, "topics": TOPICS}
+LIST_FIELDS = {"format": "quepid", "name": "Hostile list", "scale": "graded", "made_by": "people"}
+LIST_FILES = {"judgements": b"query,docid,rating\nred shoes,d1,2\nred shoes,d2,0\n"}
 # What every multipart field gets (bytes: a field need not be UTF-8).
 HOSTILE_FORM_VALUES: list[tuple[str, bytes]] = [
     *((label, str(value).encode()) for label, value in HOSTILE_INTS.items()),
@@ -422,6 +424,8 @@ def test_hostile_bodies_get_a_success_or_a_4xx_with_a_message(
     if "multipart/form-data" in content_types:
         if path.endswith("/import-trec/"):
             fields, files = TREC_FIELDS, TREC_FILES
+        elif path.endswith("/library/lists/"):
+            fields, files = LIST_FIELDS, LIST_FILES
         else:
             fields, files = {}, {"file": render(DOCUMENT_BODY).encode()}
         for name in fields:
@@ -502,6 +506,13 @@ def test_the_base_trec_upload_is_valid(world, server_errors):
     response = send_multipart(
         world["client"], "POST", "/api/v1/evaluations/import-trec/", TREC_FIELDS, files
     )
+    assert response.status_code == 201, response.content[:2000]
+
+
+@pytest.mark.django_db
+def test_the_base_judgement_list_upload_is_valid(world, server_errors):
+    files = {name: (name + ".csv", data) for name, data in LIST_FILES.items()}
+    response = send_multipart(world["client"], "POST", "/api/v1/library/lists/", LIST_FIELDS, files)
     assert response.status_code == 201, response.content[:2000]
 
 
