@@ -95,6 +95,8 @@ class LibraryRead(APIView):
             problems.append(f"query: at most {QUERIES_PER_READ} query texts a read")
         if any(len(query) > formats.QUERY_LIMIT for query in queries):
             problems.append(f"query: at most {formats.QUERY_LIMIT} characters each")
+        if any("\x00" in query for query in queries):
+            problems.append("query: a query text never holds a NUL character")
         if problems:
             raise InvalidInput(problems)
         entries = team_entries(
