@@ -106,6 +106,7 @@ INSTALLED_APPS = [
     "apps.judges",
     "apps.notifications",
     "apps.schedules",
+    "apps.tries",
     "apps.interchange",
     "apps.demo",
     "apps.api",
@@ -384,6 +385,10 @@ CELERY_BEAT_SCHEDULE = {
     },
     "resume-stalled-keyword-runs": {
         "task": "apps.lifecycle.tasks.resume_stalled_fetches",
+        "schedule": crontab(minute="*"),
+    },
+    "resume-stalled-tries": {
+        "task": "apps.tries.tasks.resume_stalled_tries",
         "schedule": crontab(minute="*"),
     },
     "resume-stalled-judge-runs": {

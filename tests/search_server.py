@@ -7,6 +7,10 @@ It answers like a small Elasticsearch-style API:
   so two runs of one keyword give the same results and two keywords differ;
 - ``/search`` also answers POST/PUT and then reads the keyword from a JSON body
   ``{"query": ...}`` or a form body ``q=...``;
+- ``/tuned?q=<keyword>&boost=<number>``: ``results`` of the keyword's ``pool`` documents
+  (default 10), ranked by a score that weighs relevance by ``boost`` against popularity
+  (tuned_documents): boost 3 ranks them best first, boost 1 worst first, so a try that
+  turns the knob moves the ranking as a real engine's boost would;
 - ``/error500``, ``/malformed``, ``/empty``, ``/html``: the failures their names say;
 - ``/flaky?q=``: a 500 for the first ``fail_first`` calls of each keyword, then results;
 - ``/slow``: results after ``slow_seconds``;
@@ -45,6 +49,17 @@ def documents_for(keyword: str, count: int) -> list[dict[str, object]]:
     ]
 
 
+def tuned_documents(keyword: str, boost: float, pool: int, count: int) -> list[dict[str, object]]:
+    """Document r (1 = most relevant) scores boost * (pool - r) + 2 * r: relevance
+    against a popularity that favours the least relevant. Ties keep the id order."""
+    documents = documents_for(keyword, pool)
+    ranked = sorted(
+        enumerate(documents, 1),
+        key=lambda item: (-(boost * (pool - item[0]) + 2 * item[0]), item[0]),
+    )
+    return [document for _rank, document in ranked[:count]]
+
+
 class SearchServer(ThreadingHTTPServer):
     daemon_threads = True
     # Many graders' worth of connections arrive at once in the benchmark.
@@ -53,6 +68,7 @@ class SearchServer(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.results = 5
+        self.pool = 10  # /tuned's documents per keyword
         self.delay_seconds = 0.0
         self.slow_seconds = 2.0
         self.fail_first = 1
@@ -126,6 +142,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(payload)
 
     def _route(self, path: str, keyword: str, call: int) -> tuple[int, bytes, str]:
+        if path == "/tuned":
+            boost = float(parse_qs(urlsplit(self.path).query).get("boost", ["1"])[0])
+            hits = tuned_documents(keyword, boost, self.server.pool, self.server.results)
+            return 200, json.dumps({"hits": {"hits": hits}}).encode(), JSON
         found = json.dumps(
             {
                 "hits": {

@@ -21,6 +21,7 @@ from . import (
     lifecycle,
     search_models,
     trec_eval,
+    tries,
 )
 from .authentication import PageVisitor
 
@@ -211,6 +212,8 @@ v1 = [
     ),
     path("comparisons/", comparisons.ComparisonView.as_view(), name="comparison"),
     path("gate/", gate.GateView.as_view(), name="gate"),
+    path("tries/", tries.TryListCreate.as_view(), name="tries"),
+    path("tries/<int:try_id>/", tries.TryDetail.as_view(), name="try_detail"),
     path("trec-eval/", trec_eval.TrecEvalView.as_view(), name="trec_eval"),
 ]
 

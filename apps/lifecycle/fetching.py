@@ -154,7 +154,7 @@ def run_with_retries(
 # --- storing ---------------------------------------------------------------------------
 
 
-def _snapshot_fields(document: Document) -> tuple[str, str, str] | str:
+def snapshot_fields(document: Document) -> tuple[str, str, str] | str:
     """(doc id, name, image) fitted to the columns, or why the document cannot be stored."""
     if len(document.doc_id) > DOC_ID_LIMIT:
         return f"a result's id is longer than {DOC_ID_LIMIT} characters"
@@ -172,7 +172,7 @@ def _status_of(outcome: KeywordOutcome) -> tuple[list[tuple[str, str, str, dict]
         return [], run.message or "failed", True
     rows = []
     for document in run.documents:
-        fields = _snapshot_fields(document)
+        fields = snapshot_fields(document)
         if isinstance(fields, str):
             return [], fields, True
         rows.append((*fields, dict(document.attributes)))

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class TriesConfig(AppConfig):
+    name = "apps.tries"
+    label = "tries"
