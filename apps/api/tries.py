@@ -154,6 +154,7 @@ def try_out(report: TryReport) -> dict[str, Any]:
         "tau": report.tau_mean,
         "rbo": report.rbo_mean,
         "unjudged": report.unjudged,
+        "baseline_unjudged": report.baseline_unjudged,
         "judged_by": report.bases,
         "metrics": [_metric_out(line) for line in report.metrics],
         "queries": [_query_out(row) for row in report.queries],

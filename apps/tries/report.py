@@ -90,6 +90,7 @@ class TryReport:
     tau_mean: float | None
     rbo_mean: float | None
     unjudged: int  # the try's top-k results the library has no grade for
+    baseline_unjudged: int  # the baseline's
     bases: dict[str, int]  # how many of the try's graded top-k results rest on each
 
     @property
@@ -97,9 +98,15 @@ class TryReport:
         return self.metrics[0].verdict if self.metrics else Verdict.NO_BASELINE
 
 
-def try_report(attempt: Try) -> TryReport:
+def try_report(attempt: Try, *, against: Try | None = None) -> TryReport:
+    """The try against its own baseline, or `against` another try of the team (of any
+    model: two rankings side by side before anyone grades)."""
     queries = list(attempt.queries.order_by("position"))
-    baseline_lists, baseline_label = _baseline_lists(attempt, [q.text for q in queries])
+    texts = [q.text for q in queries]
+    if against is not None:
+        baseline_lists, baseline_label = _try_lists(against, texts), str(against)
+    else:
+        baseline_lists, baseline_label = _baseline_lists(attempt, texts)
     scale = scale_key(attempt.scale, attempt.scale_levels)
     pairs = {(q.text, doc["doc_id"]) for q in queries for doc in q.documents}
     pairs |= {(text, doc_id) for text, docs in baseline_lists.items() for doc_id, _ in docs}
@@ -110,7 +117,9 @@ def try_report(attempt: Try) -> TryReport:
     cutoffs = {k or attempt.depth for _metric, k in metrics}
     _score(attempt, rows, [*metrics, *_condensed_twins(metrics)], cutoffs)
     lines = _metric_lines(attempt, rows, metrics, has_baseline=bool(baseline_label))
-    unjudged, bases = _try_coverage(rows, max(cutoffs, default=attempt.depth))
+    top = max(cutoffs, default=attempt.depth)
+    unjudged, bases = _coverage([row.tried for row in rows], top)
+    baseline_unjudged, _ = _coverage([row.baseline for row in rows], top)
     return TryReport(
         attempt=attempt,
         baseline_label=baseline_label,
@@ -119,6 +128,7 @@ def try_report(attempt: Try) -> TryReport:
         tau_mean=_mean([row.tau for row in rows]),
         rbo_mean=_mean([row.rbo for row in rows]),
         unjudged=unjudged,
+        baseline_unjudged=baseline_unjudged,
         bases=bases,
     )
 
@@ -130,11 +140,7 @@ def _baseline_lists(
     if attempt.baseline_try_id is not None:
         other = attempt.baseline_try
         assert other is not None
-        ran = TryQuery.objects.filter(attempt=other, text__in=texts, ran_at__isnull=False)
-        tried = {
-            query.text: [(doc["doc_id"], doc["name"]) for doc in query.documents] for query in ran
-        }
-        return tried, f"try {other.number}"
+        return _try_lists(other, texts), f"try {other.number}"
     evaluation = attempt.baseline_evaluation
     if evaluation is None:
         return {}, ""
@@ -149,6 +155,11 @@ def _baseline_lists(
         if len(documents) < attempt.depth and all(doc_id != seen for seen, _ in documents):
             documents.append((doc_id, name))
     return lists, evaluation.name
+
+
+def _try_lists(other: Try, texts: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
+    ran = TryQuery.objects.filter(attempt=other, text__in=texts, ran_at__isnull=False)
+    return {query.text: [(doc["doc_id"], doc["name"]) for doc in query.documents] for query in ran}
 
 
 def _row(
@@ -272,11 +283,12 @@ def _metric_line(
     )
 
 
-def _try_coverage(rows: list[QueryRow], k: int) -> tuple[int, dict[str, int]]:
+def _coverage(sides: list[Side | None], k: int) -> tuple[int, dict[str, int]]:
+    """How many of the sides' top-k results are unjudged, and whose grades the rest are."""
     unjudged = 0
     bases: dict[str, int] = {}
-    for row in rows:
-        for result in row.tried.results[:k] if row.tried else []:
+    for side in sides:
+        for result in side.results[:k] if side else []:
             if result.basis is None:
                 unjudged += 1
             else:

@@ -135,3 +135,26 @@ def test_another_teams_evaluation_is_not_a_query_set(team_a, team_b, tuned_model
     theirs = Evaluation.objects.create(team=team_b, name="Theirs")
     with pytest.raises(InvalidInput, match=f"evaluation: the team has no evaluation {theirs.id}"):
         try_start(team=team_a, user=None, asked=TryRequest(model="Tuned", evaluation=theirs.id))
+
+
+def test_two_models_side_by_side_before_anyone_grades(
+    team_a, tuned_model, search_server, django_capture_on_commit_callbacks
+):
+    from apps.endpoints.tests.factories import make_model
+
+    other = make_model(team_a, tuned_model.endpoint, name="Other", params="q=#query#\nboost=1")
+    capture = django_capture_on_commit_callbacks
+    ours = run_try(team_a, capture, model="Tuned", queries=KEYWORDS[:4])
+    theirs = run_try(team_a, capture, model="Other", queries=KEYWORDS[:4])
+    search_server.results = 8  # a longer list overlaps: documents 3 to 8 are in both
+    longer = run_try(team_a, capture, model="Other", queries=KEYWORDS[:4], depth=8)
+
+    apart = try_report(ours, against=theirs)
+    assert apart.baseline_label == "Other, try 1"
+    assert apart.rbo_mean == 0.0 and apart.tau_mean is None
+    assert apart.unjudged == apart.baseline_unjudged == 20
+    assert apart.verdict == Verdict.NOT_ENOUGH_JUDGED
+
+    row = try_report(ours, against=longer).queries[0]
+    assert [r.other_rank for r in row.tried.results] == [None, None, 8, 7, 6]
+    assert row.tau == -1.0
