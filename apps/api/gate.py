@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.api.input_errors import serializer_problems
 from apps.core.errors import InvalidInput
 from apps.insights.comparison.selectors import parse_evaluation_ids, parse_metric_filter
 from apps.insights.gate import SAME_SOURCES, SOURCE_RULES, gate
@@ -143,9 +144,7 @@ class GateView(APIView):
     def post(self, request: Request) -> Response:
         given = CandidateIn(data=request.data)
         if not given.is_valid():
-            raise InvalidInput(
-                [f"{field}: {' '.join(map(str, errors))}" for field, errors in given.errors.items()]
-            )
+            raise InvalidInput(serializer_problems(given.errors))
         run = candidate_start(team=request.user.team, **given.validated_data)
         if run.evaluation is None:
             raise InvalidInput([f"model: the run did not start: {run.note}"])

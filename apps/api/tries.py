@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
+from apps.api.input_errors import serializer_problems
 from apps.core.errors import InvalidInput
 from apps.core.typed import parse_id
 from apps.tries.models import Try
@@ -215,9 +216,7 @@ class TryListCreate(APIView):
     def post(self, request: Request) -> Response:
         given = TryIn(data=request.data)
         if not given.is_valid():
-            raise InvalidInput(
-                [f"{field}: {' '.join(map(str, errors))}" for field, errors in given.errors.items()]
-            )
+            raise InvalidInput(serializer_problems(given.errors))
         data = given.validated_data
         asked = TryRequest(
             **{key: value for key, value in data.items() if key not in ("depth", "notes")},

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -248,7 +248,7 @@ def _metric_lines(
         gap = abs((line.judged_tried or 0.0) - (line.judged_baseline or 0.0))
         if has_baseline and gap > COVERAGE_GAP and twin in _condensed_twins([(metric, k)]):
             condensed = _metric_line(attempt, rows, twin, has_baseline=True)
-            line = MetricLine(**{**line.__dict__, "condensed": condensed})
+            line = replace(line, condensed=condensed)
         lines.append(line)
     return lines
 

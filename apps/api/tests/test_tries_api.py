@@ -110,3 +110,11 @@ def test_the_list_holds_the_teams_tries_newest_first_and_filters_by_model(
     assert [(t["number"], t["notes"]) for t in listed] == [(2, "second"), (1, "first")]
     assert api.get(TRIES, {"model": theirs.id}).json() == []
     assert api.get(TRIES, {"model": "x\x00"}).status_code == 400
+
+
+def test_each_bad_query_is_named_by_its_index(api, tuned_model):
+    answer = api.post(
+        TRIES, {"model": "Tuned", "queries": ["ok", "", "a" * 600]}, content_type="application/json"
+    )
+    assert answer.status_code == 400
+    assert [error["field"] for error in answer.json()["errors"]] == ["queries[1]", "queries[2]"]
