@@ -18,15 +18,9 @@ from apps.api.input_errors import serializer_problems
 from apps.core.errors import InvalidInput
 from apps.core.typed import parse_id
 from apps.tries.models import Try
+from apps.tries.query_sets import MAX_QUERIES
 from apps.tries.report import MetricLine, QueryRow, Side, TryReport, try_report
-from apps.tries.starting import (
-    DEFAULT_DEPTH,
-    MAX_DEPTH,
-    MAX_NOTES,
-    MAX_QUERIES,
-    TryRequest,
-    try_start,
-)
+from apps.tries.starting import DEFAULT_DEPTH, MAX_DEPTH, MAX_NOTES, TryRequest, try_start
 from apps.tries.verdict import EXIT_CODES
 
 LIST_LIMIT = 200  # the newest; older tries stay reachable by id
@@ -43,6 +37,9 @@ class TryIn(serializers.Serializer):
         required=False,
         max_length=MAX_QUERIES,
         help_text="or run these query texts",
+    )
+    query_set = serializers.CharField(
+        required=False, max_length=200, help_text="or run a saved query set's (id or name)"
     )
     params = serializers.JSONField(required=False, help_text=PAIRS_HELP)
     headers = serializers.JSONField(required=False, help_text=PAIRS_HELP)

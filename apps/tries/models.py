@@ -12,6 +12,27 @@ from apps.evaluations.models import Evaluation, Profile, Scale
 from .drafting import Draft
 
 
+class SavedQuerySet(models.Model):
+    """Query texts a team keeps under a name, to try changes over again and again."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+")
+    name = models.CharField(max_length=200)
+    queries = models.JSONField(default=list)  # texts, in order, each once
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["team", "name"], name="saved_query_set_name_once"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class TryState(models.TextChoices):
     QUEUED = "queued", "Queued"
     RUNNING = "running", "Running"
@@ -32,9 +53,12 @@ class Try(models.Model):
     overrides = models.JSONField(default=dict, blank=True)
     header_overrides = EncryptedJSONField(default=list, blank=True)
     knobs = models.JSONField(default=dict, blank=True)  # name -> value, for #name#
-    # Where the queries came from: an evaluation's keywords, or a list given.
+    # Where the queries came from: an evaluation's keywords, a saved set, or a list given.
     query_evaluation = models.ForeignKey(
         Evaluation, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    query_set = models.ForeignKey(
+        SavedQuerySet, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     baseline_evaluation = models.ForeignKey(
         Evaluation, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

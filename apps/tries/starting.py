@@ -19,11 +19,10 @@ from apps.evaluations.metric_list import parse_metric_list
 from apps.evaluations.models import Evaluation, Keyword, Profile, Scale
 
 from .drafting import draft_parse
-from .models import Try, TryQuery
+from .models import SavedQuerySet, Try, TryQuery
+from .query_sets import MAX_QUERIES, query_texts_checked, team_query_set
 from .tasks import run_try
 
-MAX_QUERIES = 1_000
-MAX_QUERY_LENGTH = TryQuery._meta.get_field("text").max_length or 500
 MAX_NOTES = 10_000
 DEFAULT_METRICS = [("ndcg", 10)]
 DEFAULT_DEPTH = 20
@@ -37,6 +36,7 @@ class TryRequest:
     model: int | str
     evaluation: int | None = None  # the query set: this evaluation's keywords
     queries: Sequence[Any] | None = None  # or these query texts
+    query_set: int | str | None = None  # or a saved query set's, by id or name
     params: Any = None
     headers: Any = None
     body: Any = None
@@ -54,7 +54,7 @@ def try_start(*, team: Team, user: User | None, asked: TryRequest) -> Try:
     problems: list[str] = []
     model = _team_model(team, asked.model, problems)
     query_evaluation = _team_evaluation(team, asked.evaluation, "evaluation", problems)
-    texts = _query_texts(asked, query_evaluation, problems)
+    texts, query_set = _query_texts(team, asked, query_evaluation, problems)
     draft, draft_problems = draft_parse(asked.params, asked.headers, asked.body, asked.knobs)
     problems += draft_problems
     baseline_evaluation = _team_evaluation(
@@ -84,6 +84,7 @@ def try_start(*, team: Team, user: User | None, asked: TryRequest) -> Try:
             header_overrides=[list(pair) for pair in draft.headers],
             knobs=draft.knobs,
             query_evaluation=query_evaluation,
+            query_set=query_set,
             baseline_evaluation=baseline_evaluation,
             baseline_try=baseline_try,
             scale=setup.scale if setup else Scale.GRADED,
@@ -130,35 +131,28 @@ def _team_evaluation(
 
 
 def _query_texts(
-    asked: TryRequest, evaluation: Evaluation | None, problems: list[str]
-) -> list[str]:
-    if (asked.evaluation is None) == (asked.queries is None):
-        problems.append("queries: give an evaluation (its keywords) or a list of queries, not both")
-        return []
-    if asked.queries is None:
-        if evaluation is None:
-            return []
-        return list(
-            Keyword.objects.filter(evaluation=evaluation)
-            .order_by("position")
-            .values_list("text", flat=True)[: MAX_QUERIES + 1]
-        )
-    if not isinstance(asked.queries, list | tuple):
-        problems.append("queries: a list of query texts")
-        return []
-    texts: list[str] = []
-    for index, text in enumerate(asked.queries[: MAX_QUERIES + 1]):
-        if not isinstance(text, str) or not text.strip() or len(text) > MAX_QUERY_LENGTH:
-            problems.append(f"queries[{index}]: a text of 1 to {MAX_QUERY_LENGTH} characters")
-        elif "\x00" in text:
-            problems.append(f"queries[{index}]: must not contain NUL (0x00) characters")
-        elif text.strip() not in texts:
-            texts.append(text.strip())
-    if len(asked.queries) > MAX_QUERIES:
-        problems.append(f"queries: at most {MAX_QUERIES:,}")
-    elif not texts and not problems:
-        problems.append("queries: at least one")
-    return texts
+    team: Team, asked: TryRequest, evaluation: Evaluation | None, problems: list[str]
+) -> tuple[list[str], SavedQuerySet | None]:
+    """The try's queries, from exactly one of: an evaluation, a saved set, a list."""
+    given = [asked.evaluation, asked.query_set, asked.queries]
+    if sum(source is not None for source in given) != 1:
+        problems.append("queries: give one of an evaluation, a saved query set or a list")
+        return [], None
+    if asked.query_set is not None:
+        saved = team_query_set(team, asked.query_set, problems)
+        return (list(saved.queries) if saved else []), saved
+    if asked.queries is not None:
+        return query_texts_checked(asked.queries, "queries", problems), None
+    if evaluation is None:
+        return [], None
+    texts = list(
+        Keyword.objects.filter(evaluation=evaluation)
+        .order_by("position")
+        .values_list("text", flat=True)[: MAX_QUERIES + 1]
+    )
+    if len(texts) > MAX_QUERIES:
+        problems.append(f"evaluation: a try runs at most {MAX_QUERIES:,} queries")
+    return texts, None
 
 
 def _metrics(text: str, problems: list[str]) -> list[tuple[str, int]]:

@@ -142,7 +142,7 @@ def test_two_models_side_by_side_before_anyone_grades(
 ):
     from apps.endpoints.tests.factories import make_model
 
-    other = make_model(team_a, tuned_model.endpoint, name="Other", params="q=#query#\nboost=1")
+    make_model(team_a, tuned_model.endpoint, name="Other", params="q=#query#\nboost=1")
     capture = django_capture_on_commit_callbacks
     ours = run_try(team_a, capture, model="Tuned", queries=KEYWORDS[:4])
     theirs = run_try(team_a, capture, model="Other", queries=KEYWORDS[:4])

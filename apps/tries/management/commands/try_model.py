@@ -42,6 +42,7 @@ class Command(BaseCommand):
         queries = parser.add_mutually_exclusive_group(required=True)
         queries.add_argument("--evaluation", type=int, help="run this evaluation's keywords")
         queries.add_argument("--query", action="append", help="a query text (repeat it)")
+        queries.add_argument("--query-set", help="run a saved query set's (id or name)")
         parser.add_argument("--param", action="append", default=[], help="NAME=VALUE override")
         parser.add_argument("--header", action="append", default=[], help="NAME=VALUE override")
         parser.add_argument("--knob", action="append", default=[], help="NAME=VALUE fills #NAME#")
@@ -71,6 +72,7 @@ class Command(BaseCommand):
             model=options["model"],
             evaluation=options["evaluation"],
             queries=options["query"],
+            query_set=options["query_set"],
             params=_pairs(options["param"], "--param"),
             headers=_pairs(options["header"], "--header"),
             knobs=dict(_pairs(options["knob"], "--knob")),
