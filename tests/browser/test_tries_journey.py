@@ -15,6 +15,7 @@ from apps.tries.starting import TryRequest, try_start
 from apps.tries.tests.tuned import KEYWORDS, import_grades, make_tuned_model
 from tests.browser.people import PASSWORD, log_in
 from tests.browser.test_content_security_policy import watch_for_refusals
+from tests.browser.test_narrow_screens import PHONE, sideways_overflow
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -89,3 +90,9 @@ def test_a_lead_turns_a_boost_down_sees_it_run_then_worse_and_compares_two_tries
     expect(row).to_contain_text("Boost down to 1")
     expect(row.get_by_test_id("try-verdict")).to_have_text("Worse")
     assert refusals == []
+
+    # On a phone the pages fold: wide tables and the two lists scroll in their own box.
+    page.set_viewport_size(PHONE)
+    for path in (f"/tries/{attempt.id}/", f"/models/{tuned.id}/tries/", f"/models/{tuned.id}/"):
+        page.goto(live_server.url + path)
+        assert sideways_overflow(page) == 0, path
