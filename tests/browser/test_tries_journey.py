@@ -89,6 +89,7 @@ def test_a_lead_turns_a_boost_down_sees_it_run_then_worse_and_compares_two_tries
     row = page.get_by_test_id("try-row").first
     expect(row).to_contain_text("Boost down to 1")
     expect(row.get_by_test_id("try-verdict")).to_have_text("Worse")
+    screenshot("tries")
     assert refusals == []
 
     # On a phone the pages fold: wide tables and the two lists scroll in their own box.

@@ -223,9 +223,11 @@ def test_too_little_judged_says_so_in_a_sentence_and_offers_the_judge_with_its_b
         budget_cost="2.50",
     )
 
-    page = text(lead.get(try_url(worse)))
+    answer = lead.get(try_url(worse))
 
+    page = text(answer)
     assert "Not enough judged to tell: the library grades 0% of the try's top 5" in page
+    assert 'data-testid="condensed"' in answer.content.decode()  # judged@5 0% against 100%
     assert "judged@5 0.0%" in page and "judged@5 100.0%" in page
     assert "Unjudged in the top k 30 of the try's, 0 of try 1's" in page
     assert "100 calls, US$2.50 a run" in page
@@ -343,6 +345,14 @@ def test_two_tries_of_any_models_compare_side_by_side(team_a, tuned_model, lead)
     assert "Tuned, try 1 against Other, try 1" in text(page)
     assert 'data-verdict="better"' in page.content.decode()
     assert "Two search models: Tuned and Other" in text(page)
+
+
+def test_a_knob_nothing_uses_is_warned_of(team_a, tuned_model, lead):
+    attempt = started(team_a, model="Tuned", queries=ASKED[:1], knobs={"bost": "2"})
+
+    page = text(lead.get(try_url(attempt)))
+
+    assert "#bost# appears nowhere in the request: the knob changes nothing" in page
 
 
 def test_notes_are_edited_on_the_try_page(team_a, tuned_model, lead):
