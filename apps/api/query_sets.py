@@ -58,7 +58,10 @@ class QuerySetDetail(APIView):
     def get(self, request: Request, set_id: int) -> Response:
         return Response(_out(self._saved(request, set_id)))
 
-    @extend_schema(summary="Remove a saved query set (tries made from it keep their queries)")
+    @extend_schema(
+        summary="Remove a saved query set (tries made from it keep their queries)",
+        responses={204: None},
+    )
     def delete(self, request: Request, set_id: int) -> Response:
         self._saved(request, set_id).delete()
         return Response(status=status.HTTP_204_NO_CONTENT)

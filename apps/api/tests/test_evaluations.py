@@ -490,8 +490,9 @@ def test_create_writes_nothing_when_the_service_refuses_after_tags_were_named(ap
 # the scheduled runs it is the evaluation, previous run or baseline of have their link
 # cleared (4), and its decision order and those that name it as the rival go with it
 # (1). Grades copied from it into other evaluations keep their source and lose the link
-# to it (1). The keywords' TREC query ids go with them (1).
-DELETE_QUERIES = 38
+# to it (1). The keywords' TREC query ids go with them (1). Tries whose queries came from
+# it, that were measured against it or sent to it lose those links (3).
+DELETE_QUERIES = 41
 
 
 def test_delete_removes_a_pending_evaluation_and_everything_in_it(api, team_a):
