@@ -15,7 +15,8 @@ It answers like a small Elasticsearch-style API:
 - ``/flaky?q=``: a 500 for the first ``fail_first`` calls of each keyword, then results;
 - ``/slow``: results after ``slow_seconds``;
 - every answer waits ``delay_seconds`` first (a benchmark sets it to 0.05);
-- ``/stats``: requests so far and the most in flight at once (for a server run in
+- ``/stats``: requests so far, the most in flight at once, and when the first search
+  request came and the last answer was written, by the wall clock (for a server run in
   another process).
 
 It counts requests and the most requests it had in flight at once, so tests can check
@@ -76,6 +77,9 @@ class SearchServer(ThreadingHTTPServer):
         self.keyword_calls: Counter[str] = Counter()  # keyword -> requests
         self.in_flight = 0
         self.most_in_flight = 0
+        # By time.time(), /stats aside: when the first request came, the last answer went.
+        self.first_request_at: float | None = None
+        self.last_answer_at: float | None = None
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
 
@@ -100,11 +104,17 @@ class SearchServer(ThreadingHTTPServer):
             self.keyword_calls[keyword] += 1
             self.in_flight += 1
             self.most_in_flight = max(self.most_in_flight, self.in_flight)
+            if self.first_request_at is None and path != "/stats":
+                self.first_request_at = time.time()
             return self.keyword_calls[keyword]
 
     def leave(self) -> None:
         with self._lock:
             self.in_flight -= 1
+
+    def answered(self) -> None:
+        with self._lock:
+            self.last_answer_at = max(self.last_answer_at or 0.0, time.time())
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -140,6 +150,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)
+        if parts.path != "/stats":  # asking for the figures is no answer of the search
+            self.server.answered()
 
     def _route(self, path: str, keyword: str, call: int) -> tuple[int, bytes, str]:
         if path == "/tuned":
@@ -166,6 +178,8 @@ class _Handler(BaseHTTPRequestHandler):
             stats = {
                 "requests": sum(self.server.calls.values()),
                 "most_in_flight": self.server.most_in_flight,
+                "first_request_at": self.server.first_request_at,
+                "last_answer_at": self.server.last_answer_at,
             }
             return 200, json.dumps(stats).encode(), JSON
         return FIXED_ANSWERS.get(path, (404, b"no such page", "text/plain"))

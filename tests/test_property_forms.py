@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.tokens import default_token_generator
 from django.test import Client
+from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 from hypothesis import HealthCheck, given, settings
@@ -31,6 +32,7 @@ from hypothesis import strategies as st
 from apps.accounts.api_tokens import api_token_create
 from apps.accounts.models import Membership, Tag
 from apps.accounts.services import invitation_create, member_add
+from apps.endpoints.models import SearchModel
 from apps.endpoints.tests.factories import make_endpoint, make_model
 from apps.evaluations.models import EvaluationMetric, FeedbackSlot
 from apps.judges import calibration, controls, prompts
@@ -39,6 +41,7 @@ from apps.judges.services import judge_create
 from apps.judging.judgements import Giver, slot_judge
 from apps.notifications import services as notifications
 from apps.schedules import services as schedules
+from apps.tries.models import Try, TryQuery, TryState
 from tests.factories import make_evaluation, make_grader, make_team, slots_of
 from tests.hostile import Failure, ServerErrors, report, rolled_back
 from tests.html_forms import Form, filled, forms_on, route_of, routes, takes_post, urlencoded
@@ -130,6 +133,7 @@ def build_world() -> tuple[list[dict[str, str]], Any]:
     _invitation, invitation_token = invitation_create(
         team=team, email="new@forms.test", role="evaluator", invited_by=owner
     )
+    attempt, other_try = (ran_try(model, number) for number in (1, 2))  # the tries' forms
     slot = FeedbackSlot.objects.filter(evaluation=active, grade__isnull=True).first()
     graded = FeedbackSlot.objects.filter(evaluation=active, grade__isnull=False).first()
     assert slot is not None and graded is not None
@@ -154,6 +158,8 @@ def build_world() -> tuple[list[dict[str, str]], Any]:
         "token": invitation_token,
         "uidb64": urlsafe_base64_encode(force_bytes(owner.pk)),
         "action": "pause",
+        "try_id": attempt.id,
+        "other_id": other_try.id,
     }
     pending_keyword = pending.keywords.first()
     assert pending_keyword is not None
@@ -163,6 +169,18 @@ def build_world() -> tuple[list[dict[str, str]], Any]:
     return [
         {name: str(value) for name, value in chosen.items()} for chosen in (ids, as_pending)
     ], owner
+
+
+def ran_try(model: SearchModel, number: int) -> Try:
+    """A try of the model that has run one query (a result nobody judged: a hole to fill)."""
+    attempt = Try.objects.create(
+        team=model.team, search_model=model, number=number, state=TryState.DONE, queries_total=1
+    )
+    document = {"doc_id": "hat-1", "name": "Hat", "image": "", "attributes": {}}
+    TryQuery.objects.create(
+        attempt=attempt, position=0, text="hat", documents=[document], ran_at=timezone.now()
+    )
+    return attempt
 
 
 def route_ids(route: str, ids: dict[str, str]) -> dict[str, str]:

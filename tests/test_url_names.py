@@ -20,6 +20,7 @@ APPS = [
     "notifications",
     "schedules",
     "library",
+    "tries",
 ]
 # The life cycle's pages are the evaluations' pages, reversed as "evaluations:detail".
 NAMESPACE_OF_URL_CONF = {app: app for app in APPS} | {"lifecycle": "evaluations"}
