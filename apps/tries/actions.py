@@ -2,8 +2,10 @@
 its results to people, or have an AI judge fill the results nobody has judged.
 
 Sending and filling both make an evaluation of the try's results (its lists as they came
-back, content and all) that reuses the team's grades: whatever was judged before is
-copied in, so people or the judge get only the holes. The try's report reads the
+back, content and all) that reuses the team's grades: whatever was judged before in an
+evaluation (people's, and AI judges' the team's calibration rule lets grade) is copied
+in, so people or the judge get only the holes. Grades of imported judgement lists are
+not copied (reuse reads evaluations): results only a list graded are graded again. The try's report reads the
 library, so their grades count in it as soon as they are given.
 """
 
@@ -99,6 +101,8 @@ def _try_evaluation(attempt: Try, user: User | None) -> Evaluation:
             scale_levels=attempt.scale_levels,
             profile=attempt.profile,
             reuse=Reuse.KEYWORD_DOC,
+            # The report counts a calibrated judge's grades as judged; so does the copy.
+            reuse_judges=True,
             description=f"The results of {attempt}. {attempt.notes}".strip(),
             created_by=user,
             search_model=attempt.promoted_model,
