@@ -5,8 +5,8 @@ Sending and filling both make an evaluation of the try's results (its lists as t
 back, content and all) that reuses the team's grades: whatever was judged before in an
 evaluation (people's, and AI judges' the team's calibration rule lets grade) is copied
 in, so people or the judge get only the holes. Grades of imported judgement lists are
-not copied (reuse reads evaluations): results only a list graded are graded again. The try's report reads the
-library, so their grades count in it as soon as they are given.
+not copied (reuse reads evaluations): results only a list graded are graded again. The
+try's report reads the library, so the new grades count in it as soon as they are given.
 """
 
 from __future__ import annotations
