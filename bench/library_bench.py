@@ -20,7 +20,8 @@ those in some evaluation, each with one of its evaluations' 20 documents. One wa
 then `runs` rounds, each with its own random texts. Target: the library grades' median
 at most 100 ms, and the same grades as lookup builds in Python. It also prints the SQL
 of one lookup and each statement's time (with --explain, EXPLAIN ANALYZE of the
-slowest); --profile adds a cProfile of one lookup.
+slowest, and of the library grades' statement as grades.py plans it); --profile adds a
+cProfile of one lookup.
 """
 
 from __future__ import annotations
@@ -373,6 +374,30 @@ def explain(sql: str) -> list[str]:
         return [shortened(row[0]) for row in cursor.fetchall()]
 
 
+def grades_statement(library: Library, pairs: list[tuple[str, str]]) -> str:
+    """The library grades' statement with these pairs' values written in."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from apps.library.grades import library_grades
+
+    with CaptureQueriesContext(connection) as captured:
+        library_grades(team_id=library.team_id, pairs=pairs, scale="graded")
+    return next(query["sql"] for query in captured if "json_array_elements" in query["sql"])
+
+
+def explain_grades(sql: str) -> list[str]:
+    """Its plan under the planner settings grades.py gives it."""
+    from django.db import connection, transaction
+
+    from apps.library.grades import PLANNER, SET_PLANNER
+
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(SET_PLANNER, list(PLANNER.values()))
+        cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS) {sql}")
+        return [shortened(row[0]) for row in cursor.fetchall()]
+
+
 def profile(library: Library, pairs: list[tuple[str, str]], lines: int = 15) -> str:
     """Where one lookup's Python time goes, by function, its own time first."""
     import cProfile
@@ -391,7 +416,9 @@ def main() -> int:
     parser.add_argument("--judgements", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument(
-        "--explain", action="store_true", help="print the slowest query's plan even on PASS"
+        "--explain",
+        action="store_true",
+        help="print the plans of the library grades' statement and of the lookup's slowest query",
     )
     parser.add_argument(
         "--profile", action="store_true", help="print where one lookup's Python time goes"
@@ -474,6 +501,10 @@ def main() -> int:
         f"  {sql_ms:7.1f} ms  in all in the database and on the wire; "
         f"{whole_ms - sql_ms:.1f} ms in Python (rows to judgements and entries)"
     )
+    if args.explain:
+        print("EXPLAIN ANALYZE of the library grades' statement (one try's pairs):")
+        for line in explain_grades(grades_statement(library, pairs_of_a_try(library, asking))):
+            print(f"  {line}")
     if queries and args.explain:
         slowest_ms, slowest = max(queries, key=lambda query: query[0])
         print(f"EXPLAIN ANALYZE of the slowest query ({table_of(slowest)}, {slowest_ms:.1f} ms):")

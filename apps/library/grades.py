@@ -4,16 +4,21 @@ judges'; fresh before stale; the most common grade, a tie to the newest); only t
 grade, its tier, whether it rests on stale judgements alone, and how many judgements
 and distinct grades the pair has come back, not the judgements themselves.
 
-On PostgreSQL one statement does it all: it joins the asked pairs (unnest) to the slots,
-decisions and listed judgements, and compares each judged result's content with the
-document's newest (staleness) in the database. bench/library_bench.py: 200 queries x 20
-documents among 1 M judgements, this statement against entries.lookup, which builds
-every judgement in Python (see bench/README.md). Elsewhere (SQLite) the grades come from
-entries.lookup; apps/library/tests/test_grades.py holds the two to the same answers.
+On PostgreSQL one statement does it all, reading only what the asked texts hold: their
+keywords in the team's evaluations (by text), those keywords' results and graded slots
+(by keyword: in the bench, 200 texts are 1,000 keywords and 20,000 results of its
+1,000,000), the team's decisions on the scale and the lists' judgements of the texts.
+Hash joins pair them with the asked pairs (one JSON array), and each result's content is
+compared with the newest content of its text and document (staleness).
+bench/library_bench.py: 200 queries x 20 documents among 1 M judgements, this statement
+against entries.lookup, which builds every judgement in Python (see bench/README.md).
+Elsewhere (SQLite) the grades come from entries.lookup; apps/library/tests/test_grades.py
+holds the two to the same answers.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -41,7 +46,7 @@ def library_grades(
     *, team_id: int, pairs: Iterable[tuple[str, str]], scale: str
 ) -> dict[tuple[str, str], LibraryGrade]:
     """(query, doc id) -> its library grade on `scale`, for the pairs that have one."""
-    asked = sorted(set(pairs))
+    asked = list(dict.fromkeys(pairs))
     if not asked:
         return {}
     if connection.vendor == "postgresql":
@@ -66,121 +71,161 @@ def grades_from_entries(
     }
 
 
-def _on_scale(team_id: int, scale: str) -> tuple[list[int], list[int]]:
-    """The ids of the team's evaluations and lists on `scale`."""
-    evaluations = [
-        id_
-        for id_, name, levels in Evaluation.objects.filter(team_id=team_id).values_list(
-            "id", "scale", "scale_levels"
-        )
-        if scale_key(name, levels) == scale
-    ]
-    lists = [
-        id_
-        for id_, name, levels in JudgementList.objects.filter(team_id=team_id).values_list(
-            "id", "scale", "scale_levels"
-        )
-        if scale_key(name, levels) == scale
-    ]
-    return evaluations, lists
+@dataclass(frozen=True)
+class _Holders:
+    """The ids of the team's evaluations (every one: the newest content of a result may
+    be in any) and of those and the team's lists on the asked scale."""
+
+    team_evaluations: list[int]
+    evaluations: list[int]
+    lists: list[int]
+
+
+def _holders(team_id: int, scale: str) -> _Holders:
+    evaluations = list(
+        Evaluation.objects.filter(team_id=team_id).values_list("id", "scale", "scale_levels")
+    )
+    lists = JudgementList.objects.filter(team_id=team_id).values_list("id", "scale", "scale_levels")
+    return _Holders(
+        team_evaluations=[id_ for id_, _name, _levels in evaluations],
+        evaluations=[id_ for id_, name, levels in evaluations if scale_key(name, levels) == scale],
+        lists=[id_ for id_, name, levels in lists if scale_key(name, levels) == scale],
+    )
 
 
 GRADES_SQL = f"""
-WITH asked(query, doc_id) AS (
-    SELECT * FROM unnest(%(queries)s::varchar[], %(docs)s::varchar[])
+WITH asked AS MATERIALIZED (
+    SELECT pair_json->>0 AS query, pair_json->>1 AS doc_id, pair
+    FROM json_array_elements(%(asked)s::json) WITH ORDINALITY AS asked(pair_json, pair)
 ),
-asked_results AS (
-    -- Each result of an asked pair, beside the content of the pair's newest result (the
-    -- team's latest search): a judgement given on other content is stale.
-    SELECT a.query, a.doc_id, k.evaluation_id, s.id AS snapshot_id,
+team_keywords AS MATERIALIZED (
+    -- The asked texts' keywords in the team's evaluations.
+    SELECT id, text, evaluation_id, evaluation_id = ANY(%(evaluations)s) AS on_scale
+    FROM {Keyword._meta.db_table}
+    WHERE text = ANY(%(texts)s::varchar[]) AND evaluation_id = ANY(%(team_evaluations)s)
+),
+asked_results AS MATERIALIZED (
+    -- The asked pairs' results: the results of their texts' keywords (an index scan per
+    -- keyword id: ANY of the ids, no nested loop) kept for the asked documents. A
+    -- judgement given on other content than the pair's newest result (the team's latest
+    -- search) is stale.
+    SELECT a.pair, k.evaluation_id, s.id AS snapshot_id,
            (s.name, s.image, s.attributes) IS DISTINCT FROM (
                first_value(s.name) OVER newest_first,
                first_value(s.image) OVER newest_first,
                first_value(s.attributes) OVER newest_first
            ) AS changed_since
-    FROM asked a
-    JOIN {Keyword._meta.db_table} k ON k.text = a.query
-    JOIN {Evaluation._meta.db_table} e ON e.id = k.evaluation_id AND e.team_id = %(team)s
-    JOIN {Snapshot._meta.db_table} s ON s.keyword_id = k.id AND s.doc_id = a.doc_id
-    WINDOW newest_first AS (PARTITION BY a.query, a.doc_id ORDER BY k.evaluation_id DESC)
+    FROM {Snapshot._meta.db_table} s
+    JOIN team_keywords k ON k.id = s.keyword_id
+    JOIN asked a ON a.query = k.text AND a.doc_id = s.doc_id
+    WHERE s.keyword_id = ANY(ARRAY(SELECT id FROM team_keywords))
+    WINDOW newest_first AS (PARTITION BY a.pair ORDER BY k.evaluation_id DESC)
+),
+team_slots AS (
+    SELECT f.snapshot_id, f.grade, CASE WHEN f.source = 'judge' THEN 2 ELSE 1 END AS tier,
+           f.graded_at
+    FROM {FeedbackSlot._meta.db_table} f
+    WHERE f.keyword_id = ANY(ARRAY(SELECT id FROM team_keywords WHERE on_scale))
+      AND f.grade IS NOT NULL
+      AND (NOT f.reused OR f.reused_from_id IS NULL)
+),
+team_decisions AS (
+    SELECT snapshot_id, grade, decided_at FROM {SnapshotDecision._meta.db_table}
+    WHERE evaluation_id = ANY(%(evaluations)s)
 ),
 marked AS (
-    SELECT r.query, r.doc_id, f.grade, CASE WHEN f.source = 'judge' THEN 2 ELSE 1 END AS tier,
-           f.graded_at AS at, r.changed_since AS stale
-    FROM asked_results r
-    JOIN {FeedbackSlot._meta.db_table} f ON f.snapshot_id = r.snapshot_id
-    WHERE r.evaluation_id = ANY(%(evaluations)s) AND f.grade IS NOT NULL
-      AND (NOT f.reused OR f.reused_from_id IS NULL)
+    SELECT r.pair, f.grade, f.tier, f.graded_at AS at, r.changed_since AS stale
+    FROM asked_results r JOIN team_slots f ON f.snapshot_id = r.snapshot_id
   UNION ALL
-    SELECT r.query, r.doc_id, d.grade, 0, d.decided_at, r.changed_since
-    FROM asked_results r
-    JOIN {SnapshotDecision._meta.db_table} d ON d.snapshot_id = r.snapshot_id
-    WHERE r.evaluation_id = ANY(%(evaluations)s)
+    SELECT r.pair, d.grade, 0, d.decided_at, r.changed_since
+    FROM asked_results r JOIN team_decisions d ON d.snapshot_id = r.snapshot_id
   UNION ALL
     -- A listed judgement records no content: never stale.
-    SELECT a.query, a.doc_id, l.grade, CASE WHEN src.kind = 'judge' THEN 2 ELSE 1 END,
+    SELECT a.pair, l.grade, CASE WHEN src.kind = 'judge' THEN 2 ELSE 1 END,
            j.imported_at, false
-    FROM asked a
-    JOIN {ListedJudgement._meta.db_table} l
-      ON l.team_id = %(team)s AND l.query = a.query AND l.doc_id = a.doc_id
-     AND l.judgement_list_id = ANY(%(lists)s)
+    FROM {ListedJudgement._meta.db_table} l
+    JOIN asked a ON a.query = l.query AND a.doc_id = l.doc_id
     JOIN {JudgementList._meta.db_table} j ON j.id = l.judgement_list_id
     JOIN {JudgementSource._meta.db_table} src ON src.id = j.source_id
-),
-per_pair AS (
-    SELECT query, doc_id, MIN(tier) AS best,
-           COUNT(*) FILTER (WHERE tier > 0) AS judged,
-           COUNT(DISTINCT grade) FILTER (WHERE tier > 0) AS grades
-    FROM marked GROUP BY query, doc_id
-),
-best_tier AS (
-    SELECT m.query, m.doc_id, m.grade, m.at, m.stale, m.tier,
-           bool_or(NOT m.stale) OVER (PARTITION BY m.query, m.doc_id) AS has_fresh
-    FROM marked m JOIN per_pair p ON p.query = m.query AND p.doc_id = m.doc_id
-    WHERE m.tier = p.best
+    WHERE l.team_id = %(team)s AND l.query = ANY(%(texts)s::varchar[])
+      AND l.judgement_list_id = ANY(%(lists)s)
 ),
 votes AS (
-    SELECT query, doc_id, grade, tier, COUNT(*) AS votes, MAX(at) AS newest,
-           bool_and(stale) AS stale
-    FROM best_tier WHERE NOT stale OR NOT has_fresh
-    GROUP BY query, doc_id, grade, tier
+    -- One row per grade a pair's tier gave, fresh or stale. A grade people or AI judges
+    -- gave counts once among the pair's distinct grades.
+    SELECT pair, grade, tier, stale, COUNT(*) AS votes, MAX(at) AS newest,
+           row_number() OVER same_grade = 1 AND MAX(tier) OVER same_grade > 0
+               AS counts_a_grade
+    FROM marked GROUP BY pair, grade, tier, stale
+    WINDOW same_grade AS (PARTITION BY pair, grade)
 )
-SELECT DISTINCT ON (v.query, v.doc_id) v.query, v.doc_id, v.grade, v.tier, v.stale,
-       p.judged, p.grades
-FROM votes v JOIN per_pair p ON p.query = v.query AND p.doc_id = v.doc_id
-ORDER BY v.query, v.doc_id, CASE WHEN v.tier = 0 THEN 0 ELSE -v.votes END,
-         v.newest DESC NULLS LAST
+-- Per pair the winner first: the most trusted tier, fresh before stale, the most votes
+-- (a lead's decision: the newest), a tie to the newest.
+SELECT DISTINCT ON (pair) pair, grade, tier, stale,
+       COALESCE(SUM(votes) FILTER (WHERE tier > 0) OVER winner_first, 0)::bigint AS judged,
+       COUNT(*) FILTER (WHERE counts_a_grade) OVER winner_first AS grades
+FROM votes
+WINDOW winner_first AS (
+    PARTITION BY pair
+    ORDER BY tier, stale, CASE WHEN tier = 0 THEN 0 ELSE -votes END, newest DESC NULLS LAST
+    ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING
+)
+ORDER BY pair, tier, stale, CASE WHEN tier = 0 THEN 0 ELSE -votes END, newest DESC NULLS LAST
 """
+
+
+# How the statement is planned, for this transaction only: its joins in the order they
+# are written, all of them hash joins, every table read once. PostgreSQL cannot count the
+# rows of a join with the asked pairs (it guesses 1 where there are 15,000): left to
+# itself it probed the slots one result at a time, or matched results to pairs by the
+# document alone. A plan for these very values, too: the generic one read every keyword
+# of the team's evaluations.
+PLANNER = {
+    "join_collapse_limit": "1",
+    "enable_nestloop": "off",
+    "enable_mergejoin": "off",
+    "plan_cache_mode": "force_custom_plan",
+}
+
+READ_PLANNER = "SELECT " + ", ".join(f"current_setting('{name}')" for name in PLANNER)
+SET_PLANNER = "SELECT " + ", ".join(f"set_config('{name}', %s, true)" for name in PLANNER)
 
 
 def _grades_in_one_statement(
     team_id: int, asked: list[tuple[str, str]], scale: str
 ) -> dict[tuple[str, str], LibraryGrade]:
-    evaluations, lists = _on_scale(team_id, scale)
-    if not evaluations and not lists:
+    holders = _holders(team_id, scale)
+    if not holders.evaluations and not holders.lists:
         return {}
-    # A plan for these very arrays: once psycopg prepares the statement (its fifth run in
-    # a connection), PostgreSQL's generic plan for it took 5 s where this takes 1.
+    # Inside a caller's transaction the settings would outlive this block: put the
+    # caller's back.
+    callers = None
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL plan_cache_mode = force_custom_plan")
+        if connection.savepoint_ids:
+            cursor.execute(READ_PLANNER)
+            callers = cursor.fetchone()
+        cursor.execute(SET_PLANNER, list(PLANNER.values()))
         cursor.execute(
             GRADES_SQL,
             {
-                "queries": [query for query, _doc in asked],
-                "docs": [doc for _query, doc in asked],
+                "asked": json.dumps(asked, ensure_ascii=False),
+                "texts": list({query for query, _doc in asked}),
+                "team_evaluations": holders.team_evaluations,
                 "team": team_id,
-                "evaluations": evaluations,
-                "lists": lists,
+                "evaluations": holders.evaluations,
+                "lists": holders.lists,
             },
         )
         rows = cursor.fetchall()
-    return {
-        (query, doc_id): LibraryGrade(
-            grade=grade,
-            basis=TIERS[tier],
-            stale=stale,
-            judgements=judged,
-            distinct_grades=grades,
-        )
-        for query, doc_id, grade, tier, stale, judged, grades in rows
-    }
+        if callers is not None:
+            cursor.execute(SET_PLANNER, list(callers))
+    # Pairs with the same grade share one (frozen) LibraryGrade: a few hundred to build.
+    shared: dict[tuple, LibraryGrade] = {}
+    found: dict[tuple[str, str], LibraryGrade] = {}
+    for pair, *grade in rows:
+        key = tuple(grade)
+        if key not in shared:
+            value, tier, stale, judged, grades = key
+            shared[key] = LibraryGrade(value, TIERS[tier], stale, judged, grades)
+        found[asked[pair - 1]] = shared[key]
+    return found

@@ -7,12 +7,13 @@ import random
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from apps.evaluations.models import FeedbackSlot, Snapshot
 from apps.judging.models import SnapshotDecision
 from apps.judging.sources import JudgeMade, import_source, judge_source
-from apps.library.grades import grades_from_entries, library_grades
+from apps.library.grades import READ_PLANNER, grades_from_entries, library_grades
 from apps.library.models import JudgementList, ListedJudgement
 from tests.factories import make_evaluation, make_team
 
@@ -94,3 +95,37 @@ def test_the_grades_of_many_pairs_equal_those_built_from_every_judgement(seed, s
 
 def test_no_pair_asked_no_statement():
     assert library_grades(team_id=make_team().id, pairs=[], scale="graded") == {}
+
+
+def test_texts_and_documents_are_matched_whole_whatever_they_hold():
+    """Quotes, backslashes and characters beyond ASCII in the texts, and one document
+    under every text: each pair gets its own grade, the one the Python rule gives."""
+    texts = {'say "hi"': 2, "back\\slash": 2, "café ☕ 𝄞": 2, "boots": 2}
+    team = make_team()
+    evaluation = make_evaluation(team=team, keywords=texts)
+    Snapshot.objects.filter(keyword__evaluation=evaluation, position=1).update(doc_id="shared")
+    graded_at = timezone.now()
+    for grade, text in enumerate(texts):
+        FeedbackSlot.objects.filter(evaluation=evaluation, keyword__text=text).update(
+            grade=grade, graded_at=graded_at, external_grader="g"
+        )
+    pairs = [(text, "shared") for text in texts] + [(text, f"{text}-doc-2") for text in texts]
+
+    fast = library_grades(team_id=team.id, pairs=pairs, scale="graded")
+
+    assert fast == grades_from_entries(team_id=team.id, pairs=pairs, scale="graded")
+    assert [fast[(text, "shared")].grade for text in texts] == [0, 1, 2, 3]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's planner settings")
+def test_the_callers_transaction_plans_as_before_the_statement():
+    team, pairs = random_library(0)
+    with connection.cursor() as cursor:
+        cursor.execute(READ_PLANNER)
+        before = cursor.fetchone()
+
+    assert library_grades(team_id=team.id, pairs=pairs, scale="graded")
+
+    with connection.cursor() as cursor:
+        cursor.execute(READ_PLANNER)
+        assert cursor.fetchone() == before
