@@ -18,7 +18,7 @@ from apps.engine import EngineError, get_metric
 from apps.evaluations.metric_list import parse_metric_list
 from apps.evaluations.models import Evaluation, Keyword, Profile, Scale
 
-from .drafting import draft_parse
+from .drafting import Draft, draft_parse
 from .models import SavedQuerySet, Try, TryQuery
 from .query_sets import MAX_QUERIES, query_texts_checked, team_query_set
 from .tasks import run_try
@@ -48,30 +48,22 @@ class TryRequest:
     notes: str = ""
 
 
+def try_check(*, team: Team, asked: TryRequest) -> None:
+    """Raise InvalidInput naming every field try_start would refuse; make nothing. A form
+    that found problems of its own asks this too, to show them all at once."""
+    _checked(team, asked)
+
+
 def try_start(*, team: Team, user: User | None, asked: TryRequest) -> Try:
     """Check everything at once (InvalidInput names each field that is wrong), then make
     the try with its queries and queue its run after the commit."""
-    problems: list[str] = []
-    model = _team_model(team, asked.model, problems)
-    query_evaluation = _team_evaluation(team, asked.evaluation, "evaluation", problems)
-    texts, query_set = _query_texts(team, asked, query_evaluation, problems)
-    draft, draft_problems = draft_parse(asked.params, asked.headers, asked.body, asked.knobs)
-    problems += draft_problems
-    baseline_evaluation = _team_evaluation(
-        team, asked.baseline_evaluation, "baseline_evaluation", problems
-    )
-    metrics = _metrics(asked.metrics, problems)
-    if not 1 <= asked.depth <= MAX_DEPTH:
-        problems.append(f"depth: from 1 to {MAX_DEPTH}")
-    if len(asked.notes) > MAX_NOTES or "\x00" in asked.notes:
-        problems.append(f"notes: at most {MAX_NOTES:,} characters, without NUL")
-    if problems:
-        raise InvalidInput(problems)
-    assert model is not None
+    checked = _checked(team, asked)
+    model, draft = checked.model, checked.draft
+    baseline_evaluation, baseline_try = checked.baseline_evaluation, checked.baseline_try
+    query_evaluation, texts = checked.query_evaluation, checked.texts
     with transaction.atomic():
         # The model's row orders the numbering: two tries made at once get 1 and 2.
         SearchModel.objects.select_for_update().filter(id=model.id).first()
-        baseline_try = _baseline_try(model, asked.baseline_try)
         if baseline_evaluation is None and baseline_try is None:
             baseline_evaluation, baseline_try = _default_baseline(model, query_evaluation)
         setup = query_evaluation or baseline_evaluation
@@ -84,13 +76,13 @@ def try_start(*, team: Team, user: User | None, asked: TryRequest) -> Try:
             header_overrides=[list(pair) for pair in draft.headers],
             knobs=draft.knobs,
             query_evaluation=query_evaluation,
-            query_set=query_set,
+            query_set=checked.query_set,
             baseline_evaluation=baseline_evaluation,
             baseline_try=baseline_try,
             scale=setup.scale if setup else Scale.GRADED,
             scale_levels=setup.scale_levels if setup else None,
             profile=setup.profile if setup else Profile.SEARCHTWEAK,
-            metrics=[list(metric) for metric in metrics or _setup_metrics(setup)],
+            metrics=[list(metric) for metric in checked.metrics or _setup_metrics(setup)],
             depth=asked.depth,
             queries_total=len(texts),
             created_by=user,
@@ -101,6 +93,42 @@ def try_start(*, team: Team, user: User | None, asked: TryRequest) -> Try:
         )
         queue_after_commit(run_try, attempt.id)
     return attempt
+
+
+@dataclass(frozen=True)
+class _Checked:
+    model: SearchModel
+    draft: Draft
+    query_evaluation: Evaluation | None
+    query_set: SavedQuerySet | None
+    texts: list[str]
+    baseline_evaluation: Evaluation | None
+    baseline_try: Try | None
+    metrics: list[tuple[str, int]]
+
+
+def _checked(team: Team, asked: TryRequest) -> _Checked:
+    problems: list[str] = []
+    model = _team_model(team, asked.model, problems)
+    query_evaluation = _team_evaluation(team, asked.evaluation, "evaluation", problems)
+    texts, query_set = _query_texts(team, asked, query_evaluation, problems)
+    draft, draft_problems = draft_parse(asked.params, asked.headers, asked.body, asked.knobs)
+    problems += draft_problems
+    baseline_evaluation = _team_evaluation(
+        team, asked.baseline_evaluation, "baseline_evaluation", problems
+    )
+    baseline_try = _baseline_try(model, asked.baseline_try, problems) if model else None
+    metrics = _metrics(asked.metrics, problems)
+    if not 1 <= asked.depth <= MAX_DEPTH:
+        problems.append(f"depth: from 1 to {MAX_DEPTH}")
+    if len(asked.notes) > MAX_NOTES or "\x00" in asked.notes:
+        problems.append(f"notes: at most {MAX_NOTES:,} characters, without NUL")
+    if problems:
+        raise InvalidInput(problems)
+    assert model is not None
+    return _Checked(
+        model, draft, query_evaluation, query_set, texts, baseline_evaluation, baseline_try, metrics
+    )
 
 
 def _team_model(team: Team, chosen: int | str, problems: list[str]) -> SearchModel | None:
@@ -175,12 +203,12 @@ def _setup_metrics(setup: Evaluation | None) -> list[tuple[str, int]]:
     return metrics or DEFAULT_METRICS
 
 
-def _baseline_try(model: SearchModel, number: int | None) -> Try | None:
+def _baseline_try(model: SearchModel, number: int | None, problems: list[str]) -> Try | None:
     if number is None:
         return None
     found = Try.objects.filter(search_model=model, number=number).first()
     if found is None:
-        raise InvalidInput([f"baseline_try: {model.name} has no try {number}"])
+        problems.append(f"baseline_try: {model.name} has no try {number}")
     return found
 
 

@@ -31,7 +31,7 @@ from .actions import try_fill_with_judge, try_promote, try_send_to_people
 from .forms import FillForm, NotesForm, TryForm, initial_for, initial_from, located, try_label
 from .models import Try, TryState
 from .report import TryReport, try_report
-from .starting import try_start
+from .starting import try_check, try_start
 from .verdict import MIN_JUDGED
 
 TRIES_PER_PAGE = 25
@@ -117,6 +117,11 @@ def _started(request: TeamRequest, form: TryForm) -> Try | None:
         return None
     asked, problems, lines = form.asked()
     if problems:
+        # The lines' problems and the service's, all at once, nothing saved.
+        try:
+            try_check(team=request.membership.team, asked=asked)
+        except InvalidInput as error:
+            problems += located(error.problems, lines)
         add_problems(form, problems)
         return None
     try:

@@ -154,14 +154,18 @@ def test_every_problem_of_the_form_names_its_field_and_nothing_is_saved(team_a, 
     assert not Try.objects.exists()
 
 
-def test_a_line_the_form_cannot_read_is_named_by_its_number(team_a, tuned_model, lead):
+def test_a_line_the_form_cannot_read_is_named_by_its_number_beside_every_other_problem(
+    team_a, tuned_model, lead
+):
     answer = lead.post(
-        tries_url(tuned_model), {**NEW_TRY, "params": "boost=2\n\nfq", "headers": "X-Debug"}
+        tries_url(tuned_model),
+        {**NEW_TRY, "params": "boost=2\n\nfq", "headers": "X-Debug", "depth": "0"},
     )
 
     page = text(answer)
     assert "Parameters: Line 3: no '=' (write name=value, or -name to drop it)." in page
     assert "Headers: Line 1: no ':'" in page
+    assert "Depth: From 1 to 100." in page  # the service's problems come at once too
     assert not Try.objects.exists()
 
 
