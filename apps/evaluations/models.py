@@ -36,8 +36,8 @@ class Reuse(models.TextChoices):
 class Source(models.TextChoices):
     """Who gave a judgement, written with the grade by the grade writer (judging): a
     person here, an AI judge, or an import. A copy by reuse keeps its original's source
-    (and says where it was copied from: FeedbackSlot.reused_from); a lead's decision is
-    judging's SnapshotDecision. Empty: no grade."""
+    (and says where it was copied from: FeedbackSlot.reused_from, reused_from_list); a
+    lead's decision is judging's SnapshotDecision. Empty: no grade."""
 
     PERSON = "person", "Person"
     JUDGE = "judge", "AI judge"
@@ -451,7 +451,9 @@ class FeedbackSlot(models.Model):
     # Who gave the grade (Source; "" without one) and, for an AI judge or an import,
     # what exactly (JudgementSource), written and cleared with the grade by the grade
     # writer only. A copy keeps its original's and names the evaluation it was copied
-    # from (`reused_from`; None once that evaluation is deleted).
+    # from (`reused_from`; None once that evaluation is deleted), or the library's
+    # judgement list its original is in (`reused_from_list`; None once that list is
+    # deleted): the library counts a copy only when neither still holds the original.
     source = models.CharField(
         max_length=8, choices=Source.choices, blank=True, default="", db_default=""
     )
@@ -466,6 +468,15 @@ class FeedbackSlot(models.Model):
     )
     reused_from = models.ForeignKey(
         Evaluation,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+    )
+    # By name: the library sits above this app (its lists are read by reuse, above both).
+    reused_from_list = models.ForeignKey(
+        "library.JudgementList",
         null=True,
         blank=True,
         on_delete=models.SET_NULL,
@@ -523,6 +534,11 @@ class FeedbackSlot(models.Model):
                 fields=["reused_from"],
                 condition=models.Q(reused_from__isnull=False),
                 name="slot_reused_from",
+            ),
+            models.Index(
+                fields=["reused_from_list"],
+                condition=models.Q(reused_from_list__isnull=False),
+                name="slot_reused_from_list",
             ),
         ]
 

@@ -287,6 +287,7 @@ GIVEN_HERE = {
     "stale": False,
     "content_fingerprint": "",
     "reused_from_id": None,
+    "reused_from_list_id": None,
 }
 
 
@@ -441,10 +442,12 @@ class BulkJudgement:
     content_fingerprint: str = ""
     stale: bool = False
     # Who gave it (models.Source, its JudgementSource), and for a copy the evaluation it
-    # was copied from: a copy keeps its original's source.
+    # was copied from and the library's judgement list its original is in: a copy keeps
+    # its original's source.
     source: str = Source.PERSON
     source_detail_id: int | None = None
     reused_from_id: int | None = None
+    reused_from_list_id: int | None = None
 
 
 def slots_judge_in_bulk(
@@ -453,8 +456,9 @@ def slots_judge_in_bulk(
     """Grade many untouched slots of one evaluation at once (reuse of earlier grades),
     under the rules of slot_judge: slots of this evaluation, grades of its scale. Their
     snapshots start, their keywords are marked, and the evaluation is recomputed once
-    the caller's transaction commits. `reused`: copied from earlier evaluations (not new
-    work for the leaderboard). Returns the number of slots graded."""
+    the caller's transaction commits. `reused`: copied from earlier evaluations or the
+    library's judgement lists (not new work for the leaderboard). Returns the number of
+    slots graded."""
     if not judgements:
         return 0
     problems = _bulk_problems(evaluation, judgements)
@@ -485,6 +489,7 @@ def slots_judge_in_bulk(
                 "source": [j.source for j in judgements],
                 "source_detail_id": [j.source_detail_id for j in judgements],
                 "reused_from_id": [j.reused_from_id for j in judgements],
+                "reused_from_list_id": [j.reused_from_list_id for j in judgements],
             },
         )
         snapshots = sorted({snapshot for _, snapshot, _ in rows})

@@ -17,7 +17,7 @@ from django.db.models import Count
 from apps.evaluations.models import FeedbackSlot, Keyword, Source
 from apps.judging.models import SnapshotDecision
 
-from .entries import DECISION, Entry, team_entries
+from .entries import COUNTED_ONCE, DECISION, Entry, team_entries
 from .models import JudgementList, ListedJudgement
 
 QUERIES_PER_PAGE = 25
@@ -117,10 +117,11 @@ class LibraryCounts:
 
 def library_counts(*, team_id: int) -> LibraryCounts:
     """How many judgements the team has of each source. Copies by reuse count once, as
-    their originals."""
+    their originals (entries.COUNTED_ONCE)."""
     by_kind: dict[str, int] = {kind: 0 for kind, _label in KIND_CHOICES if kind}
     for kind, count in (
-        FeedbackSlot.objects.filter(evaluation__team_id=team_id, grade__isnull=False, reused=False)
+        FeedbackSlot.objects.filter(evaluation__team_id=team_id, grade__isnull=False)
+        .filter(COUNTED_ONCE)
         .values_list("source")
         .annotate(count=Count("id"))
         .order_by()

@@ -37,6 +37,9 @@ DECISION = "decision"
 PEOPLE = "people"
 JUDGES = "judges"
 BASIS_LABELS = {DECISION: "a lead's decision", PEOPLE: "people", JUDGES: "AI judges"}
+# The graded slots the library counts: a copy by reuse is its original again, kept in
+# the evaluation or the list it was copied from, and counts only once neither is kept.
+COUNTED_ONCE = Q(reused=False) | Q(reused_from__isnull=True, reused_from_list__isnull=True)
 
 
 @dataclass(frozen=True)
@@ -190,12 +193,12 @@ def _slot_judgements(
     team_id: int, texts: list[str], sources: dict[int, str]
 ) -> Iterable[Judgement]:
     """Grades given in the team's evaluations. A copy by reuse is its original again and
-    is left out, unless the evaluation it was copied from is gone."""
+    is left out, unless the evaluation and the list it was copied from are both gone."""
     rows = (
         FeedbackSlot.objects.filter(
             evaluation__team_id=team_id, keyword__text__in=texts, grade__isnull=False
         )
-        .filter(Q(reused=False) | Q(reused_from__isnull=True))
+        .filter(COUNTED_ONCE)
         .values_list(
             "keyword__text",
             "snapshot__doc_id",

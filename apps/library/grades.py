@@ -127,7 +127,9 @@ team_slots AS (
     FROM {FeedbackSlot._meta.db_table} f
     WHERE f.keyword_id = ANY(ARRAY(SELECT id FROM team_keywords WHERE on_scale))
       AND f.grade IS NOT NULL
-      AND (NOT f.reused OR f.reused_from_id IS NULL)
+      -- A copy by reuse is its original again, unless neither the evaluation nor the
+      -- list it was copied from is kept.
+      AND (NOT f.reused OR (f.reused_from_id IS NULL AND f.reused_from_list_id IS NULL))
 ),
 team_decisions AS (
     SELECT snapshot_id, grade, decided_at FROM {SnapshotDecision._meta.db_table}

@@ -3,10 +3,10 @@ its results to people, or have an AI judge fill the results nobody has judged.
 
 Sending and filling both make an evaluation of the try's results (its lists as they came
 back, content and all) that reuses the team's grades: whatever was judged before in an
-evaluation (people's, and AI judges' the team's calibration rule lets grade) is copied
-in, so people or the judge get only the holes. Grades of imported judgement lists are
-not copied (reuse reads evaluations): results only a list graded are graded again. The
-try's report reads the library, so the new grades count in it as soon as they are given.
+evaluation or an imported judgement list (people's, and AI judges' the team's
+calibration rule lets grade) is copied in, so people or the judge get only the holes.
+The try's report reads the library, so the new grades count in it as soon as they are
+given.
 """
 
 from __future__ import annotations
