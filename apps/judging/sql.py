@@ -47,6 +47,7 @@ CARD_UNREAD_SLOT_FIELDS = (
     "source",
     "source_detail",
     "reused_from",
+    "reused_from_list",
 )
 REUSE_FIELDS = ("reuse", "reuse_fresh_only", "reuse_judges")
 
