@@ -1,6 +1,7 @@
 """/api/v1/gate/: the regression gate a CI job asks (apps/insights/gate.py). GET answers
 for a baseline and a candidate evaluation; POST runs a search model now on the
-baseline's keywords (apps/schedules/candidates.py) and names the candidate to ask about."""
+baseline's keywords (apps/schedules/candidates.py) and names the run to poll
+(apps/api/gate_runs.py)."""
 
 from typing import Any
 
@@ -9,12 +10,13 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from apps.api.input_errors import serializer_problems
 from apps.core.errors import InvalidInput
 from apps.insights.comparison.selectors import parse_evaluation_ids, parse_metric_filter
-from apps.insights.gate import SAME_SOURCES, SOURCE_RULES, gate
+from apps.insights.gate import SAME_SOURCES, SOURCE_RULES, GateVerdict, gate
 from apps.schedules.candidates import candidate_start
 from apps.schedules.gate_asking import min_change_parse
 
@@ -66,9 +68,9 @@ class CandidateIn(serializers.Serializer):
 
 class CandidateOut(serializers.Serializer):
     run = serializers.IntegerField()
-    candidate = serializers.IntegerField(help_text="the candidate evaluation's id")
-    candidate_name = serializers.CharField()
-    poll = serializers.CharField(help_text="GET it until exit_code is not 3")
+    try_id = serializers.IntegerField(help_text="the try the model runs as")
+    try_url = serializers.CharField(help_text="the try: its progress and its lists")
+    poll = serializers.CharField(help_text="the run: GET it until exit_code is not 3")
 
 
 class GateView(APIView):
@@ -118,26 +120,14 @@ class GateView(APIView):
             min_change=min_change_parse(params.get("min_change", "0")),
             sources=params.get("sources", SAME_SOURCES),
         )
-        answer: dict[str, Any] = {
-            "outcome": verdict.outcome,
-            "exit_code": verdict.exit_code,
-            "sources_differ": verdict.sources_differ,
-            "baseline_judged_by": verdict.baseline_judged_by,
-            "candidate_judged_by": verdict.candidate_judged_by,
-            "baseline": verdict.baseline,
-            "candidate": verdict.candidate,
-            "min_change": verdict.min_change,
-            "reason": verdict.reason,
-            "report": verdict.report(),
-            "metrics": [vars(metric) for metric in verdict.metrics],
-        }
-        return Response(answer)
+        return Response(gate_answer(verdict))
 
     @extend_schema(
         summary="Run a search model now against a baseline, for the gate",
-        description="Asks the baseline's keywords of the model in a copy of the baseline's "
-        "setup, reusing the grades still valid; the rest is graded by people or by `judge`. "
-        "Answers 202 with the candidate evaluation: GET `poll` until it is decided.",
+        description="Runs the baseline's keywords on the model as a try, then copies its "
+        "results into a copy of the baseline's setup, reusing the grades still valid; the "
+        "rest is graded by people or by `judge`. Answers 202 with the run: GET `poll` until "
+        "its exit_code is not 3.",
         request=CandidateIn,
         responses={202: CandidateOut},
     )
@@ -146,11 +136,28 @@ class GateView(APIView):
         if not given.is_valid():
             raise InvalidInput(serializer_problems(given.errors))
         run = candidate_start(team=request.user.team, **given.validated_data)
-        if run.evaluation is None:
-            raise InvalidInput([f"model: the run did not start: {run.note}"])
-        candidate = run.evaluation
-        poll = f"{request.path}?baseline={run.baseline_id}&candidate={candidate.id}"
-        if run.min_change:
-            poll += f"&min_change={run.min_change:g}"
-        answer = {"run": run.id, "candidate": candidate.id, "candidate_name": candidate.name}
-        return Response({**answer, "poll": poll}, status=status.HTTP_202_ACCEPTED)
+        assert run.attempt_id is not None
+        answer = {
+            "run": run.id,
+            "try_id": run.attempt_id,
+            "try_url": reverse("api:try_detail", args=[run.attempt_id]),
+            "poll": reverse("api:gate_run", args=[run.id]),
+        }
+        return Response(answer, status=status.HTTP_202_ACCEPTED)
+
+
+def gate_answer(verdict: GateVerdict) -> dict[str, Any]:
+    """The gate's verdict as the API answers it (GateOut)."""
+    return {
+        "outcome": verdict.outcome,
+        "exit_code": verdict.exit_code,
+        "sources_differ": verdict.sources_differ,
+        "baseline_judged_by": verdict.baseline_judged_by,
+        "candidate_judged_by": verdict.candidate_judged_by,
+        "baseline": verdict.baseline,
+        "candidate": verdict.candidate,
+        "min_change": verdict.min_change,
+        "reason": verdict.reason,
+        "report": verdict.report(),
+        "metrics": [vars(metric) for metric in verdict.metrics],
+    }

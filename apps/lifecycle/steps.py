@@ -15,7 +15,7 @@ from apps.core.errors import InvalidInput, InvalidState
 from apps.core.image_sources import image_source
 from apps.core.queueing import queue_after_commit
 from apps.endpoints.models import SearchModel
-from apps.evaluations.models import Evaluation, Status
+from apps.evaluations.models import Evaluation, Reuse, Status
 from apps.evaluations.services import (
     NAME_LIMIT,
     Document,
@@ -114,6 +114,26 @@ def evaluation_clone(
                 for s in keyword.snapshots.all()
             ],
         )
+    copy.refresh_from_db()
+    return copy
+
+
+def run_copy(
+    *, evaluation: Evaluation, name: str, search_model: SearchModel | None = None
+) -> Evaluation:
+    """A copy made to be compared with what it was copied from (a schedule's run, the
+    gate's candidate), under `name` or the next free one: it reuses earlier grades by
+    keyword and document at least, but never one given on content that has changed
+    since (a changed document is graded again), and never restarts on its own."""
+    copy = evaluation_clone(
+        evaluation=evaluation,
+        name=free_name(team_id=evaluation.team_id, name=name[:NAME_LIMIT]),
+        search_model=search_model,
+    )
+    reuse = evaluation.reuse if evaluation.reuse != Reuse.NONE else Reuse.KEYWORD_DOC
+    Evaluation.objects.filter(id=copy.id).update(
+        reuse=reuse, reuse_fresh_only=True, auto_restart=False
+    )
     copy.refresh_from_db()
     return copy
 

@@ -136,7 +136,7 @@ def candidate_run_of(team: Team, run_id: Any) -> ScheduledRun | None:
     if not (text.isascii() and text.isdigit()) or len(text) > 18:
         return None
     runs = ScheduledRun.objects.select_related(
-        "evaluation__search_model", "judge", "baseline__team"
+        "evaluation__search_model", "attempt__search_model", "judge", "baseline__team"
     )
     return runs.filter(id=int(text), schedule=None, baseline__team=team).first()
 
@@ -145,20 +145,17 @@ def gate_run_start(
     *, team: Team, baseline: Any, model: Any, judge: Any = "", min_change: Any = "0"
 ) -> ScheduledRun:
     """A search model run now on the baseline's keywords (candidates.candidate_start):
-    its keywords run on a worker, the grades still valid are reused, the rest waits for
-    people and the judge. A run that could not start: InvalidInput naming `model`."""
+    its try runs on a worker, then its results are graded, the grades still valid reused
+    and the rest left to people and the judge."""
     problems: list[str] = []
     baseline_id = _evaluation_id(baseline, "baseline", problems)
     change = _checked(lambda: min_change_parse(min_change), problems)
     if problems:
         raise InvalidInput(problems)
     assert baseline_id is not None and change is not None
-    run = candidate_start(
+    return candidate_start(
         team=team, baseline=baseline_id, model=model, judge=judge or None, min_change=change
     )
-    if run.evaluation is None:
-        raise InvalidInput([f"model: the run did not start: {run.note}"])
-    return run
 
 
 @dataclass(frozen=True)
@@ -179,12 +176,15 @@ def ci_calls(question: GateQuestion, api_url: str) -> list[CiCall]:
 
 def model_ci_calls(run: ScheduledRun, api_url: str) -> list[CiCall]:
     """What a CI job runs to start this model run itself, against the same baseline."""
-    assert run.evaluation is not None and run.baseline is not None
-    model = run.evaluation.search_model
+    model = run.attempt.search_model if run.attempt else None
+    if model is None and run.evaluation is not None:  # a run made before runs were tries
+        model = run.evaluation.search_model
+    if model is None or run.baseline is None:
+        return []
     question = ModelQuestion(
         team=run.baseline.team.name,
         baseline=run.baseline.id,
-        model=model.name if model else "",
+        model=model.name,
         judge=run.judge.name if run.judge else "",
         min_change=run.min_change,
     )
@@ -194,7 +194,7 @@ def model_ci_calls(run: ScheduledRun, api_url: str) -> list[CiCall]:
             model_command_line(question),
         ),
         CiCall(
-            "The API: answers the candidate and the URL to poll while exit_code is 3",
+            "The API: answers the run's URL, to poll while exit_code is 3",
             model_api_call(question, api_url),
         ),
     ]

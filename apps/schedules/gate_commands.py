@@ -80,8 +80,8 @@ def model_command_line(question: ModelQuestion) -> str:
 
 
 def model_api_call(question: ModelQuestion, api_url: str) -> str:
-    """The POST that runs the model now; its answer names the candidate and the URL to
-    poll while exit_code is 3."""
+    """The POST that runs the model now; its answer names the run's URL, to poll while
+    exit_code is 3."""
     body: dict[str, object] = {"baseline": question.baseline, "model": question.model}
     if question.judge:
         body["judge"] = question.judge

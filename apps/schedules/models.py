@@ -9,6 +9,7 @@ from django.db import models
 from apps.accounts.models import Team
 from apps.evaluations.models import Evaluation
 from apps.judges.models import Judge
+from apps.tries.models import Try
 
 from . import cron
 
@@ -57,6 +58,7 @@ class Schedule(models.Model):
 
 
 class RunState(models.TextChoices):
+    TRYING = "trying", "Running the model"  # a gate's candidate: its try runs first
     STARTED = "started", "Running"  # its evaluation fetches, then is graded
     COMPARED = "compared", "Compared"
     FAILED = "failed", "Could not start"
@@ -75,6 +77,10 @@ class ScheduledRun(models.Model):
     by_hand = models.BooleanField(default=False)  # "Run now"
     evaluation = models.ForeignKey(
         Evaluation, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # A gate's candidate runs the model as a try; its evaluation is made when it is done.
+    attempt = models.ForeignKey(
+        Try, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     previous = models.ForeignKey(
         Evaluation, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

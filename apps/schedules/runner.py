@@ -26,14 +26,14 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.core.errors import DomainError
-from apps.endpoints.models import SearchModel
-from apps.evaluations.models import Evaluation, Keyword, Reuse, Status
-from apps.evaluations.services import NAME_LIMIT
+from apps.evaluations.models import Evaluation, Keyword, Status
 from apps.insights.gate import FAIL, gate
 from apps.judges.controls import run_start as judge_run_start
-from apps.lifecycle.steps import evaluation_clone, evaluation_start, free_name
+from apps.lifecycle.steps import evaluation_start, run_copy
 from apps.notifications.events import announce
 from apps.notifications.models import Event
+from apps.tries.gate_candidate import gate_candidate_make
+from apps.tries.models import TryState
 
 from . import cron
 from .models import RunState, Schedule, ScheduledRun
@@ -90,26 +90,12 @@ def scheduled_run_start(
     return run
 
 
-def run_evaluation_start(
-    run: ScheduledRun, source: Evaluation, name: str, search_model: SearchModel | None = None
-) -> ScheduledRun:
-    """The run's evaluation made and started: `source` copied (asked of `search_model`
-    instead of its own, if given) under `name` or the next free one, reusing the
-    still-valid grades of earlier evaluations (by keyword and document, unless the source
-    asks for the position too; never one given on content that has changed since),
-    never restarting on its own. A refusal (no keywords to
-    run, say) fails the run with the reason."""
+def run_evaluation_start(run: ScheduledRun, source: Evaluation, name: str) -> ScheduledRun:
+    """The run's evaluation made (lifecycle.steps.run_copy) and started. A refusal (no
+    keywords to run, say) fails the run with the reason."""
     try:
         with transaction.atomic():
-            copy = evaluation_clone(
-                evaluation=source,
-                name=free_name(team_id=source.team_id, name=name[:NAME_LIMIT]),
-                search_model=search_model,
-            )
-            reuse = source.reuse if source.reuse != Reuse.NONE else Reuse.KEYWORD_DOC
-            Evaluation.objects.filter(id=copy.id).update(
-                reuse=reuse, reuse_fresh_only=True, auto_restart=False
-            )
+            copy = run_copy(evaluation=source, name=name)
             ScheduledRun.objects.filter(id=run.id).update(evaluation=copy)
             run.evaluation = evaluation_start(evaluation=copy)
     except DomainError as error:
@@ -119,8 +105,10 @@ def run_evaluation_start(
 
 
 def scheduled_runs_advance() -> int:
-    """Give opened runs their AI judge and compare finished ones; returns how many were
-    compared now."""
+    """Give a gate's candidate whose try is done its evaluation, opened runs their AI
+    judge, and compare finished ones; returns how many were compared now."""
+    for run_id in ScheduledRun.objects.filter(state=RunState.TRYING).values_list("id", flat=True):
+        _candidate_make(run_id)
     compared = 0
     runs = ScheduledRun.objects.filter(state=RunState.STARTED).select_related(
         "schedule", "judge", "evaluation", "previous", "baseline"
@@ -134,6 +122,35 @@ def scheduled_runs_advance() -> int:
         elif evaluation.status == Status.ACTIVE and not run.judge_started:
             _judge(run)
     return compared
+
+
+def _candidate_make(run_id: int) -> None:
+    """The gate's candidate: once its try is done, its results as the run's evaluation
+    (once: the run's row is locked and its state checked again)."""
+    with transaction.atomic():
+        run = (
+            ScheduledRun.objects.select_for_update(of=("self",))
+            .select_related("attempt__search_model", "baseline")
+            .filter(id=run_id, state=RunState.TRYING)
+            .first()
+        )
+        if run is None:
+            return
+        attempt, baseline = run.attempt, run.baseline
+        if attempt is None or baseline is None:
+            _fail(run, "its try or its baseline was removed before it finished")
+        elif attempt.state == TryState.FAILED:
+            _fail(run, f"the model's run failed: {attempt.error}")
+        elif attempt.state == TryState.DONE:
+            try:
+                with transaction.atomic():
+                    evaluation = gate_candidate_make(attempt=attempt, baseline=baseline)
+            except DomainError as error:
+                _fail(run, f"could not start: {error.message}")
+                return
+            ScheduledRun.objects.filter(id=run.id).update(
+                state=RunState.STARTED, evaluation=evaluation
+            )
 
 
 def _judge(run: ScheduledRun) -> None:

@@ -180,6 +180,8 @@ def _query_texts(
     )
     if len(texts) > MAX_QUERIES:
         problems.append(f"evaluation: a try runs at most {MAX_QUERIES:,} queries")
+    elif not texts:
+        problems.append("evaluation: it has no keywords to run")
     return texts, None
 
 

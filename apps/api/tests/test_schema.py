@@ -91,6 +91,7 @@ def test_the_schema_lists_every_v1_operation_and_nothing_else():
         "/api/v1/models/{model_id}/": ["get"],
         "/api/v1/comparisons/": ["get"],
         "/api/v1/gate/": ["get", "post"],
+        "/api/v1/gate/runs/{run_id}/": ["get"],
         "/api/v1/trec-eval/": ["post"],
         "/api/v1/judges/": ["get", "post"],
         "/api/v1/judge-prompts/": ["get", "post"],

@@ -11,13 +11,16 @@ from django.core.management import call_command
 from django.test import Client
 
 from apps.accounts.api_tokens import api_token_create
+from apps.endpoints.models import SearchEndpoint
 from apps.evaluations.models import Evaluation, Status
 from apps.evaluations.services import evaluation_create_with_keywords
 from apps.judges.services import judge_create
 from apps.judges.tests.fake_provider import FakeProvider, Reply, Seen
 from apps.judging.judgements import Giver, slot_judge
 from apps.lifecycle.steps import evaluation_start
-from apps.schedules.models import ScheduledRun
+from apps.schedules.models import RunState, ScheduledRun
+from apps.schedules.runner import scheduled_runs_advance
+from apps.tries.models import Try
 from tests.factories import make_grader, make_search_model, slots_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -160,7 +163,7 @@ def test_an_unknown_model_or_judge_is_a_usage_error(team_a, baseline):
     assert not ScheduledRun.objects.exists()
 
 
-def test_the_api_runs_a_model_now_and_names_the_candidate_to_ask_about(
+def test_the_api_runs_a_model_now_as_a_try_and_its_run_answers_until_the_gate_decides(
     team_a, team_b, baseline, tomorrow
 ):
     _token, text = api_token_create(team=team_a, name="ci")
@@ -172,10 +175,30 @@ def test_the_api_runs_a_model_now_and_names_the_candidate_to_ask_about(
     )
     assert answer.status_code == 202, answer.content
     body = answer.json()
-    candidate = Evaluation.objects.get(id=body["candidate"])
-    assert candidate.search_model_id == tomorrow.id and body["candidate_name"] == candidate.name
+    run = ScheduledRun.objects.get(id=body["run"])
+    assert body["poll"] == f"/api/v1/gate/runs/{run.id}/"
+    assert body["try_url"] == f"/api/v1/tries/{body['try_id']}/"
+    attempt = api.get(body["try_url"]).json()  # the model ran as a try (tasks in-process)
+    assert (attempt["model"], attempt["state"]) == ("Tomorrow", "done")
+
     polled = api.get(body["poll"]).json()
-    assert (polled["outcome"], polled["exit_code"]) == ("undecided", 3)
+    assert (polled["state"], polled["exit_code"], polled["candidate"]) == ("trying", 3, None)
+    assert (polled["queries_done"], polled["queries_total"]) == (len(KEYWORDS), len(KEYWORDS))
+
+    scheduled_runs_advance()  # beat's tick: the try is done, its results become the candidate
+    polled = api.get(body["poll"]).json()
+    candidate = Evaluation.objects.get(id=polled["candidate"])
+    assert candidate.search_model_id == tomorrow.id and polled["candidate_name"] == candidate.name
+    assert (polled["state"], polled["exit_code"]) == ("started", 3)
+    assert polled["gate"]["outcome"] == "undecided"
+
+    grade_all(candidate, 1, make_grader(team_a))
+    polled = api.get(body["poll"]).json()
+    assert (polled["exit_code"], polled["gate"]["outcome"]) == (0, "pass"), polled
+
+    _token, theirs = api_token_create(team=team_b, name="ci")
+    stranger = Client(headers={"Authorization": f"Bearer {theirs}"})
+    assert stranger.get(body["poll"]).status_code == 404
 
     refused = api.post(
         "/api/v1/gate/", {"baseline": baseline.id, "model": "Nope"}, content_type="application/json"
@@ -184,8 +207,6 @@ def test_the_api_runs_a_model_now_and_names_the_candidate_to_ask_about(
     assert refused.json()["errors"] == [
         {"field": "model", "message": "the team has no search model 'Nope'"}
     ]
-    _token, theirs = api_token_create(team=team_b, name="ci")
-    stranger = Client(headers={"Authorization": f"Bearer {theirs}"})
     answer = stranger.post(
         "/api/v1/gate/",
         {"baseline": baseline.id, "model": "Today"},
@@ -196,3 +217,44 @@ def test_the_api_runs_a_model_now_and_names_the_candidate_to_ask_about(
         {"field": "baseline", "message": f"the team has no evaluation {baseline.id}"},
         {"field": "model", "message": "the team has no search model 'Today'"},
     ]
+
+
+def test_a_model_whose_answers_cannot_be_read_fails_the_run_with_the_reason(
+    team_a, baseline, tomorrow
+):
+    SearchEndpoint.objects.filter(pk=tomorrow.endpoint_id).update(mapper={"results": "x"})
+    with pytest.raises(Exception, match="--model: the run did not start: the model's run failed"):
+        gate(team_a, "--baseline", str(baseline.id), "--model", "Tomorrow")
+    run = ScheduledRun.objects.get()
+    assert run.state == RunState.FAILED and run.evaluation is None
+
+    _token, text = api_token_create(team=team_a, name="ci")
+    api = Client(headers={"Authorization": f"Bearer {text}"})
+    polled = api.get(f"/api/v1/gate/runs/{run.id}/").json()
+    assert (polled["state"], polled["exit_code"]) == ("failed", 2)
+    assert "response mapper is broken" in polled["reason"]
+
+
+def test_a_baseline_without_keywords_is_refused_before_anything_runs(team_a, tomorrow):
+    empty = evaluation_create_with_keywords(
+        team=team_a, name="Empty", metrics=[("precision", 5)], scale="binary", keywords=[]
+    )
+    with pytest.raises(Exception, match="--baseline: it has no keywords to run"):
+        gate(team_a, "--baseline", str(empty.id), "--model", "Tomorrow")
+    assert not ScheduledRun.objects.exists() and not Try.objects.exists()
+
+
+def test_a_model_that_finds_nothing_still_gives_the_candidate_every_keyword(
+    team_a, baseline, tomorrow, search_server
+):
+    SearchEndpoint.objects.filter(pk=tomorrow.endpoint_id).update(
+        url=search_server.base_url + "/empty"
+    )
+    gate(team_a, "--baseline", str(baseline.id), "--model", "Tomorrow")
+    candidate = ScheduledRun.objects.get().evaluation
+    keywords = candidate.keywords.all()
+    assert sorted(keyword.text for keyword in keywords) == sorted(KEYWORDS)
+    assert {(k.execution_message, k.executed_at is not None) for k in keywords} == {
+        ("no results", True)
+    }
+    assert candidate.reuse_fresh_only and not candidate.auto_restart

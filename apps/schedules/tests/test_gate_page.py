@@ -20,6 +20,7 @@ from apps.evaluations.services import evaluation_create_with_keywords
 from apps.judging.judgements import Giver, slot_judge
 from apps.lifecycle.steps import evaluation_start
 from apps.schedules.models import ScheduledRun
+from apps.schedules.runner import scheduled_runs_advance
 from tests.comparison_data import shop_pair
 from tests.factories import client_for, make_evaluation, make_grader, make_search_model, slots_of
 
@@ -189,13 +190,18 @@ def test_a_model_run_now_starts_a_candidate_the_page_follows_and_the_ci_calls_st
         follow=True,
     )
     run = ScheduledRun.objects.get()
-    candidate = run.evaluation
-    assert candidate.search_model_id == tomorrow.id and candidate.status == Status.ACTIVE
     text = page_text(answer)
-    assert f"Started {candidate.name}: the baseline's keywords run on the model now" in text
+    assert f"Started: the baseline's keywords run on {run.attempt} now" in text
+    # The model has run as a try (tasks in-process); its results wait for beat's tick.
+    assert "Tomorrow v2, try 1</a> is running on the baseline's keywords: 2 of 2" in text
+    assert 'hx-trigger="every 3s"' in text  # the page follows the run
+    scheduled_runs_advance()
+    text = page_text(lead.get(answer.request["PATH_INFO"] + "?" + answer.request["QUERY_STRING"]))
+    candidate = ScheduledRun.objects.get().evaluation
+    assert candidate.search_model_id == tomorrow.id and candidate.status == Status.ACTIVE
     assert '<span data-testid="gate-outcome">UNDECIDED</span>' in text
     assert f"{candidate.graded_slots} of {candidate.total_slots} results graded" in text
-    assert 'hx-trigger="every 3s"' in text  # the page follows the run until it is decided
+    assert 'hx-trigger="every 3s"' in text  # ... until it is decided
     command = re.search(r'data-testid="run-call-1">(.*?)</code>', text, re.S).group(1)
     assert command == (
         "python manage.py relevance_gate --team 'Team A' "

@@ -1,8 +1,9 @@
 """`manage.py relevance_gate`: the regression gate a CI job runs (apps/insights/gate.py).
 
 Against a baseline, either a candidate evaluation (--candidate) or a search model run
-now (--model: the baseline's keywords asked of it, apps/schedules/candidates.py), waited
-for up to --wait seconds while it is graded (by people, or by --judge).
+now (--model: the baseline's keywords asked of it as a try, here, then copied into a
+candidate evaluation: apps/schedules/candidates.py), waited for up to --wait seconds
+while it is graded (by people, or by --judge).
 
 Exit status: 0 pass, 1 a significant regression, 3 not decided yet (grading incomplete,
 or the two judged by different sources without --sources people|any), 2 a usage problem
@@ -22,10 +23,14 @@ from apps.insights.gate import SAME_SOURCES, SOURCE_RULES, gate
 from apps.schedules.candidates import candidate_start
 from apps.schedules.models import RunState, ScheduledRun
 from apps.schedules.runner import scheduled_runs_advance
+from apps.tries.running import try_run
 
 USAGE = 2
 MAX_WAIT_SECONDS = 24 * 3600
 POLL_SECONDS = 2.0
+# How long the model's run may take on a worker that took it first, even with --wait 0:
+# the candidate evaluation exists only once it is done.
+TRY_WAIT_SECONDS = 600.0
 
 
 class Command(BaseCommand):
@@ -105,8 +110,8 @@ class Command(BaseCommand):
             raise SystemExit(verdict.exit_code)
 
     def _run_model(self, team: Team, options: dict[str, Any]) -> int:
-        """Start the model's run, wait for it (moving runs on as beat would), and answer
-        its evaluation's id."""
+        """Run the model here as the candidate's try, make its evaluation, wait for its
+        grading (moving runs on as beat would), and answer the evaluation's id."""
         try:
             run = candidate_start(
                 team=team,
@@ -118,9 +123,18 @@ class Command(BaseCommand):
         except InvalidInput as error:
             problems = [f"--{problem}" for problem in error.problems]
             raise CommandError("; ".join(problems), returncode=USAGE) from error
+        assert run.attempt_id is not None
+        try_run(try_id=run.attempt_id)  # here; a worker that took it first runs it there
+        give_up_at = time.monotonic() + max(options["wait"], TRY_WAIT_SECONDS)
+        while _state(run) == RunState.TRYING and time.monotonic() < give_up_at:
+            scheduled_runs_advance()
+            if _state(run) == RunState.TRYING:
+                time.sleep(POLL_SECONDS)
+        run.refresh_from_db()
         evaluation = run.evaluation
         if evaluation is None:
-            raise CommandError(f"--model: the run did not start: {run.note}", returncode=USAGE)
+            why = run.note or "its try is still running"
+            raise CommandError(f"--model: the run did not start: {why}", returncode=USAGE)
         self.stdout.write(
             f"Candidate: evaluation {evaluation.id} ({evaluation.name}); "
             f"later: --candidate {evaluation.id}"
@@ -128,7 +142,11 @@ class Command(BaseCommand):
         give_up_at = time.monotonic() + options["wait"]
         while time.monotonic() < give_up_at:
             scheduled_runs_advance()
-            if ScheduledRun.objects.filter(id=run.id).exclude(state=RunState.STARTED).exists():
+            if _state(run) != RunState.STARTED:
                 break
             time.sleep(POLL_SECONDS)
         return evaluation.id
+
+
+def _state(run: ScheduledRun) -> str:
+    return ScheduledRun.objects.filter(id=run.id).values_list("state", flat=True).get()
