@@ -11,14 +11,12 @@ beat's tick) and the gate reads it.
 
 from __future__ import annotations
 
-from typing import TypeVar
-
-from django.db import models, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import Team
 from apps.core.errors import InvalidInput
-from apps.core.typed import parse_id
+from apps.core.lookup import by_id_or_name
 from apps.endpoints.models import SearchModel
 from apps.evaluations.models import Evaluation
 from apps.judges.models import Judge
@@ -27,8 +25,6 @@ from apps.tries.gate_candidate import gate_try_start
 from .models import RunState, ScheduledRun
 
 MIN_CHANGE_MAX = 1000.0
-
-Named = TypeVar("Named", bound=models.Model)
 
 
 def candidate_start(
@@ -49,12 +45,22 @@ def candidate_start(
     )
     if baseline_evaluation is None:
         problems.append(f"baseline: the team has no evaluation {baseline}")
-    search_model: SearchModel | None = _by_id_or_name(
-        SearchModel, team, model, "model", "search model", problems
+    search_model = by_id_or_name(
+        SearchModel.objects.filter(team=team),
+        model,
+        field="model",
+        label="search model",
+        problems=problems,
     )
     chosen_judge: Judge | None = None
     if judge not in (None, ""):
-        chosen_judge = _by_id_or_name(Judge, team, judge, "judge", "AI judge", problems)
+        chosen_judge = by_id_or_name(
+            Judge.objects.filter(team=team),
+            judge,
+            field="judge",
+            label="AI judge",
+            problems=problems,
+        )
     if not 0 <= min_change <= MIN_CHANGE_MAX:
         problems.append(f"min_change: from 0 to {MIN_CHANGE_MAX:g}")
     if problems:
@@ -78,24 +84,3 @@ def candidate_start(
             judge=chosen_judge,
             min_change=min_change,
         )
-
-
-def _by_id_or_name(
-    model: type[Named],
-    team: Team,
-    chosen: int | str,
-    field: str,
-    label: str,
-    problems: list[str],
-) -> Named | None:
-    text = str(chosen).strip()
-    if "\x00" in text:
-        problems.append(f"{field}: must not contain NUL (0x00) characters")
-        return None
-    objects = model._default_manager.filter(team=team)
-    number = parse_id(text)
-    found = objects.filter(id=number).first() if number is not None else None
-    found = found or objects.filter(name=text[:200]).first()
-    if found is None:
-        problems.append(f"{field}: the team has no {label} {text[:200]!r}")
-    return found

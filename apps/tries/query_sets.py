@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 
 from apps.accounts.models import Team, User
 from apps.core.errors import InvalidInput
-from apps.core.typed import parse_id
+from apps.core.lookup import by_id_or_name
 
 from .models import SavedQuerySet, TryQuery
 
@@ -60,11 +60,5 @@ def query_set_save(*, team: Team, user: User | None, name: Any, queries: Any) ->
 
 def team_query_set(team: Team, chosen: int | str, problems: list[str]) -> SavedQuerySet | None:
     """The team's set by id or name; a problem named `query_set` when there is none."""
-    text = str(chosen).strip()[:MAX_NAME]
     sets = SavedQuerySet.objects.filter(team=team)
-    number = parse_id(text)
-    found = sets.filter(id=number).first() if number is not None else None
-    found = found or (sets.filter(name=text).first() if "\x00" not in text else None)
-    if found is None:
-        problems.append(f"query_set: the team has no query set {text!r}")
-    return found
+    return by_id_or_name(sets, chosen, field="query_set", label="query set", problems=problems)

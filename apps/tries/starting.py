@@ -11,8 +11,8 @@ from django.db.models import Max
 
 from apps.accounts.models import Team, User
 from apps.core.errors import InvalidInput
+from apps.core.lookup import by_id_or_name
 from apps.core.queueing import queue_after_commit
-from apps.core.typed import parse_id
 from apps.endpoints.models import SearchModel
 from apps.engine import EngineError, get_metric
 from apps.evaluations.metric_list import parse_metric_list
@@ -132,17 +132,8 @@ def _checked(team: Team, asked: TryRequest) -> _Checked:
 
 
 def _team_model(team: Team, chosen: int | str, problems: list[str]) -> SearchModel | None:
-    text = str(chosen).strip()[:200]
-    if not text or "\x00" in text:
-        problems.append("model: a search model of the team, by id or name")
-        return None
     models = SearchModel.objects.filter(team=team).select_related("endpoint")
-    number = parse_id(text)
-    found = models.filter(id=number).first() if number is not None else None
-    found = found or models.filter(name=text).first()
-    if found is None:
-        problems.append(f"model: the team has no search model {text!r}")
-    return found
+    return by_id_or_name(models, chosen, field="model", label="search model", problems=problems)
 
 
 def _team_evaluation(
