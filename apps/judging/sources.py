@@ -68,7 +68,8 @@ def _source_id(**fields: object) -> int:
 class Provenance:
     """A graded slot's source as pages, the API and exports tell it. `reused_from`: the
     id and name of the evaluation a copy came from (None: given in this one, or that
-    evaluation was deleted; `reused` says which)."""
+    evaluation was deleted; `reused` says which); `reused_from_list`: the name of the
+    imported judgement list it came from, if it did and the list is kept."""
 
     kind: str
     name: str = ""  # the judge's name or the import's label
@@ -78,6 +79,7 @@ class Provenance:
     chain_link: str = ""
     reused: bool = False
     reused_from: tuple[int, str] | None = None
+    reused_from_list: str = ""
 
     @property
     def is_judge(self) -> bool:
@@ -94,8 +96,12 @@ class Provenance:
             told = f"Imported ({self.name})" if self.name else "Imported"
         else:
             told = "Person"
-        if self.reused:
-            told += f", copied from {self.reused_from[1]}" if self.reused_from else ", copied"
+        if self.reused and self.reused_from:
+            told += f", copied from {self.reused_from[1]}"
+        elif self.reused and self.reused_from_list:
+            told += f", copied from the judgement list {self.reused_from_list}"
+        elif self.reused:
+            told += ", copied"
         return told
 
     def as_json(self) -> dict[str, object]:
@@ -116,7 +122,7 @@ class Provenance:
 
 
 # What a read of slots joins to tell their provenance (select_related).
-PROVENANCE_JOINS = ("source_detail", "reused_from")
+PROVENANCE_JOINS = ("source_detail", "reused_from", "reused_from_list")
 
 
 def provenance_of(slot: FeedbackSlot) -> Provenance | None:
@@ -134,4 +140,5 @@ def provenance_of(slot: FeedbackSlot) -> Provenance | None:
         chain_link=detail.chain_link if detail else "",
         reused=slot.reused,
         reused_from=(copied.id, copied.name) if copied else None,
+        reused_from_list=slot.reused_from_list.name if slot.reused_from_list else "",
     )

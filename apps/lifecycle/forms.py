@@ -162,7 +162,8 @@ class EvaluationForm(forms.Form):
         choices=Reuse.choices,
         initial=Reuse.NONE,
         label="Reuse earlier grades",
-        help_text="From finished evaluations of the team on the same scale: people's grades.",
+        help_text="From finished evaluations and imported judgement lists of the team on the "
+        "same scale: people's grades.",
     )
     reuse_judges = forms.BooleanField(
         required=False,

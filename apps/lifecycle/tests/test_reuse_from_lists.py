@@ -15,7 +15,7 @@ from apps.evaluations.models import FeedbackSlot, Snapshot, Source
 from apps.judges.calibration import gate_set
 from apps.judges.services import judge_create
 from apps.judging.judgements import Giver, slot_judge
-from apps.judging.sources import JudgeMade, judge_source
+from apps.judging.sources import JudgeMade, judge_source, provenance_of
 from apps.library.grades import grades_from_entries, library_grades
 from apps.library.models import JudgementList
 from apps.lifecycle.steps import evaluation_start
@@ -79,6 +79,14 @@ def test_an_imported_lists_grade_fills_the_matching_result_with_its_source_and_n
     assert not copy.stale
     # The list is one grader: the result's two other slots wait for people.
     assert FeedbackSlot.objects.filter(snapshot=snapshot, grade__isnull=True).count() == 2
+    keyword_page = client_for(lead_of(team)).get(
+        reverse("insights:keyword_detail", args=[evaluation.id, snapshot.keyword_id])
+    )
+    assert "copied from the judgement list Vendor 2025" in keyword_page.content.decode()
+    assert (
+        provenance_of(copy).text
+        == "Imported (Vendor 2025), copied from the judgement list Vendor 2025"
+    )
 
 
 def test_a_list_fills_one_slot_beside_each_persons_grade_newest_first():
