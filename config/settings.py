@@ -109,6 +109,7 @@ INSTALLED_APPS = [
     "apps.tries",
     "apps.interchange",
     "apps.demo",
+    "apps.sso",
     "apps.api",
 ]
 
@@ -584,6 +585,19 @@ AI_JUDGE_FAIL_AFTER_SECONDS = env_float("AI_JUDGE_FAIL_AFTER_SECONDS", 300.0, mi
 WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = env_bool("WEBHOOKS_ALLOW_PRIVATE_ADDRESSES", False)
 WEBHOOK_TIMEOUT_SECONDS = env_float("WEBHOOK_TIMEOUT_SECONDS", 10.0, minimum=0.1)
 WEBHOOK_RETRY_SECONDS = env_float("WEBHOOK_RETRY_SECONDS", 30.0, minimum=0.01)
+# Single sign-on (apps/sso, docs/single-sign-on.md). Identity providers are set up in
+# the admin; one OpenID Connect provider can also come from the environment (its secret
+# then stays there). Its addresses follow the same rule as the others: allow private
+# ones for a provider inside the network (a Keycloak on the intranet).
+SSO_OIDC_ISSUER = env_str("SSO_OIDC_ISSUER", "")
+SSO_OIDC_CLIENT_ID = env_str("SSO_OIDC_CLIENT_ID", "")
+SSO_OIDC_CLIENT_SECRET = env_str("SSO_OIDC_CLIENT_SECRET", "")
+SSO_OIDC_NAME = env_str("SSO_OIDC_NAME", "single sign-on")
+SSO_OIDC_SLUG = env_str("SSO_OIDC_SLUG", "oidc")
+SSO_OIDC_SCOPES = env_str("SSO_OIDC_SCOPES", "openid email profile")
+SSO_OIDC_GROUPS_CLAIM = env_str("SSO_OIDC_GROUPS_CLAIM", "groups")
+SSO_ALLOW_PRIVATE_ADDRESSES = env_bool("SSO_ALLOW_PRIVATE_ADDRESSES", False)
+SSO_TIMEOUT_SECONDS = env_float("SSO_TIMEOUT_SECONDS", 10.0, minimum=0.1)
 # Where people reach Relevo: the links in e-mails and webhook payloads, which are read
 # outside any request that could tell.
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")

@@ -17,6 +17,7 @@ urlpatterns = [
     path("", include("apps.judges.urls")),
     path("", include("apps.notifications.urls")),
     path("", include("apps.schedules.urls")),
+    path("", include("apps.sso.urls")),
 ]
 
 # An error raised outside any view (in a middleware, e.g. a session saved as the response

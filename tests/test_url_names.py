@@ -21,6 +21,7 @@ APPS = [
     "schedules",
     "library",
     "tries",
+    "sso",
 ]
 # The life cycle's pages are the evaluations' pages, reversed as "evaluations:detail".
 NAMESPACE_OF_URL_CONF = {app: app for app in APPS} | {"lifecycle": "evaluations"}

@@ -73,3 +73,28 @@ class PasswordResetForm(auth_forms.PasswordResetForm):
 
     def get_users(self, email: str) -> QuerySet[User]:
         return User.objects.filter(email__iexact=email, is_active=True)
+
+
+class LoginForm(auth_forms.AuthenticationForm):
+    """Django's log-in form, refusing a password to a member of a team that signs in
+    through its identity provider (its owner excepted: the way back in)."""
+
+    def confirm_login_allowed(self, user: Any) -> None:
+        super().confirm_login_allowed(user)
+        team = sso_team_of(user)
+        if team is not None:
+            raise forms.ValidationError(
+                f"{team.name} signs in with single sign-on: use its button below.",
+                code="sso_required",
+            )
+
+
+def sso_team_of(user: User) -> Team | None:
+    """A team that requires single sign-on of `user` (not its owner), if any."""
+    membership = (
+        user.memberships.filter(team__sso_required=True)
+        .exclude(role=Role.OWNER)
+        .select_related("team")
+        .first()
+    )
+    return membership.team if membership else None

@@ -77,6 +77,9 @@ class Team(models.Model):
     )
     # The zone its schedules' times are read in (an IANA name: "Europe/Paris").
     time_zone = models.CharField(max_length=64, default="UTC", db_default="UTC")
+    # Members sign in through the identity provider only; the owner keeps a password as
+    # the way back in (apps/accounts/forms.py LoginForm).
+    sso_required = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -116,6 +119,10 @@ class Membership(models.Model):
     )
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.EVALUATOR)
     tags = models.ManyToManyField(Tag, blank=True, related_name="members")
+    # Given by a single sign-on rule (apps/sso): its role follows the provider's groups
+    # at every sign-in, and it goes when no rule gives it any more. One made by hand
+    # (an invitation, the owner) is never touched by the rules.
+    granted_by_rule = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

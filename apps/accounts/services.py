@@ -9,7 +9,7 @@ from datetime import timedelta
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
-from django.db.models import Field, Model
+from django.db.models import Field, Model, QuerySet
 from django.utils import timezone
 
 from apps.core.errors import InvalidInput
@@ -143,6 +143,31 @@ def invitation_find(*, token: str) -> Invitation | None:
         .filter(expires_at__gt=timezone.now())
         .first()
     )
+
+
+def open_invitations(email: str) -> QuerySet[Invitation]:
+    return Invitation.objects.filter(
+        email__iexact=email, accepted_at__isnull=True, expires_at__gt=timezone.now()
+    )
+
+
+@transaction.atomic
+def invitations_accept_for(*, user: User) -> list[Membership]:
+    """Every open invitation to the person's address, accepted: for a sign-in that proved
+    they hold the address (an identity provider that verified it)."""
+    joined = []
+    for invitation in open_invitations(user.email).select_related("team"):
+        claimed = Invitation.objects.filter(id=invitation.id, accepted_at__isnull=True).update(
+            accepted_at=timezone.now()
+        )
+        if not claimed:
+            continue
+        membership, _ = Membership.objects.get_or_create(
+            team=invitation.team, user=user, defaults={"role": invitation.role}
+        )
+        membership.tags.add(*invitation.tags.all())
+        joined.append(membership)
+    return joined
 
 
 @transaction.atomic

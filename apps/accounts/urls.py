@@ -4,14 +4,19 @@ from django.urls import path
 from apps.core.favicon import favicon
 
 from . import views
+from .forms import LoginForm
 
 app_name = "accounts"
 
 urlpatterns = [
     # Browsers ask for it at the site's root whatever a page links.
     path("favicon.ico", favicon, name="favicon"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(authentication_form=LoginForm),
+        name="login",
+    ),
+    path("accounts/logout/", views.LogoutView.as_view(), name="logout"),
     path(
         "accounts/password-reset/",
         views.PasswordResetView.as_view(),

@@ -1,5 +1,7 @@
 """Pages for people and teams: switcher, members, invitations, tags."""
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth import authenticate, login
 from django.contrib.auth import views as auth_views
@@ -282,4 +284,21 @@ class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):
     def form_valid(self, form: "SetPasswordForm[User]") -> HttpResponse:
         response = super().form_valid(form)
         lockout.unlock(form.user.email)
+        return response
+
+
+# Where the identity provider signs the person out too, saved at a single sign-on.
+SIGN_OUT_URL_KEY = "sign_out_url"
+
+
+class LogoutView(auth_views.LogoutView):
+    """Django's; after a single sign-on, on to the provider's sign-out as well. That is a
+    page that goes there, not a redirect: the log-out form's page allows form
+    submissions to Relevo only (its Content-Security-Policy), redirects included."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        at_provider = request.session.get(SIGN_OUT_URL_KEY)
+        response = super().post(request, *args, **kwargs)
+        if isinstance(at_provider, str) and at_provider.startswith(("https://", "http://")):
+            return render(request, "registration/signing_out.html", {"at_provider": at_provider})
         return response
