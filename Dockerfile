@@ -1,6 +1,9 @@
 FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 WORKDIR /app
+# xmlsec1: pysaml2 signs and checks SAML single sign-on's messages with it.
+RUN apt-get update && apt-get install -y --no-install-recommends xmlsec1 \
+    && rm -rf /var/lib/apt/lists/*
 COPY pyproject.toml README.md ./
 COPY apps ./apps
 COPY config ./config

@@ -109,6 +109,7 @@ INSTALLED_APPS = [
     "apps.tries",
     "apps.interchange",
     "apps.demo",
+    "djangosaml2",
     "apps.sso",
     "apps.api",
 ]
@@ -161,6 +162,8 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # A SAML sign-in's own session (its cookie crosses from the identity provider).
+    "djangosaml2.middleware.SamlSessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -597,6 +600,20 @@ SSO_OIDC_SLUG = env_str("SSO_OIDC_SLUG", "oidc")
 SSO_OIDC_SCOPES = env_str("SSO_OIDC_SCOPES", "openid email profile")
 SSO_OIDC_GROUPS_CLAIM = env_str("SSO_OIDC_GROUPS_CLAIM", "groups")
 SSO_ALLOW_PRIVATE_ADDRESSES = env_bool("SSO_ALLOW_PRIVATE_ADDRESSES", False)
+# SAML (djangosaml2): the configuration is built per request from the providers set up
+# in the admin; a sign-in begins with a redirect. The identity provider posts its answer
+# from its own site, so the sign-in's cookie must travel on that cross-site POST:
+# SameSite=None, which browsers accept only on a secure cookie (over http, Lax: the
+# provider then has to be on the same site, as in development).
+SAML_CONFIG_LOADER = "apps.sso.saml.sp_config"
+SAML_DEFAULT_BINDING = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect"
+SAML_SESSION_COOKIE_NAME = "relevo_saml"
+SAML_SESSION_COOKIE_SAMESITE = "None" if SESSION_COOKIE_SECURE else "Lax"
+# Relevo's own key pair as a SAML service provider (PEM files), to sign its sign-out
+# requests; without them it sends them unsigned.
+SAML_SP_KEY_FILE = env_str("SAML_SP_KEY_FILE", "")
+SAML_SP_CERT_FILE = env_str("SAML_SP_CERT_FILE", "")
+
 SSO_TIMEOUT_SECONDS = env_float("SSO_TIMEOUT_SECONDS", 10.0, minimum=0.1)
 # Where people reach Relevo: the links in e-mails and webhook payloads, which are read
 # outside any request that could tell.

@@ -15,8 +15,9 @@ from urllib.parse import quote_from_bytes, urljoin, urlsplit
 from django.urls import Resolver404, URLPattern, URLResolver, get_resolver, resolve
 
 # Routes that are no page a person fills in: the API and the admin have their own
-# property tests and Django's own forms; the live stream's and the demo's APIs answer JSON.
-OUTSIDE = ("api/", "admin/", "live/", "demo/", "favicon.ico")
+# property tests and Django's own forms; the live stream's and the demo's APIs answer JSON;
+# an identity provider posts SAML's answers (apps/sso/tests: hostile ones included).
+OUTSIDE = ("api/", "admin/", "live/", "demo/", "favicon.ico", "sso/saml/")
 
 
 @dataclass

@@ -10,27 +10,40 @@ from apps.accounts.models import Role, Team
 
 class Protocol(models.TextChoices):
     OIDC = "oidc", "OpenID Connect"
+    SAML = "saml", "SAML 2.0"
 
 
 class IdentityProvider(models.Model):
-    """An OpenID Connect provider the deployment's administrator set up (in the admin;
-    one can also come from the environment: providers.py). Its client secret is kept
-    encrypted (apps/core/secrets.py) and shown only by its last four characters."""
+    """An identity provider the deployment's administrator set up (in the admin; an
+    OpenID Connect one can also come from the environment: providers.py). A client
+    secret is kept encrypted (apps/core/secrets.py) and shown only by its last four
+    characters."""
 
     slug = models.SlugField(max_length=40, unique=True, help_text="in its URLs: /sso/<slug>/")
     name = models.CharField(max_length=100, help_text='on the button: "Sign in with <name>"')
     protocol = models.CharField(max_length=8, choices=Protocol.choices, default=Protocol.OIDC)
+    # OpenID Connect: where its discovery document is, and Relevo's client there.
     issuer = models.URLField(
         max_length=500,
-        help_text="the provider's issuer; its discovery document is read from "
-        "<issuer>/.well-known/openid-configuration",
+        blank=True,
+        help_text="OpenID Connect: the provider's issuer; its discovery document is read "
+        "from <issuer>/.well-known/openid-configuration",
     )
-    client_id = models.CharField(max_length=255)
+    client_id = models.CharField(max_length=255, blank=True)
     client_secret = models.TextField(blank=True)  # encrypted
     secret_hint = models.CharField(max_length=8, blank=True)
     scopes = models.CharField(max_length=255, default="openid email profile")
     groups_claim = models.CharField(
-        max_length=100, default="groups", help_text="the claim that lists a person's groups"
+        max_length=100,
+        default="groups",
+        help_text="the claim (SAML: the attribute) that lists a person's groups",
+    )
+    # SAML 2.0: the identity provider's metadata (its entity id, sign-in address and
+    # signing certificate), as it publishes it; the entity id is read from it.
+    saml_metadata = models.TextField(blank=True)
+    saml_entity_id = models.CharField(max_length=500, blank=True, db_index=True)
+    email_attribute = models.CharField(
+        max_length=100, default="email", help_text="SAML: the attribute holding the e-mail"
     )
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -84,3 +97,14 @@ class SignOnRule(models.Model):
 
     def __str__(self) -> str:
         return f"{self.group} at {self.provider}: {self.role}"
+
+
+class SeenAssertion(models.Model):
+    """A SAML assertion already used to sign in: the same one posted again is a replay.
+    Kept a day, longer than any assertion's time window."""
+
+    assertion_id = models.CharField(max_length=255, unique=True)
+    forget_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return self.assertion_id

@@ -10,7 +10,7 @@ from django.conf import settings
 
 from apps.core.secrets import decrypt_secret
 
-from .models import IdentityProvider
+from .models import IdentityProvider, Protocol
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,9 @@ class Provider:
     client_secret: str
     scopes: str
     groups_claim: str
+    protocol: str = Protocol.OIDC
+    saml_entity_id: str = ""
+    email_attribute: str = "email"
 
 
 def providers() -> list[Provider]:
@@ -39,6 +42,14 @@ def provider_named(slug: str) -> Provider | None:
         return _from_environment()
     row = IdentityProvider.objects.filter(slug=slug, enabled=True).first()
     return _from_row(row) if row else None
+
+
+def provider_by_entity_id(entity_id: str) -> Provider | None:
+    """The enabled SAML provider whose metadata has this entity id."""
+    row = IdentityProvider.objects.filter(
+        protocol=Protocol.SAML, saml_entity_id=entity_id, enabled=True
+    ).first()
+    return _from_row(row) if row and entity_id else None
 
 
 def provider_choices() -> list[tuple[str, str]]:
@@ -69,4 +80,7 @@ def _from_row(row: IdentityProvider) -> Provider:
         client_secret=decrypt_secret(row.client_secret) if row.client_secret else "",
         scopes=row.scopes,
         groups_claim=row.groups_claim,
+        protocol=row.protocol,
+        saml_entity_id=row.saml_entity_id,
+        email_attribute=row.email_attribute,
     )

@@ -8,6 +8,7 @@ import logging
 import time
 from dataclasses import asdict
 from typing import Any
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib.auth import login
@@ -19,6 +20,7 @@ from django.views.decorators.http import require_GET
 
 from apps.accounts.views import SIGN_OUT_URL_KEY
 
+from .models import Protocol
 from .oidc import Pending, SignInRefused, authorization, discovery_of, signed_in_claims
 from .oidc import sign_out_url as provider_sign_out_url
 from .providers import provider_named
@@ -37,6 +39,9 @@ def sso_login(request: HttpRequest, slug: str) -> HttpResponse:
     provider = provider_named(slug)
     if provider is None:
         return _refused(request, "there is no such identity provider", status=404)
+    if provider.protocol == Protocol.SAML:
+        query = urlencode({"idp": provider.saml_entity_id, "next": _safe_next(request) or "/"})
+        return HttpResponseRedirect(f"{reverse('sso:saml_login')}?{query}")
     try:
         discovery = discovery_of(provider)
     except SignInRefused as error:
@@ -57,7 +62,7 @@ def sso_login(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 def sso_callback(request: HttpRequest, slug: str) -> HttpResponse:
     provider = provider_named(slug)
-    if provider is None:
+    if provider is None or provider.protocol != Protocol.OIDC:
         return _refused(request, "there is no such identity provider", status=404)
     entry = _pending_taken(request, slug, request.GET.get("state", "")[:MAX_PARAMETER])
     if entry is None:

@@ -1,14 +1,19 @@
 """A person signs in with their company identity in Chromium: the log-in page's button
-takes them to a real local OpenID Connect provider, they choose their account there and
-land in Relevo as a member of the team their group maps to; signing out signs them out
-at the provider too. Someone no rule maps is shown why, and stays signed out."""
+takes them to a real local OpenID Connect or SAML provider, they choose their account
+there and land in Relevo as a member of the team their group maps to; signing out of an
+OpenID Connect sign-in signs them out at the provider too. Someone no rule maps is shown
+why, and stays signed out."""
+
+import shutil
 
 import pytest
 from playwright.sync_api import expect
 
 from apps.accounts.models import Role
 from apps.core.secrets import encrypt_secret
-from apps.sso.models import IdentityProvider, SignOnRule
+from apps.sso.models import IdentityProvider, Protocol, SignOnRule
+from apps.sso.saml import metadata_entity_id
+from conftest import service_missing
 from tests.factories import make_team
 from tests.oidc_provider import start_oidc_provider
 
@@ -66,3 +71,42 @@ def test_someone_no_rule_maps_sees_why_and_is_not_signed_in(
     screenshot("refused")
     page.goto(f"{live_server.url}/")
     expect(page.get_by_role("heading", name="Log in to Relevo")).to_be_visible()
+
+
+@pytest.fixture
+def shibboleth(live_server):
+    """A real local SAML identity provider (pysaml2); Relevo is reached at 127.0.0.1, the
+    provider's host, as a plain-http deployment must be: same site, or the sign-in's
+    cookie does not travel with the provider's post."""
+    from tests.saml_provider import start_saml_provider
+
+    if not shutil.which("xmlsec1"):
+        service_missing("xmlsec1 (apt-get install xmlsec1) for SAML signatures")
+    relevo = live_server.url.replace("localhost", "127.0.0.1")
+    provider = start_saml_provider()
+    provider.register_sp(f"{relevo}/sso/saml/metadata/", f"{relevo}/sso/saml/acs/")
+    metadata = provider.metadata_xml()
+    IdentityProvider.objects.create(
+        slug="shibboleth",
+        name="Shibboleth",
+        protocol=Protocol.SAML,
+        saml_metadata=metadata,
+        saml_entity_id=metadata_entity_id(metadata),
+    )
+    yield provider, relevo
+    provider.stop()
+
+
+def test_a_person_signs_in_through_a_saml_provider(page, screenshot, shibboleth):
+    provider, relevo = shibboleth
+    team = make_team("Shop", owner="owner@shop.test")
+    SignOnRule.objects.create(team=team, provider="shibboleth", group="search", role=Role.ADMIN)
+    provider.add_user("carol", email="carol@shop.test", groups=["search"], name="Carol")
+
+    page.goto(f"{relevo}/accounts/login/?next=/team/members/")
+    page.get_by_role("link", name="Sign in with Shibboleth").click()
+    page.get_by_role("button", name="Sign in as carol@shop.test").click()
+
+    expect(page.get_by_role("heading", name="Members of Shop")).to_be_visible()
+    expect(page.get_by_role("row", name="carol@shop.test")).to_contain_text("by sign-on rule")
+    screenshot("signed-in-through-saml")

@@ -143,6 +143,8 @@ def test_the_admin_keeps_a_providers_secret_encrypted_and_shows_only_its_end(db)
         {
             "slug": "keycloak",
             "name": "Keycloak",
+            "protocol": "oidc",
+            "email_attribute": "email",
             "issuer": "https://id.example.test/realms/shop",
             "client_id": "relevo",
             "new_client_secret": "very-secret-value-1234",
