@@ -191,3 +191,11 @@ def test_a_response_that_is_not_saml_is_refused_with_a_page_not_a_crash(adfs, ju
     answer = Client().post("/sso/saml/acs/", {"SAMLResponse": junk})
     assert answer.status_code in (400, 403)
     assert Client().post("/sso/saml/acs/", {}).status_code == 400
+
+
+def test_next_leading_out_of_relevo_is_not_followed_after_a_saml_sign_in(adfs):
+    adfs.add_user("hal", email="hal@shop.test", groups=["search"])
+    client = Client()
+    fields = to_relevo(client, adfs, "hal", next_url="https://evil.example/steal")
+    answer = client.post("/sso/saml/acs/", fields)
+    assert answer.status_code == 302 and answer["Location"] == "/"
