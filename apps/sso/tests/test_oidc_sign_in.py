@@ -192,3 +192,24 @@ def test_signing_out_signs_out_at_the_provider_too(idp, shop):
 def test_an_unknown_provider_answers_a_page_not_a_crash(idp):
     assert Client().get("/sso/nobody/login/").status_code == 404
     assert Client().get("/sso/nobody/callback/?state=x&code=y").status_code == 404
+
+
+def test_a_provider_from_the_environment_signs_people_in_with_its_secret_kept_there(
+    idp, settings
+):
+    settings.SSO_OIDC_ISSUER = idp.issuer
+    settings.SSO_OIDC_CLIENT_ID = "from-env"
+    settings.SSO_OIDC_CLIENT_SECRET = "env-secret-value"
+    settings.SSO_OIDC_NAME = "Company login"
+    idp.register_client("from-env", "env-secret-value", "http://testserver/sso/oidc/callback/")
+    team = make_team("Env")
+    SignOnRule.objects.create(team=team, provider="oidc", group="search", role=Role.EVALUATOR)
+    idp.add_user("lee", email="lee@env.test", groups=["search"])
+
+    assert "Sign in with Company login" in Client().get("/accounts/login/").content.decode()
+    client = Client()
+    idp.auto_user = "lee"
+    back = httpx.get(client.get("/sso/oidc/login/")["Location"])
+    callback = httpx.URL(back.headers["location"])
+    answer = client.get(callback.path, dict(callback.params))
+    assert answer.status_code == 302 and signed_in_as(client) == "lee@env.test"
