@@ -15,6 +15,9 @@ package follows its sections:
 - ``batch``         the same for many keywords at once, vectorised with numpy
                     (its formulas in ``batch_formulas``)
 - ``evaluation``    means over keywords and grading progress
+- ``clicks``        click models: CTR, COEC, the position-based model and the DBN,
+                    fitted from aggregated click counts (``click_grades`` maps their
+                    estimates to a scale's grades)
 """
 
 from .aggregate import snapshot_value
