@@ -99,6 +99,7 @@ INSTALLED_APPS = [
     "apps.evaluations",
     "apps.lifecycle",
     "apps.library",
+    "apps.behaviour",
     "apps.judging",
     "apps.scoring",
     "apps.insights",

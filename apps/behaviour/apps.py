@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class BehaviourConfig(AppConfig):
+    name = "apps.behaviour"
+    label = "behaviour"
+    verbose_name = "Behaviour logs"
