@@ -8,6 +8,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from . import (
     agreement,
     calibrations,
+    click_logs,
     comparisons,
     decisive_order,
     evaluations,
@@ -128,6 +129,8 @@ v1 = [
         name="judge_chain_steps",
     ),
     path("models/", search_models.SearchModelList.as_view(), name="search_model_list"),
+    path("click-logs/", click_logs.ClickLogListImport.as_view(), name="click_logs"),
+    path("click-logs/<int:log_id>/", click_logs.ClickLogDetail.as_view(), name="click_log"),
     path("library/", library.LibraryRead.as_view(), name="library"),
     path("library/export/", library.LibraryExport.as_view(), name="library_export"),
     path("library/lists/", library.ListListImport.as_view(), name="library_lists"),
