@@ -194,9 +194,7 @@ def test_an_unknown_provider_answers_a_page_not_a_crash(idp):
     assert Client().get("/sso/nobody/callback/?state=x&code=y").status_code == 404
 
 
-def test_a_provider_from_the_environment_signs_people_in_with_its_secret_kept_there(
-    idp, settings
-):
+def test_a_provider_from_the_environment_signs_people_in_with_its_secret_kept_there(idp, settings):
     settings.SSO_OIDC_ISSUER = idp.issuer
     settings.SSO_OIDC_CLIENT_ID = "from-env"
     settings.SSO_OIDC_CLIENT_SECRET = "env-secret-value"
