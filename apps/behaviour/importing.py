@@ -90,7 +90,7 @@ def _stored(
 
 
 def _count_rows(log: ClickLog, reading: Reading) -> Iterator[ClickCount]:
-    counts = reading.impressions.counts()
+    counts = reading.counts()
     for query, doc, rank, impressions, clicks in zip(
         counts.query.tolist(),
         counts.doc.tolist(),

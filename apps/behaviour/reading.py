@@ -22,11 +22,19 @@ from __future__ import annotations
 
 import csv
 import json
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, TypeGuard
 
-from apps.engine.clicks import MAX_SESSION_RANKS, ImpressionCounter, SessionCounter
+import numpy as np
+
+from apps.engine.clicks import (
+    MAX_SESSION_RANKS,
+    ImpressionCounter,
+    ImpressionCounts,
+    SessionCounter,
+)
 
 MAX_LINE_BYTES = 1_000_000
 MAX_TEXT = 500  # a query's or a document id's characters, as the judgements store them
@@ -63,6 +71,11 @@ class Reading:
     first_timestamp: str = ""
     last_timestamp: str = ""
     queries: set[str] = field(default_factory=set)
+    # A UBI log's counts, made at once from its sessions (CSV rows go through `impressions`).
+    folded: ImpressionCounts | None = None
+
+    def counts(self) -> ImpressionCounts:
+        return self.folded if self.folded is not None else self.impressions.counts()
 
     def saw_time(self, stamp: Any) -> None:
         if isinstance(stamp, str) and 0 < len(stamp) <= 64:
@@ -75,26 +88,63 @@ class Reading:
 # --- UBI ------------------------------------------------------------------------------
 
 
-@dataclass
-class _Session:
-    query: str
-    hits: tuple[str, ...]
-    clicked: set[int] = field(default_factory=set)  # ranks, 1-based
+class _UbiSessions:
+    """The query records, held compactly while their events are read: query texts and
+    document ids interned once, each record's hits as indices in one flat array, its
+    clicks as flags beside them. A record is found by its query_id's hash (64 bits; two
+    ids of one export sharing one are vanishingly unlikely)."""
+
+    def __init__(self) -> None:
+        self.query_names: dict[str, int] = {}
+        self.doc_names: dict[str, int] = {}
+        self.by_id: dict[int, int] = {}
+        self.session_query = array("i")
+        self.starts = array("q", [0])  # session k's hits: hits[starts[k]:starts[k + 1]]
+        self.hits = array("i")
+        self.clicked = bytearray()
+
+    def add(self, query_id: str, text: str, hits: list[str]) -> bool:
+        key = hash(query_id)
+        if key in self.by_id:
+            return False
+        self.by_id[key] = len(self.session_query)
+        self.session_query.append(self.query_names.setdefault(text, len(self.query_names)))
+        docs = self.doc_names
+        self.hits.extend(docs.setdefault(hit, len(docs)) for hit in hits)
+        self.clicked.extend(bytes(len(hits)))
+        self.starts.append(len(self.hits))
+        return True
+
+    def click(self, query_id: str, doc: str) -> str:
+        """Mark the click; a problem when it cannot be placed, else nothing."""
+        session = self.by_id.get(hash(query_id))
+        if session is None:
+            return f"a click on query_id {query_id!r}, which no query record has"
+        doc_index = self.doc_names.get(doc)
+        start, end = self.starts[session], self.starts[session + 1]
+        if doc_index is None or doc_index not in self.hits[start:end]:
+            return f"document {doc!r} is not among the query's results"
+        # The hit list decides the rank, not the event's position ordinal: clients write
+        # ordinals from 0 or from 1.
+        self.clicked[start + self.hits[start:end].index(doc_index)] = 1
+        return ""
+
+    def __len__(self) -> int:
+        return len(self.session_query)
 
 
 def read_ubi(queries: BinaryIO, events: BinaryIO, name: str = "") -> Reading:
     """UBI query records, then events; both JSON Lines."""
     reading = Reading()
     sessions = _ubi_queries(queries, reading, f"{name}queries")
-    for number, record in _json_lines(events, reading, f"{name}events"):
+    for number, record in _json_lines(events, reading, f"{name}events", only_if=b"click"):
         _ubi_event(record, sessions, reading, f"{name}events line {number}")
-    for session in sessions.values():
-        _fold(reading, session.query, session.hits, session.clicked)
+    _fold_ubi(reading, sessions)
     return reading
 
 
-def _ubi_queries(stream: BinaryIO, reading: Reading, where: str) -> dict[str, _Session]:
-    sessions: dict[str, _Session] = {}
+def _ubi_queries(stream: BinaryIO, reading: Reading, where: str) -> _UbiSessions:
+    sessions = _UbiSessions()
     for number, record in _json_lines(stream, reading, where):
         at = f"{where} line {number}"
         query_id, text, hits = (
@@ -110,19 +160,16 @@ def _ubi_queries(stream: BinaryIO, reading: Reading, where: str) -> dict[str, _S
             reading.problems.add(at, "query_response_hit_ids: a list of document ids")
         elif len(hits) > MAX_HITS:
             reading.problems.add(at, f"query_response_hit_ids: more than {MAX_HITS} results")
-        elif query_id in sessions:
-            reading.problems.add(at, f"query_id {query_id!r} was given before")
         elif len(sessions) >= MAX_QUERY_RECORDS:
             reading.problems.add(at, f"more than {MAX_QUERY_RECORDS:,} query records")
+        elif not sessions.add(query_id, text.strip(), _unique(hits)):
+            reading.problems.add(at, f"query_id {query_id!r} was given before")
         else:
-            sessions[query_id] = _Session(text.strip(), tuple(_unique(hits)))
             reading.saw_time(record.get("timestamp"))
     return sessions
 
 
-def _ubi_event(
-    record: dict[str, Any], sessions: dict[str, _Session], reading: Reading, at: str
-) -> None:
+def _ubi_event(record: dict[str, Any], sessions: _UbiSessions, reading: Reading, at: str) -> None:
     action = record.get("action_name")
     if not isinstance(action, str) or action.lower() not in CLICK_ACTIONS:
         return  # impressions, hovers, add-to-cart: the query record says what was shown
@@ -130,31 +177,55 @@ def _ubi_event(
     if not _text(query_id):
         reading.problems.add(at, "a click without a query_id")
         return
-    session = sessions.get(query_id)
-    if session is None:
-        reading.problems.add(at, f"a click on query_id {query_id!r}, which no query record has")
-        return
     attributes = record.get("event_attributes")
     target = attributes.get("object") if isinstance(attributes, dict) else None
     doc = target.get("object_id") if isinstance(target, dict) else None
     if not _text(doc):
         reading.problems.add(at, "event_attributes.object.object_id: missing")
         return
-    rank = _rank_of(doc, session)
-    if rank is None:
-        reading.problems.add(at, f"document {doc!r} is not among the query's results")
+    problem = sessions.click(query_id, doc)
+    if problem:
+        reading.problems.add(at, problem)
         return
     reading.events_read += 1
     reading.saw_time(record.get("timestamp"))
-    session.clicked.add(rank)
 
 
-def _rank_of(doc: str, session: _Session) -> int | None:
-    """The document's rank in its query's results. The hit list decides, not the
-    event's position ordinal: ordinals are 0- or 1-based as each client wrote them."""
-    if doc not in session.hits:
-        return None
-    return session.hits.index(doc) + 1
+def _fold_ubi(reading: Reading, sessions: _UbiSessions) -> None:
+    """Every record's hits as impressions at their ranks, the clicked ones clicked,
+    counted per (query, document, rank) with numpy; and each record as a DBN session."""
+    queries, docs = list(sessions.query_names), list(sessions.doc_names)
+    reading.queries.update(queries)
+    starts = np.frombuffer(sessions.starts, dtype=np.int64)
+    lengths = np.diff(starts)
+    hits = np.frombuffer(sessions.hits, dtype=np.int32).astype(np.int64)
+    clicked = np.frombuffer(bytes(sessions.clicked), dtype=np.uint8).astype(np.int64)
+    session_of_hit = np.repeat(np.arange(len(lengths)), lengths)
+    query = np.frombuffer(sessions.session_query, dtype=np.int32).astype(np.int64)[session_of_hit]
+    rank = np.arange(hits.size) - starts[:-1][session_of_hit] + 1
+    cell = (query * max(len(docs), 1) + hits) * (MAX_HITS + 1) + rank
+    cells, row = np.unique(cell, return_inverse=True)
+    pair, cell_rank = np.divmod(cells, MAX_HITS + 1)
+    cell_query, cell_doc = np.divmod(pair, max(len(docs), 1))
+    reading.clicks = int(clicked.sum())
+    reading.folded = ImpressionCounts(
+        queries=queries,
+        docs=docs,
+        query=cell_query,
+        doc=cell_doc,
+        rank=cell_rank,
+        impressions=np.bincount(row, minlength=cells.size),
+        clicks=np.bincount(row, weights=clicked, minlength=cells.size).astype(np.int64),
+    )
+    for session in range(len(lengths)):
+        start = int(starts[session])
+        end = min(int(starts[session + 1]), start + MAX_SESSION_RANKS)
+        if end > start:
+            reading.sessions.add(
+                queries[sessions.session_query[session]],
+                [docs[doc] for doc in sessions.hits[start:end]],
+                sessions.clicked[start:end],
+            )
 
 
 # --- CSV ------------------------------------------------------------------------------
@@ -241,25 +312,21 @@ def _fold_session(
 # --- shared ---------------------------------------------------------------------------
 
 
-def _fold(reading: Reading, query: str, hits: tuple[str, ...], clicked: set[int]) -> None:
-    """A UBI session: every hit an impression at its rank, the clicked ones clicked."""
-    reading.queries.add(query)
-    reading.clicks += len(clicked)
-    reading.impressions.add_many(
-        (query, doc, rank, rank in clicked) for rank, doc in enumerate(hits, start=1)
-    )
-    if hits:
-        top = hits[:MAX_SESSION_RANKS]
-        reading.sessions.add(query, top, [int(rank in clicked) for rank in range(1, len(top) + 1)])
-
-
 def _json_lines(
-    stream: BinaryIO, reading: Reading, where: str
+    stream: BinaryIO, reading: Reading, where: str, only_if: bytes = b""
 ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each line's JSON object; with `only_if`, a line without those bytes is passed over
+    unparsed once it looks like an object (most UBI events are no clicks: parsing them
+    would be most of the work), and reported when it does not."""
     for number, raw in enumerate(_bounded_binary_lines(stream, reading, where), start=1):
         if raw is None or not raw.strip():
             continue
         reading.lines_read += 1
+        if only_if and only_if not in raw:
+            line = raw.strip()
+            if not (line.startswith(b"{") and line.endswith(b"}")):
+                reading.problems.add(f"{where} line {number}", "not a JSON object")
+            continue
         try:
             record = json.loads(raw)
         except (ValueError, RecursionError):
