@@ -32,7 +32,7 @@ def status_of(evaluation: Evaluation) -> str:
 
 
 def test_a_chain_whose_first_judge_answers_at_once_leaves_people_their_results_on_a_worker(
-    real_broker, settings, tmp_path
+    postgres, real_broker, settings, tmp_path
 ):
     settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = True
     broker_url, queue = real_broker
