@@ -153,6 +153,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "EvaluationStatusEnum": "apps.evaluations.models.Status",
         "JudgeRunStatusEnum": "apps.judges.models.RunStatus",
+        "ClickLogFormatEnum": "apps.behaviour.models.LogFormat",
     },
 }
 

@@ -7,6 +7,7 @@ Without JavaScript every field shows and the page still imports."""
 import io
 
 import pytest
+from playwright.sync_api import expect
 
 from apps.accounts.services import team_create
 from apps.evaluations.models import Evaluation
@@ -37,14 +38,16 @@ def chosen_file(page, label):
 def test_the_page_shows_the_fields_of_the_kind_of_file_chosen(live_server, page, team):
     open_import_page(page, live_server)
 
-    assert page.get_by_label("JSON file").is_visible()
-    assert not page.get_by_label("Run file").is_visible()
-    assert not page.get_by_label("Scale").is_visible()
+    # The page's script hides the other kind's fields once it has loaded: wait for it.
+    expect(page.get_by_label("JSON file")).to_be_visible()
+    expect(page.get_by_label("Run file")).to_be_hidden()
+    expect(page.get_by_label("Scale")).to_be_hidden()
 
     page.get_by_label("TREC run and qrels").check()
-    assert not page.get_by_label("JSON file").is_visible()
-    assert page.get_by_label("Run file").is_visible() and page.get_by_label("Scale").is_visible()
-    assert page.get_by_label("Name").is_visible()  # both kinds name the evaluation
+    expect(page.get_by_label("JSON file")).to_be_hidden()
+    expect(page.get_by_label("Run file")).to_be_visible()
+    expect(page.get_by_label("Scale")).to_be_visible()
+    expect(page.get_by_label("Name")).to_be_visible()  # both kinds name the evaluation
 
 
 def test_a_refused_document_stays_chosen_and_imports_under_the_name_typed(
