@@ -20,7 +20,6 @@ request is recorded as (method, path) in ``requests``.
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import hmac
 import html
@@ -30,13 +29,15 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any, TypedDict
-from urllib.parse import parse_qs, unquote_plus, urlencode, urlsplit, urlunsplit
+from urllib.parse import unquote_plus, urlencode, urlsplit, urlunsplit
 
 import pytest
 from joserfc import jwt
 from joserfc.jwk import RSAKey
+
+from tests.form_server import Answer, FormHandler, Refused, page, redirect
 
 MAX_BODY_BYTES = 64 * 1024
 TOKEN_LIFETIME_SECONDS = 300
@@ -270,17 +271,7 @@ def oidc_provider() -> Iterator[OidcProvider]:
     provider.stop()
 
 
-class _Refused(Exception):
-    """An answer other than the happy one, raised from deep in a route."""
-
-    def __init__(self, status: int, body: bytes, content_type: str, headers: dict[str, str]):
-        super().__init__(status)
-        self.answer = (status, body, content_type, headers)
-
-
-Answer = tuple[int, bytes, str, dict[str, str]]
 JSON = "application/json"
-HTML = "text/html; charset=utf-8"
 AUTHORIZE_PARAMETERS = (
     "response_type",
     "client_id",
@@ -293,57 +284,11 @@ AUTHORIZE_PARAMETERS = (
 )
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(FormHandler):
     server: OidcProvider
-    protocol_version = "HTTP/1.1"
+    max_body_bytes = MAX_BODY_BYTES
 
-    def do_GET(self) -> None:
-        self._answer()
-
-    do_POST = do_GET
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def _answer(self) -> None:
-        parts = urlsplit(self.path)
-        self.server.record(self.command, parts.path)
-        if self.server.delay_seconds:
-            time.sleep(self.server.delay_seconds)
-        try:
-            form = self._form()
-            answer = self._route(parts.path, _single_values(parts.query), form)
-        except _Refused as refused:
-            answer = refused.answer
-        except Exception as error:  # a test's bad script: say so rather than drop the line
-            answer = 500, f"{type(error).__name__}: {error}".encode(), "text/plain", {}
-        status, body, content_type, headers = answer
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Cache-Control", "no-store")
-            for name, value in headers.items():
-                self.send_header(name, value)
-            if self.close_connection:
-                self.send_header("Connection", "close")
-            self.end_headers()
-            self.wfile.write(body)
-
-    def _form(self) -> dict[str, str]:
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            self.close_connection = True
-            raise _Refused(400, b"bad Content-Length", "text/plain", {}) from None
-        if length > MAX_BODY_BYTES or length < 0:
-            # The body is left unread, so the connection cannot carry another request.
-            self.close_connection = True
-            raise _Refused(413, b"request body too large", "text/plain", {})
-        body = self.rfile.read(length) if length else b""
-        return _single_values(body.decode("utf-8", "replace"))
-
-    def _route(self, path: str, query: dict[str, str], form: dict[str, str]) -> Answer:
+    def route(self, path: str, query: dict[str, str], form: dict[str, str]) -> Answer:
         if path == "/.well-known/openid-configuration":
             return _json(200, self.server.discovery())
         if path == "/jwks":
@@ -367,9 +312,9 @@ class _Handler(BaseHTTPRequestHandler):
         client = provider.clients.get(client_id)
         # Until the redirect_uri is known to be the client's, errors stay on this page.
         if client is None:
-            return _page(400, "Unknown client", f"No client is registered as {client_id!r}.")
+            return page(400, "Unknown client", f"No client is registered as {client_id!r}.")
         if redirect_uri != client["redirect_uri"]:
-            return _page(
+            return page(
                 400,
                 "Wrong redirect_uri",
                 f"redirect_uri {redirect_uri!r} is not the one registered for "
@@ -388,7 +333,7 @@ class _Handler(BaseHTTPRequestHandler):
         if user is None:
             return _sign_in_page(provider, params)
         if user not in provider.users:
-            return _page(400, "Unknown user", f"No user is called {user!r}.")
+            return page(400, "Unknown user", f"No user is called {user!r}.")
         grant = Grant(
             client_id=client_id,
             redirect_uri=redirect_uri,
@@ -399,7 +344,7 @@ class _Handler(BaseHTTPRequestHandler):
         answer = {"code": provider.issue_code(grant)}
         if state is not None:
             answer["state"] = state
-        return _redirect(_with_query(redirect_uri, answer))
+        return redirect(_with_query(redirect_uri, answer))
 
     def _token(self, form: dict[str, str]) -> Answer:
         provider = self.server
@@ -438,7 +383,7 @@ class _Handler(BaseHTTPRequestHandler):
             client_id, secret = form.get("client_id", ""), form.get("client_secret", "")
         client = self.server.clients.get(client_id)
         if client is None or not hmac.compare_digest(client["secret"], secret):
-            raise _Refused(*_json(401, {"error": "invalid_client"}, {"WWW-Authenticate": "Basic"}))
+            raise Refused(*_json(401, {"error": "invalid_client"}, {"WWW-Authenticate": "Basic"}))
         return client_id
 
     def _userinfo(self) -> Answer:
@@ -457,9 +402,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.record_logout(query)
         back = query.get("post_logout_redirect_uri")
         if not back:
-            return _page(200, "Signed out", "You are signed out of the identity provider.")
+            return page(200, "Signed out", "You are signed out of the identity provider.")
         state = query.get("state")
-        return _redirect(_with_query(back, {"state": state} if state is not None else {}))
+        return redirect(_with_query(back, {"state": state} if state is not None else {}))
 
 
 def _sign_in_page(provider: OidcProvider, params: dict[str, str]) -> Answer:
@@ -474,16 +419,7 @@ def _sign_in_page(provider: OidcProvider, params: dict[str, str]) -> Answer:
         f"Sign in as {html.escape(user['email'])}</button></form>"
         for key, user in provider.users.items()
     )
-    return _page(200, "Sign in", "Choose who you are.", forms)
-
-
-def _page(status: int, title: str, message: str, extra_html: str = "") -> Answer:
-    body = (
-        f"<!doctype html><html><head><title>{html.escape(title)}</title></head>"
-        f"<body><h1>{html.escape(title)}</h1><p>{html.escape(message)}</p>"
-        f"{extra_html}</body></html>"
-    )
-    return status, body.encode(), HTML, {}
+    return page(200, "Sign in", "Choose who you are.", forms)
 
 
 def _json(status: int, payload: object, headers: dict[str, str] | None = None) -> Answer:
@@ -494,10 +430,6 @@ def _invalid_grant(description: str) -> Answer:
     return _json(400, {"error": "invalid_grant", "error_description": description})
 
 
-def _redirect(location: str) -> Answer:
-    return 302, b"", "text/plain", {"Location": location}
-
-
 def _redirect_error(
     redirect_uri: str, error: str, state: str | None, description: str | None = None
 ) -> Answer:
@@ -506,7 +438,7 @@ def _redirect_error(
         params["error_description"] = description
     if state is not None:
         params["state"] = state
-    return _redirect(_with_query(redirect_uri, params))
+    return redirect(_with_query(redirect_uri, params))
 
 
 def _with_query(url: str, params: dict[str, str]) -> str:
@@ -514,10 +446,6 @@ def _with_query(url: str, params: dict[str, str]) -> str:
     parts = urlsplit(url)
     query = "&".join(filter(None, [parts.query, urlencode(params)]))
     return urlunsplit(parts._replace(query=query))
-
-
-def _single_values(encoded: str) -> dict[str, str]:
-    return {name: values[0] for name, values in parse_qs(encoded, keep_blank_values=True).items()}
 
 
 def _s256(code_verifier: str) -> str:

@@ -26,7 +26,6 @@ is recorded as (method, path) in ``requests``. ``posted_form`` reads an answer p
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import html
 import secrets
@@ -37,10 +36,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypedDict
-from urllib.parse import parse_qs, urlsplit
 from xml.sax.saxutils import quoteattr
 
 import pytest
@@ -66,6 +64,7 @@ from saml2.time_util import in_a_while
 from saml2.xmldsig import DIGEST_SHA256, SIG_RSA_SHA256
 
 from conftest import service_missing
+from tests.form_server import Answer, FormHandler, Refused, page, redirect
 
 MAX_BODY_BYTES = 1024 * 1024
 ASSERTION_LIFETIME_MINUTES = 5
@@ -224,15 +223,15 @@ class SamlProvider(ThreadingHTTPServer):
             try:
                 request = self._server.parse_authn_request(encoded, binding)
             except Exception as error:
-                raise _Refused(*_page(400, "Unreadable AuthnRequest", str(error))) from None
+                raise Refused(*page(400, "Unreadable AuthnRequest", str(error))) from None
         if request is None:
-            raise _Refused(*_page(400, "Unreadable AuthnRequest", "pysaml2 refused it."))
+            raise Refused(*page(400, "Unreadable AuthnRequest", "pysaml2 refused it."))
         message = request.message
         sp = self.registered_sp(message.issuer.text if message.issuer is not None else None)
         acs_url = message.assertion_consumer_service_url
         if acs_url and acs_url != sp.acs_url:
-            raise _Refused(
-                *_page(
+            raise Refused(
+                *page(
                     400,
                     "Unknown AssertionConsumerServiceURL",
                     f"{acs_url!r} is not the one registered for {sp.entity_id!r} ({sp.acs_url!r}).",
@@ -283,16 +282,16 @@ class SamlProvider(ThreadingHTTPServer):
                     query.get("SAMLRequest", ""), BINDING_HTTP_REDIRECT
                 )
             except Exception as error:
-                return _page(400, "Unreadable LogoutRequest", str(error))
+                return page(400, "Unreadable LogoutRequest", str(error))
             if request is None:
-                return _page(400, "Unreadable LogoutRequest", "pysaml2 refused it.")
+                return page(400, "Unreadable LogoutRequest", "pysaml2 refused it.")
             message = request.message
             issuer = message.issuer.text if message.issuer is not None else ""
             sp = self.registered_sp(issuer)
             name_id = message.name_id.text if message.name_id is not None else ""
             self.logouts.append({"issuer": issuer, "name_id": name_id})
             if not sp.slo_url:
-                return _page(200, "Signed out", "You are signed out of the identity provider.")
+                return page(200, "Signed out", "You are signed out of the identity provider.")
             response = self._server.create_logout_response(
                 message, [BINDING_HTTP_REDIRECT], sign=False
             )
@@ -306,13 +305,13 @@ class SamlProvider(ThreadingHTTPServer):
                 sign=True,
                 sigalg=SIG_RSA_SHA256,
             )
-        return _redirect(dict(binding["headers"])["Location"])
+        return redirect(dict(binding["headers"])["Location"])
 
     def registered_sp(self, entity_id: str | None) -> ServiceProvider:
         sp = self.sps.get(entity_id or "")
         if sp is None:
-            raise _Refused(
-                *_page(400, "Unknown service provider", f"No SP is registered as {entity_id!r}.")
+            raise Refused(
+                *page(400, "Unknown service provider", f"No SP is registered as {entity_id!r}.")
             )
         return sp
 
@@ -463,68 +462,14 @@ def _spoil(response: Any, assertion: Any, misbehave: str | None) -> None:
         response.in_response_to = confirmation.in_response_to = None
 
 
-class _Refused(Exception):
-    """An answer other than the happy one, raised from deep in a route."""
-
-    def __init__(self, status: int, body: bytes, content_type: str, headers: dict[str, str]):
-        super().__init__(status)
-        self.answer = (status, body, content_type, headers)
-
-
-Answer = tuple[int, bytes, str, dict[str, str]]
-HTML = "text/html; charset=utf-8"
 SIGN_IN_FIELDS = ("request_id", "sp", "acs_url", "relay_state")
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(FormHandler):
     server: SamlProvider
-    protocol_version = "HTTP/1.1"
+    max_body_bytes = MAX_BODY_BYTES
 
-    def do_GET(self) -> None:
-        self._answer()
-
-    do_POST = do_GET
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def _answer(self) -> None:
-        parts = urlsplit(self.path)
-        self.server.record(self.command, parts.path)
-        try:
-            form = self._form()
-            answer = self._route(parts.path, _single_values(parts.query), form)
-        except _Refused as refused:
-            answer = refused.answer
-        except Exception as error:  # a test's bad script: say so rather than drop the line
-            answer = 500, f"{type(error).__name__}: {error}".encode(), "text/plain", {}
-        status, body, content_type, headers = answer
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Cache-Control", "no-store")
-            for name, value in headers.items():
-                self.send_header(name, value)
-            if self.close_connection:
-                self.send_header("Connection", "close")
-            self.end_headers()
-            self.wfile.write(body)
-
-    def _form(self) -> dict[str, str]:
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            self.close_connection = True
-            raise _Refused(400, b"bad Content-Length", "text/plain", {}) from None
-        if length > MAX_BODY_BYTES or length < 0:
-            # The body is left unread, so the connection cannot carry another request.
-            self.close_connection = True
-            raise _Refused(413, b"request body too large", "text/plain", {})
-        body = self.rfile.read(length) if length else b""
-        return _single_values(body.decode("utf-8", "replace"))
-
-    def _route(self, path: str, query: dict[str, str], form: dict[str, str]) -> Answer:
+    def route(self, path: str, query: dict[str, str], form: dict[str, str]) -> Answer:
         provider = self.server
         if path == "/metadata":
             return 200, provider.metadata_xml().encode(), "application/samlmetadata+xml", {}
@@ -545,7 +490,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _sign_in(self, params: dict[str, str], binding: str) -> Answer:
         provider = self.server
         if "SAMLRequest" not in params:
-            return _page(400, "No SAMLRequest", "The request carries no SAMLRequest.")
+            return page(400, "No SAMLRequest", "The request carries no SAMLRequest.")
         sign_in = provider.read_authn_request(
             params["SAMLRequest"], binding, params.get("RelayState")
         )
@@ -559,10 +504,10 @@ class _Handler(BaseHTTPRequestHandler):
         provider = self.server
         sp = provider.registered_sp(form.get("sp"))
         if form.get("acs_url") != sp.acs_url:
-            return _page(400, "Wrong ACS URL", f"{form.get('acs_url')!r} is not {sp.acs_url!r}.")
+            return page(400, "Wrong ACS URL", f"{form.get('acs_url')!r} is not {sp.acs_url!r}.")
         user = form.get("user", "")
         if user not in provider.users:
-            return _page(400, "Unknown user", f"No user is called {user!r}.")
+            return page(400, "Unknown user", f"No user is called {user!r}.")
         sign_in = SignIn(
             request_id=form.get("request_id") or None,
             sp=sp,
@@ -589,7 +534,7 @@ def _choose_page(provider: SamlProvider, sign_in: SignIn) -> Answer:
         f"Sign in as {html.escape(user['email'])}</button></form>"
         for key, user in provider.users.items()
     )
-    return _page(200, "Sign in", "Choose who you are.", forms)
+    return page(200, "Sign in", "Choose who you are.", forms)
 
 
 def _auto_submit_page(sign_in: SignIn, response_xml: str) -> Answer:
@@ -606,24 +551,7 @@ def _auto_submit_page(sign_in: SignIn, response_xml: str) -> Answer:
         '<button type="submit">Continue</button></form>'
         "<script>document.forms[0].submit()</script>"
     )
-    return _page(200, "Signing in", "Taking you back to the service.", form)
-
-
-def _page(status: int, title: str, message: str, extra_html: str = "") -> Answer:
-    body = (
-        f"<!doctype html><html><head><title>{html.escape(title)}</title></head>"
-        f"<body><h1>{html.escape(title)}</h1><p>{html.escape(message)}</p>"
-        f"{extra_html}</body></html>"
-    )
-    return status, body.encode(), HTML, {}
-
-
-def _redirect(location: str) -> Answer:
-    return 302, b"", "text/plain", {"Location": location}
-
-
-def _single_values(encoded: str) -> dict[str, str]:
-    return {name: values[0] for name, values in parse_qs(encoded, keep_blank_values=True).items()}
+    return page(200, "Signing in", "Taking you back to the service.", form)
 
 
 class _FormReader(HTMLParser):
