@@ -22,6 +22,9 @@ class SavedQuerySet(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # How a set sampled from a behaviour log was drawn (log, method, sizes, seed, bands or
+    # each query's inclusion probability: apps/tries/log_samples.py); None if hand-made.
+    design = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["name", "id"]

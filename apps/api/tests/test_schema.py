@@ -125,6 +125,7 @@ def test_the_schema_lists_every_v1_operation_and_nothing_else():
         "/api/v1/library/lists/": ["get", "post"],
         "/api/v1/library/lists/{list_id}/": ["delete", "get"],
         "/api/v1/query-sets/": ["get", "post"],
+        "/api/v1/query-sets/sample/": ["post"],
         "/api/v1/query-sets/{set_id}/": ["delete", "get"],
         "/api/v1/tries/": ["get", "post"],
         "/api/v1/tries/{try_id}/": ["get"],
