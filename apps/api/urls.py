@@ -219,6 +219,7 @@ v1 = [
     path("gate/", gate.GateView.as_view(), name="gate"),
     path("gate/runs/<int:run_id>/", gate_runs.GateRunDetail.as_view(), name="gate_run"),
     path("query-sets/", query_sets.QuerySetListCreate.as_view(), name="query_sets"),
+    path("query-sets/sample/", query_sets.QuerySetSample.as_view(), name="query_set_sample"),
     path("query-sets/<int:set_id>/", query_sets.QuerySetDetail.as_view(), name="query_set"),
     path("tries/", tries.TryListCreate.as_view(), name="tries"),
     path("tries/<int:try_id>/", tries.TryDetail.as_view(), name="try_detail"),
