@@ -66,11 +66,15 @@ def _model_defaults(team_id: int) -> dict[str, dict[str, str]]:
 
 
 @lead_required
-def evaluation_new(request: TeamRequest) -> HttpResponse:
+def evaluation_new(request: TeamRequest, *, keywords: str = "") -> HttpResponse:
+    """The new-evaluation form. `keywords` fills its keywords: the tries' pages, a layer
+    above, open it so with a saved query set's queries (apps/tries/sampling_views.py)."""
     team = request.membership.team
     defaults = _model_defaults(team.id)
     chosen = defaults.get(request.GET.get("model", ""))
     initial = {"search_model": request.GET["model"], **chosen} if chosen else {}
+    if keywords:
+        initial["keywords"] = keywords
     form = EvaluationForm(request.POST or None, team_id=team.id, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:

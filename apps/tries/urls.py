@@ -1,9 +1,10 @@
 """The tries' pages: a search model's tries and the form that starts one, a try's page
-with what a lead does with it, and a try against any other try of the team."""
+with what a lead does with it, a try against any other try of the team, and query sets
+sampled from a behaviour log."""
 
 from django.urls import path
 
-from . import views
+from . import sampling_views, views
 
 app_name = "tries"
 
@@ -17,4 +18,11 @@ urlpatterns = [
     path("tries/<int:try_id>/promote/", views.try_promote_view, name="try_promote"),
     path("tries/<int:try_id>/compare/", views.try_compare, name="try_compare"),
     path("tries/<int:try_id>/against/<int:other_id>/", views.try_against, name="try_against"),
+    path("query-sets/sample/", sampling_views.sample_queries, name="sample_queries"),
+    path("query-sets/<int:set_id>/sampled/", sampling_views.sampled_set, name="sampled_set"),
+    path(
+        "query-sets/<int:set_id>/new-evaluation/",
+        sampling_views.query_set_evaluation_new,
+        name="query_set_evaluation_new",
+    ),
 ]

@@ -4,14 +4,24 @@ seed, the same set; bad input named field by field with nothing saved; another t
 not found; the API's 201, 400 and 404; the lead's page from the form to a new evaluation
 filled with the set's queries; and the command."""
 
+import io
+import re
+from html import unescape
+
 import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 
 from apps.accounts.api_tokens import api_token_create
 from apps.behaviour.models import ClickCount, ClickLog
 from apps.core.errors import InvalidInput, NotFound
+from apps.evaluations.models import Evaluation
 from apps.tries.log_samples import log_frequencies, query_set_sample
 from apps.tries.models import SavedQuerySet
+from tests.factories import client_for
 
 pytestmark = pytest.mark.django_db
 
@@ -41,6 +51,7 @@ def make_log(team, name="October", searches=None):
         file_format="csv",
         first_event_at="2026-10-01T00:00:00Z",
         last_event_at="2026-10-31T23:59:59Z",
+        query_count=len(SEARCHES if searches is None else searches),
     )
     rows = []
     for query, count in (SEARCHES if searches is None else searches).items():
@@ -252,3 +263,194 @@ def test_the_api_answers_404_for_another_teams_log(api, team_b):
         assert answer.status_code == 404
         assert answer.json()["detail"].startswith("log: the team has no behaviour log")
     assert not SavedQuerySet.objects.exists()
+
+
+# --- The page ---------------------------------------------------------------------------
+
+PAGE = "/query-sets/sample/"
+
+
+def text_of(response) -> str:
+    """The page's words, tags left out, spaces as one."""
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", response.content.decode())).split())
+
+
+def keywords_box(response) -> str:
+    found = re.search(
+        r"<textarea name=\"keywords\"[^>]*>(.*?)</textarea>", response.content.decode(), re.S
+    )
+    return unescape(found.group(1)).strip() if found else ""
+
+
+def new_evaluation(keywords: str) -> dict[str, str]:
+    return {
+        "search_model": "",
+        "name": "From the log",
+        "keywords": keywords,
+        "scale": "graded",
+        "strategy": "1",
+        "profile": "searchtweak",
+        "metrics": "ndcg@10",
+        "reuse": "none",
+    }
+
+
+def test_a_lead_samples_on_the_page_and_starts_an_evaluation_with_the_queries(team_a, owner):
+    log = make_log(team_a)
+    lead = client_for(owner)
+    assert "October (10 queries, 2026-10-01 to 2026-10-31)" in text_of(lead.get(PAGE))
+
+    answer = lead.post(
+        PAGE,
+        # Bands typed while another method is chosen are not the sample's.
+        {"log": log.id, "method": "pps", "size": "4", "bands": "5", "seed": "7", "name": "Mix"},
+        follow=True,
+    )
+
+    saved = SavedQuerySet.objects.get(team=team_a, name="Mix")
+    assert answer.redirect_chain == [(f"/query-sets/{saved.id}/sampled/", 302)]
+    assert saved.design["method"] == "pps" and saved.design["bands_asked"] is None
+    page = text_of(answer)
+    assert "Saved the query set Mix with 4 queries." in page
+    assert (
+        "4 of 10 queries from the log October, 2026-10-01 to 2026-10-31 (1,915 searches), "
+        "probability proportional to searches, seed 7; 2 queries searched so often they were "
+        "certain; each other query's chance of being picked is 2 × its searches ÷ 515"
+    ) in page
+    assert "1 shoes 1,000 certain 2 boots 400 certain" in page
+    start = reverse("tries:query_set_evaluation_new", args=[saved.id])
+    assert f'href="{start}"' in answer.content.decode()
+
+    form = lead.get(start)
+    assert form.status_code == 200
+    assert keywords_box(form).splitlines() == saved.queries
+    created = lead.post(start, new_evaluation(keywords_box(form)), follow=True)
+
+    evaluation = Evaluation.objects.get(team=team_a, name="From the log")
+    assert created.redirect_chain[-1][0] == f"/evaluations/{evaluation.id}/"
+    assert [k.text for k in evaluation.keywords.order_by("position")] == saved.queries
+
+
+def test_the_page_shows_a_banded_sample_band_by_band(team_a, owner):
+    make_log(team_a)
+    saved = sample(team_a, name="By band", method="bands", size=6, bands=3)
+
+    page = text_of(client_for(owner).get(f"/query-sets/{saved.id}/sampled/"))
+
+    assert "6 of 10 queries from the log October" in page
+    assert "a random sample by band of searches, seed 7; the searches are cut into 3 bands" in page
+    assert "1 126 to 1,000 times 3 1,600 2 66.7%" in page  # shoes, boots, red dress
+    assert "3 2 to 15 times 3 25 2 66.7%" in page
+
+
+def queries_to_open(client, url) -> int:
+    with CaptureQueriesContext(connection) as captured:
+        assert client.get(url).status_code == 200
+    return len(captured)
+
+
+def test_the_pages_queries_do_not_grow_with_the_logs_and_sets_listed(team_a, owner):
+    make_log(team_a)
+    first = sample(team_a, name="First")
+    lead = client_for(owner)
+    lead.get(PAGE)  # a session's first request reads more than the next ones
+    url = f"/query-sets/{first.id}/sampled/"
+    before = queries_to_open(lead, url)
+
+    for more in range(3):
+        make_log(team_a, name=f"Log {more}")
+        sample(team_a, name=f"Set {more}", log=f"Log {more}")
+
+    assert queries_to_open(lead, url) == before
+    assert "Set 2" in text_of(lead.get(PAGE))
+
+
+def test_a_form_with_problems_names_each_field_and_saves_nothing(team_a, owner):
+    log = make_log(team_a)
+    SavedQuerySet.objects.create(team=team_a, name="Taken", queries=["x"])
+    lead = client_for(owner)
+
+    answer = lead.post(
+        PAGE,
+        {"log": log.id, "method": "bands", "size": "²", "bands": "11", "seed": "", "name": "Taken"},
+    )
+
+    assert answer.status_code == 400
+    page = text_of(answer)
+    assert "Nothing was saved." in page
+    for said in (
+        "gives them all. A whole number from 1 to 1,000.",
+        "3 if blank. A whole number from 1 to 10.",
+        "Name of the query set: The team already has a query set named 'Taken'.",
+    ):
+        assert said in page
+    assert SavedQuerySet.objects.count() == 1
+
+
+def test_another_teams_logs_and_sets_are_not_found_and_an_evaluator_is_refused(
+    team_a, team_b, owner, evaluator
+):
+    theirs = make_log(team_b, name="Theirs")
+    their_set = sample(team_b, log="Theirs")
+    lead = client_for(owner)
+
+    refused = lead.post(PAGE, {"log": theirs.id, "method": "top", "size": "3", "name": "Stolen"})
+
+    assert refused.status_code == 400 and "Theirs" not in text_of(lead.get(PAGE))
+    assert lead.get(f"/query-sets/{their_set.id}/sampled/").status_code == 404
+    assert lead.get(f"/query-sets/{their_set.id}/new-evaluation/").status_code == 404
+    graders = client_for(evaluator)
+    assert graders.get(PAGE).status_code == 403
+    assert graders.get(f"/query-sets/{their_set.id}/new-evaluation/").status_code == 403
+    assert not SavedQuerySet.objects.filter(team=team_a).exists()
+
+
+# --- The command ------------------------------------------------------------------------
+
+
+def test_the_command_samples_a_set_and_prints_it_with_its_design(team_a):
+    make_log(team_a)
+    out = io.StringIO()
+
+    call_command(
+        "sample_queries",
+        "--team=Team A",
+        "--log=October",
+        "--method=top",
+        "--size=2",
+        "--name=Head",
+        stdout=out,
+    )
+
+    printed = out.getvalue()
+    assert "Saved the query set Head" in printed
+    assert "The 2 most searched of 10 queries from the log October" in printed
+    assert re.search(r"1,000 +- +shoes", printed) and re.search(r"400 +- +boots", printed)
+    assert SavedQuerySet.objects.get(name="Head").queries == ["shoes", "boots"]
+
+
+def test_the_command_names_each_bad_option_and_exits_2(team_a):
+    make_log(team_a)
+
+    with pytest.raises(CommandError) as refused:
+        call_command(
+            "sample_queries",
+            "--team=Team A",
+            "--log=October",
+            "--method=pps",
+            "--size=0",
+            "--name=X",
+            "--bands=3",
+        )
+    assert refused.value.returncode == 2
+    assert str(refused.value) == (
+        "--size: a whole number from 1 to 1,000; --bands: only for the method bands"
+    )
+    with pytest.raises(CommandError, match="--log: the team has no behaviour log 'May'"):
+        call_command(
+            "sample_queries", "--team=Team A", "--log=May", "--method=pps", "--size=3", "--name=X"
+        )
+    with pytest.raises(CommandError, match="--team: no team named 'Nobody'"):
+        call_command(
+            "sample_queries", "--team=Nobody", "--log=May", "--method=pps", "--size=3", "--name=X"
+        )
