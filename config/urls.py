@@ -11,6 +11,7 @@ urlpatterns = [
     path("", include("apps.insights.urls")),
     path("evaluations/", include("apps.lifecycle.urls")),
     path("", include("apps.library.urls")),
+    path("", include("apps.behaviour.urls")),
     path("", include("apps.tries.urls")),
     path("demo/", include("apps.demo.urls")),
     path("", include("apps.endpoints.urls")),

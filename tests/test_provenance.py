@@ -289,7 +289,7 @@ def test_compare_warns_when_the_sides_were_judged_by_different_sources_and_offer
 
     page = lead.get(f"/evaluations/compare/{both}").content.decode()
     assert 'data-testid="sources-differ"' in page
-    assert "the 1 common keyword no AI judge graded on any side" in page
+    assert "the 1 common keyword no AI judge or click model graded on any side" in page
     people_only = lead.get(f"/evaluations/compare/{both}&people=1").content.decode()
     assert 'data-testid="people-only"' in people_only
     assert 'data-testid="common-keywords"><strong>1</strong> keyword ' in people_only
@@ -312,7 +312,7 @@ def test_compare_warns_when_the_sides_were_judged_by_different_sources_and_offer
     decided = api.get(f"{gate}&sources=people").json()
     assert (
         decided["exit_code"] in (0, 1)
-        and "1 common keywords no AI judge graded" in (decided["reason"])
+        and "1 common keywords no AI judge or click model graded" in (decided["reason"])
     )
     assert api.get(f"{gate}&sources=all").status_code == 400
 

@@ -18,8 +18,17 @@ class CalibrationOut(serializers.Serializer):
     id = serializers.IntegerField()
     gold_set = serializers.IntegerField(source="gold_set_id")
     gold_set_name = serializers.CharField(source="gold_set.name")
-    judge = serializers.IntegerField(source="judge_id")
-    judge_name = serializers.CharField(source="judge.name")
+    judge = serializers.IntegerField(
+        source="judge_id", allow_null=True, help_text="null: a judgement list's calibration"
+    )
+    judgement_list = serializers.IntegerField(
+        source="judgement_list_id",
+        allow_null=True,
+        help_text="the library's list calibrated (a click model's judgements); null: a judge's",
+    )
+    judge_name = serializers.CharField(
+        source="graded_by", help_text="the judge's name, or the judgement list's"
+    )
     model_name = serializers.CharField()
     prompt_version = serializers.CharField()
     status = serializers.ChoiceField(choices=CalibrationStatus.choices)
@@ -244,7 +253,13 @@ class GoldItemOut(serializers.Serializer):
 
 
 class CalibrationIn(serializers.Serializer):
-    judge = serializers.IntegerField(help_text="a judge of the team")
+    judge = serializers.IntegerField(
+        required=False, help_text="a judge of the team (or judgement_list)"
+    )
+    judgement_list = serializers.IntegerField(
+        required=False,
+        help_text="a judgement list of the team's library, calibrated at once (or judge)",
+    )
 
 
 class CalibrationFailureOut(serializers.Serializer):

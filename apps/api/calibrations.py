@@ -33,6 +33,7 @@ from apps.judges import calibration_selectors as selectors
 from apps.judges import controls, gold_sets
 from apps.judges.calibration import calibration_cancel, gate_set, gold_report
 from apps.judges.call_log import calibration_log_lines
+from apps.judges.list_calibration import list_calibration_make
 from apps.judges.models import (
     CalibrationGrade,
     CalibrationRun,
@@ -41,6 +42,7 @@ from apps.judges.models import (
     GoldSet,
     Judge,
 )
+from apps.library.models import JudgementList
 
 from .calibration_serializers import (
     CalibrationFailureOut,
@@ -168,15 +170,30 @@ class GoldSetItems(generics.ListAPIView):
 
 class CalibrationStart(APIView):
     @extend_schema(
-        summary="Calibrate a judge on the gold set (in a worker)",
+        summary="Calibrate a judge on the gold set (in a worker), or a judgement list (at once)",
+        description="`judge`: the judge grades the gold set in a worker; poll the answer's "
+        "calibration. `judgement_list`: the library's list (a click model's judgements, say) "
+        "is read against the gold set and the calibration is finished in the answer.",
         request=CalibrationIn,
         responses={201: CalibrationOut},
     )
     def post(self, request: Request, gold_set_id: int) -> Response:
         gold = _team_gold_set(request, gold_set_id)
-        given = json_object_body(request, fields=("judge",), of="a calibration").get("judge")
+        body = json_object_body(request, fields=("judge", "judgement_list"), of="a calibration")
+        if "judgement_list" in body and "judge" in body:
+            raise InvalidInput(["judgement_list: a judge or a judgement list, not both"])
+        if "judgement_list" in body:
+            listed = body["judgement_list"]
+            if type(listed) is not int:
+                raise InvalidInput(["judgement_list: the id of a list in the team's library"])
+            judgement_list = get_object_or_404(
+                JudgementList, id=listed, team_id=request.user.team_id
+            )
+            run = list_calibration_make(gold_set=gold, judgement_list=judgement_list)
+            return _calibration_answer(request, run.id, status.HTTP_201_CREATED)
+        given = body.get("judge")
         if type(given) is not int:
-            raise InvalidInput(["judge: the id of a judge of the team"])
+            raise InvalidInput(["judge: the id of a judge of the team (or judgement_list alone)"])
         judge = get_object_or_404(Judge, id=given, team_id=request.user.team_id)
         run = controls.calibration_start(gold_set=gold, judge=judge)
         return _calibration_answer(request, run.id, status.HTTP_201_CREATED)

@@ -121,10 +121,10 @@ class ComparisonOut(serializers.Serializer):
         "difference may be the judges', not the rankings'; ask people_only=true"
     )
     people_only = serializers.BooleanField(
-        help_text="compared on the common keywords no AI judge graded on any side"
+        help_text="compared on the common keywords no AI judge or click model graded on any side"
     )
     people_keywords = serializers.IntegerField(
-        help_text="common keywords no AI judge graded on any side"
+        help_text="common keywords no AI judge or click model graded on any side"
     )
     comparisons = ComparisonPairOut(
         many=True, help_text="each other evaluation against the baseline"
@@ -244,7 +244,9 @@ class ComparisonView(APIView):
             OpenApiParameter(
                 "people_only",
                 OpenApiTypes.BOOL,
-                description="compare only the common keywords no AI judge graded on any side",
+                description=(
+                    "compare only the common keywords no AI judge or click model graded on any side"
+                ),
             ),
         ],
         responses=ComparisonOut,

@@ -88,13 +88,19 @@ class JudgeGradesOut(serializers.Serializer):
 
 class JudgedByOut(serializers.Serializer):
     kind = serializers.ChoiceField(
-        choices=["none", "people", "ai", "mixed"],
-        help_text="people: people's and imported grades only; ai: AI judges' only",
+        choices=["none", "people", "ai", "clicks", "mixed"],
+        help_text=(
+            "people: people's and imported grades only; ai: AI judges' only; clicks: click "
+            "models' only"
+        ),
     )
     graded = serializers.IntegerField()
     people = serializers.IntegerField(help_text="given here by people")
     imported = serializers.IntegerField(help_text="brought by an import (people's)")
     judges = JudgeGradesOut(many=True, help_text="each AI judge's grades")
+    clicks = JudgeGradesOut(
+        many=True, help_text='each click model\'s judgements, by source ("clicks: PBM, ...")'
+    )
     copied = serializers.IntegerField(help_text="of all, copied by reuse")
     stale = serializers.IntegerField(help_text="of the copied, on content since changed")
 

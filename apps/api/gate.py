@@ -39,8 +39,8 @@ class GateOut(serializers.Serializer):
         help_text="people graded one and AI judges the other (or other judges): undecided "
         "unless sources=people or sources=any"
     )
-    baseline_judged_by = serializers.CharField(help_text="People, AI or Mixed")
-    candidate_judged_by = serializers.CharField(help_text="People, AI or Mixed")
+    baseline_judged_by = serializers.CharField(help_text="People, AI, Clicks or Mixed")
+    candidate_judged_by = serializers.CharField(help_text="People, AI, Clicks or Mixed")
     baseline = serializers.CharField()
     candidate = serializers.CharField()
     min_change = serializers.FloatField()
@@ -97,8 +97,8 @@ class GateView(APIView):
                 OpenApiTypes.STR,
                 enum=list(SOURCE_RULES),
                 description="when the two were judged by different sources: same (default) "
-                "answers undecided; people compares the keywords no AI judge graded; any "
-                "compares them as they are",
+                "answers undecided; people compares the keywords no AI judge or click model "
+                "graded; any compares them as they are",
             ),
         ],
         responses=GateOut,

@@ -230,11 +230,23 @@ class TryListCreate(APIView):
 
 
 class TryDetail(APIView):
-    @extend_schema(summary="A try: its state, lists, metrics and verdict", responses=TryOut)
+    @extend_schema(
+        summary="A try: its state, lists, metrics and verdict",
+        parameters=[
+            OpenApiParameter(
+                "clicks",
+                OpenApiTypes.BOOL,
+                description="count click models' judgements where nobody else judged "
+                "(left out by default)",
+            )
+        ],
+        responses=TryOut,
+    )
     def get(self, request: Request, try_id: int) -> Response:
         attempt = get_object_or_404(
             Try.objects.select_related("search_model", "baseline_try", "baseline_evaluation"),
             id=try_id,
             team_id=request.user.team_id,
         )
-        return Response(try_out(try_report(attempt)))
+        with_clicks = request.query_params.get("clicks") in ("true", "1")
+        return Response(try_out(try_report(attempt, with_clicks=with_clicks)))

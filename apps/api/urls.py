@@ -8,6 +8,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from . import (
     agreement,
     calibrations,
+    click_judgements,
     click_logs,
     comparisons,
     decisive_order,
@@ -131,6 +132,16 @@ v1 = [
     path("models/", search_models.SearchModelList.as_view(), name="search_model_list"),
     path("click-logs/", click_logs.ClickLogListImport.as_view(), name="click_logs"),
     path("click-logs/<int:log_id>/", click_logs.ClickLogDetail.as_view(), name="click_log"),
+    path(
+        "click-logs/<int:log_id>/judgements/",
+        click_judgements.ClickJudgementsListCreate.as_view(),
+        name="click_judgements",
+    ),
+    path(
+        "evaluations/<int:evaluation_id>/click-grades/",
+        click_judgements.EvaluationClickGrades.as_view(),
+        name="evaluation_click_grades",
+    ),
     path("library/", library.LibraryRead.as_view(), name="library"),
     path("library/export/", library.LibraryExport.as_view(), name="library_export"),
     path("library/lists/", library.ListListImport.as_view(), name="library_lists"),

@@ -3,6 +3,7 @@ arrays, and the model a lead chose fitted to them."""
 
 from __future__ import annotations
 
+import numpy as np
 from django.db.models import TextChoices
 
 from apps import engine
@@ -35,11 +36,11 @@ def log_counts(log: ClickLog) -> clicks.ImpressionCounts:
     return clicks.ImpressionCounts(
         queries=list(queries),
         docs=list(docs),
-        query=query,
-        doc=doc,
-        rank=rank,
-        impressions=impressions,
-        clicks=clicked,
+        query=np.asarray(query, dtype=np.int64),
+        doc=np.asarray(doc, dtype=np.int64),
+        rank=np.asarray(rank, dtype=np.int64),
+        impressions=np.asarray(impressions, dtype=np.int64),
+        clicks=np.asarray(clicked, dtype=np.int64),
     )
 
 

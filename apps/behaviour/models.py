@@ -67,3 +67,36 @@ class SessionPattern(models.Model):
 
     def __str__(self) -> str:
         return f"{self.query}: {self.count}"
+
+
+class ClickJudgementSet(models.Model):
+    """Judgements a click model made from a behaviour log, kept in the team's library as
+    a judgement list whose source is the clicks ("clicks: PBM, 2026-10-01 to
+    2026-10-31"), with what made them: the log, the model, the minimum of impressions
+    and the thresholds that turned estimates into grades (set by the lead, or fitted
+    against people's grades)."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+")
+    judgement_list = models.OneToOneField(
+        "library.JudgementList", on_delete=models.CASCADE, related_name="click_origin"
+    )
+    # The log may be removed later; its name and dates stay with the judgements.
+    log = models.ForeignKey(
+        ClickLog, null=True, blank=True, on_delete=models.SET_NULL, related_name="judgements"
+    )
+    log_name = models.CharField(max_length=200)
+    model = models.CharField(max_length=8)
+    min_impressions = models.PositiveIntegerField()
+    # Ascending, one per grade above the lowest; null: a grade no estimate reaches.
+    thresholds = models.JSONField()
+    fitted_on = models.PositiveIntegerField(default=0)  # people's pairs; 0: the lead's
+    fitted_agreement = models.FloatField(null=True, blank=True)
+    estimated = models.PositiveIntegerField(default=0)  # pairs with any estimate
+    too_thin = models.PositiveIntegerField(default=0)  # of those, below the minimum
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return str(self.judgement_list_id)

@@ -35,13 +35,15 @@ class Reuse(models.TextChoices):
 
 class Source(models.TextChoices):
     """Who gave a judgement, written with the grade by the grade writer (judging): a
-    person here, an AI judge, or an import. A copy by reuse keeps its original's source
+    person here, an AI judge, an import, or clicks (a click model's judgements over a
+    behaviour log: apps.behaviour). A copy by reuse keeps its original's source
     (and says where it was copied from: FeedbackSlot.reused_from, reused_from_list); a
     lead's decision is judging's SnapshotDecision. Empty: no grade."""
 
     PERSON = "person", "Person"
     JUDGE = "judge", "AI judge"
     IMPORT = "import", "Import"
+    CLICKS = "clicks", "Clicks"
 
 
 # The sources that count as people's work: a person here, or an imported grade (a file
@@ -384,6 +386,10 @@ class SlotQuerySet(models.QuerySet["FeedbackSlot"]):
 
     def by_judges(self) -> "SlotQuerySet":
         return self.filter(judges_q())
+
+    def by_machines(self) -> "SlotQuerySet":
+        """Graded by anything but people: AI judges and clicks."""
+        return self.exclude(people_q()).exclude(source="")
 
     def by_source(self, *kinds: str) -> "SlotQuerySet":
         return self.filter(source__in=kinds)

@@ -1,5 +1,6 @@
 """Whose judgements an evaluation's numbers rest on: its graded slots by source (people,
-each AI judge, imports), with how many reuse copied and how many are stale.
+each AI judge, imports, each click model's judgements), with how many reuse copied and
+how many are stale.
 
 Every page and answer that shows an evaluation's metrics shows this beside them (a badge
 People / AI / Mixed, or the sentence), so a change of who judged is never read as a
@@ -26,6 +27,7 @@ class MixKind:
     NONE = "none"  # nothing graded yet
     PEOPLE = "people"  # people's and imported grades only
     AI = "ai"  # AI judges' grades only
+    CLICKS = "clicks"  # click models' grades only
     MIXED = "mixed"
 
 
@@ -36,6 +38,7 @@ class SourceMix:
     people: int = 0  # given here by people
     imported: int = 0  # brought by an import (people's, unless a file named a judge)
     judges: tuple[tuple[str, int], ...] = ()  # (judge's name, grades), most first
+    clicks: tuple[tuple[str, int], ...] = ()  # (click judgements' source, grades), most first
     copied: int = 0  # of all of these, copied by reuse from earlier evaluations
     stale: int = 0  # copied, on content the document no longer shows
 
@@ -48,23 +51,32 @@ class SourceMix:
         return sum(count for _name, count in self.judges)
 
     @property
+    def by_clicks(self) -> int:
+        return sum(count for _name, count in self.clicks)
+
+    @property
     def graded(self) -> int:
-        return self.by_people + self.by_judges
+        return self.by_people + self.by_judges + self.by_clicks
 
     @property
     def kind(self) -> str:
         if not self.graded:
             return MixKind.NONE
-        if not self.by_judges:
-            return MixKind.PEOPLE
-        return MixKind.AI if not self.by_people else MixKind.MIXED
+        only = [
+            kind
+            for kind, count in (
+                (MixKind.PEOPLE, self.by_people),
+                (MixKind.AI, self.by_judges),
+                (MixKind.CLICKS, self.by_clicks),
+            )
+            if count
+        ]
+        return only[0] if len(only) == 1 else MixKind.MIXED
 
     @property
     def badge(self) -> str:
-        """People, AI or Mixed ("" before any grade)."""
-        return {MixKind.PEOPLE: "People", MixKind.AI: "AI", MixKind.MIXED: "Mixed"}.get(
-            self.kind, ""
-        )
+        """People, AI, Clicks or Mixed ("" before any grade)."""
+        return BADGES.get(self.kind, "")
 
     @property
     def judge_share(self) -> float:
@@ -74,6 +86,7 @@ class SourceMix:
         """(who, grades) for each source with grades: people, imported, each judge."""
         parts = [("people", self.people), ("imported", self.imported)]
         parts += [(f"AI judge {name}", count) for name, count in self.judges]
+        parts += [(name, count) for name, count in self.clicks]
         return [(who, count) for who, count in parts if count]
 
     @property
@@ -100,11 +113,18 @@ class SourceMix:
             "people": self.people,
             "imported": self.imported,
             "judges": [{"name": name, "graded": count} for name, count in self.judges],
+            "clicks": [{"name": name, "graded": count} for name, count in self.clicks],
             "copied": self.copied,
             "stale": self.stale,
         }
 
 
+BADGES = {
+    MixKind.PEOPLE: "People",
+    MixKind.AI: "AI",
+    MixKind.CLICKS: "Clicks",
+    MixKind.MIXED: "Mixed",
+}
 NO_GRADES = SourceMix()
 
 
@@ -113,12 +133,15 @@ class _Tally:
     people: int = 0
     imported: int = 0
     judges: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    clicks: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     copied: int = 0
     stale: int = 0
 
     def add(self, source: str, name: str | None, reused: bool, stale: bool, n: int) -> None:
         if source == Source.JUDGE:
             self.judges[name or "unnamed judge"] += n
+        elif source == Source.CLICKS:
+            self.clicks[name or "clicks"] += n
         elif source == Source.IMPORT:
             self.imported += n
         else:
@@ -128,8 +151,17 @@ class _Tally:
             self.stale += n if stale else 0
 
     def mix(self) -> SourceMix:
-        judges = sorted(self.judges.items(), key=lambda item: (-item[1], item[0]))
-        return SourceMix(self.people, self.imported, tuple(judges), self.copied, self.stale)
+        def most_first(counts: dict[str, int]) -> tuple[tuple[str, int], ...]:
+            return tuple(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+        return SourceMix(
+            self.people,
+            self.imported,
+            most_first(self.judges),
+            most_first(self.clicks),
+            self.copied,
+            self.stale,
+        )
 
 
 def mixes_of(

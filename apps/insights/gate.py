@@ -12,7 +12,7 @@ job asks before a release, answered with an exit code.
   not say how to compare them (`sources`): a difference could be the judges'.
 
 `sources`: "same" (the default: different sources are undecided), "people" (compare on
-the common keywords no AI judge graded on either side) or "any" (compare as they are;
+the common keywords no AI judge or click model graded on either side) or "any" (compare as they are;
 the reason says the sources differ).
 
 2 is left to the command line's own usage errors (argparse's code). The numbers are
@@ -128,7 +128,7 @@ def gate(
     found = [_gate_metric(metric, min_change) for metric in pair.metrics]
     regressions = [metric.label for metric in found if metric.regression]
     compared = f"{len(comparison.keywords)} common keywords" + (
-        " no AI judge graded" if comparison.people_only else ""
+        " no AI judge or click model graded" if comparison.people_only else ""
     )
     if comparison.sources_differ and sources == ANY_SOURCES:
         compared += " (judged by different sources, compared as they are)"
@@ -148,8 +148,8 @@ def _different_sources(comparison: Comparison, baseline: Evaluation, candidate: 
         f"Not decided: judged by different sources ({baseline.name}: "
         f"{mixes[baseline.id].text} {candidate.name}: {mixes[candidate.id].text}) A "
         "difference could be the judges'. Ask sources=people to compare on the "
-        f"{comparison.people_keywords} common keywords no AI judge graded, or sources=any "
-        "to compare as they are."
+        f"{comparison.people_keywords} common keywords no AI judge or click model graded, "
+        "or sources=any to compare as they are."
     )
 
 

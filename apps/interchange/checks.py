@@ -110,16 +110,19 @@ def _judge_detail(value: Any, limit: int) -> bool:
 
 def judge_mark(grader: Any, judge: Any, source: Any = None) -> SourceMark | None:
     """What the grade's source records of what a file says gave it (already checked):
-    an AI judge's mark (its `grader` is the judge's name), or an earlier import's label
-    (`source`); None when the file says neither, so the grade is this import's."""
+    an AI judge's mark (its `grader` is the judge's name), an earlier import's label or
+    click judgements' source (`source`); None when the file says neither, so the grade
+    is this import's."""
     if isinstance(judge, dict):
         name = grader if isinstance(grader, str) else ""
         model, prompt_version, link = (
             judge.get(key) or "" for key in ("model", "prompt_version", "chain_link")
         )
         return (Source.JUDGE, name, model, prompt_version, link)
-    if isinstance(source, dict) and source.get("kind") == Source.IMPORT and source.get("name"):
-        return (Source.IMPORT, source["name"], "", "", "")
+    # An earlier import's grade keeps its label; clicks stay clicks, never people's.
+    kept = (Source.IMPORT, Source.CLICKS)
+    if isinstance(source, dict) and source.get("kind") in kept and source.get("name"):
+        return (source["kind"], source["name"], "", "", "")
     return None
 
 

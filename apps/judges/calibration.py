@@ -105,6 +105,8 @@ def calibration_reopen_failures(*, run: CalibrationRun) -> int:
     calibration running; how many. The caller queues its task (controls.py)."""
     if run.status == CalibrationStatus.RUNNING:
         raise InvalidState("the calibration is still running")
+    if run.judge_id is None:
+        raise InvalidState("a judgement list is read, not asked: there is nothing to ask again")
     with transaction.atomic():
         retried, _ = CalibrationGrade.objects.filter(run=run, grade__isnull=True).delete()
         CalibrationRun.objects.filter(id=run.id).update(
@@ -147,6 +149,12 @@ def _default_version(gold_set: GoldSet) -> str:
 # --- Doing it -------------------------------------------------------------------------
 
 
+def _judge(run: CalibrationRun) -> Judge:
+    """The judge a calibration asks (a judgement list's is never executed)."""
+    assert run.judge is not None, "a judgement list's calibration asks no one"
+    return run.judge
+
+
 @dataclass(frozen=True)
 class _Batch:
     task: JudgeTask
@@ -158,7 +166,7 @@ def calibration_execute(*, run_id: int) -> None:
     run = CalibrationRun.objects.select_related("judge", "gold_set", "prompt").get(id=run_id)
     if run.status != CalibrationStatus.RUNNING:
         return
-    judge, gold_set = run.judge, run.gold_set
+    judge, gold_set = _judge(run), run.gold_set
     scale = gold_scale(gold_set)
     prompt = pinned_prompt(run.prompt, scale)
     batches = _from_cache(run, prompt, list(_batches(run, scale)))
@@ -186,7 +194,7 @@ def _batches(run: CalibrationRun, scale: engine.Scale) -> Iterator[_Batch]:
     by_keyword: dict[int, list[GoldItem]] = defaultdict(list)
     for item in items.order_by("keyword_index", "id"):
         by_keyword[item.keyword_index].append(item)
-    size = max(1, run.judge.results_per_call)
+    size = max(1, _judge(run).results_per_call)
     for keyword_items in by_keyword.values():
         for start in range(0, len(keyword_items), size):
             part = keyword_items[start : start + size]
@@ -202,7 +210,7 @@ def _batches(run: CalibrationRun, scale: engine.Scale) -> Iterator[_Batch]:
 
 def _from_cache(run: CalibrationRun, prompt: Prompt, batches: list[_Batch]) -> list[_Batch]:
     """Grade from the team's cache what was already paid for; the batches left to ask."""
-    judge = run.judge
+    judge = _judge(run)
     keys = {
         (index, rid): judgement_key(judge, prompt, replace(batch.task, results=[]), result)
         for index, batch in enumerate(batches)
@@ -252,7 +260,7 @@ def _ask_with_retries(judge: Judge, prompt: Prompt, batch: _Batch) -> list[Asked
 def _store(run: CalibrationRun, prompt: Prompt, batch: _Batch, tries: list[Asked]) -> str:
     """Log every try, keep the grades, the reasons of what failed, and the cache's new
     entries; why the calibration must stop ("" to go on)."""
-    judge = run.judge
+    judge = _judge(run)
     asked = tries[-1]
     failure = asked.outcome.failure
     whole_call = f"{failure.value}: {asked.outcome.error}" if failure is not None else ""
@@ -304,7 +312,7 @@ def _why_stop(run: CalibrationRun) -> str:
     if run.status != CalibrationStatus.RUNNING:
         return run.note or "stopped"
     tokens = run.input_tokens + run.output_tokens
-    return budget_reached(run.judge, calls=run.calls, tokens=tokens, cost=run.cost)
+    return budget_reached(_judge(run), calls=run.calls, tokens=tokens, cost=run.cost)
 
 
 def _stop(run: CalibrationRun, why: str) -> None:
@@ -378,7 +386,8 @@ def gold_report(gold_set: GoldSet, *, samples: int = 1_000) -> GoldReport:
         lambda: people_ceiling(people, scale, samples=samples),
     )
     reports = []
-    for run in gold_set.runs.select_related("judge", "judge__prompt").order_by("created_at", "id"):
+    runs = gold_set.runs.select_related("judge", "judge__prompt", "judgement_list__source")
+    for run in runs.order_by("created_at", "id"):
 
         def figures(run: CalibrationRun = run, samples: int = samples) -> JudgeFigures:
             pairs = gold_pairs(gold_set, run)
@@ -424,6 +433,8 @@ def _cached(key: str, compute: Callable[[], Computed]) -> Computed:
 
 def _stale(run: CalibrationRun, gold_set: GoldSet) -> str:
     judge = run.judge
+    if judge is None:
+        return ""  # a list's grades never change
     if judge.model_name != run.model_name:
         return f"the judge's model is now {judge.model_name}"
     version = version_for_new_run(judge)

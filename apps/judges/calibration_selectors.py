@@ -38,7 +38,7 @@ def team_gold_sets(team_id: int) -> QuerySet[GoldSet]:
 
 def with_item_counts(runs: QuerySet[CalibrationRun]) -> QuerySet[CalibrationRun]:
     """The calibrations with their judge, gold set and item_count (its results to grade)."""
-    return runs.select_related("judge", "gold_set").annotate(
+    return runs.select_related("judge", "judgement_list", "gold_set").annotate(
         item_count=_counted(GoldItem.objects.all(), "gold_set", outer="gold_set_id")
     )
 

@@ -22,6 +22,7 @@ from . import calibration, controls
 from .call_log import calibration_log_lines
 from .forms_calibration import GateForm, GoldSetForm
 from .gold_sets import gold_set_create, gold_set_delete
+from .list_calibration import list_calibration_make, lists_to_calibrate
 from .models import CalibrationRun, CalibrationStatus, GoldSet, Judge, JudgeGate
 from .selectors import people_graded_evaluations
 
@@ -107,6 +108,7 @@ def gold_set_detail(request: TeamRequest, gold_set_id: int) -> HttpResponse:
         "running": any(r.run.status == CalibrationStatus.RUNNING for r in report.runs),
         "poll_seconds": POLL_SECONDS,
         "judges": Judge.objects.filter(team_id=gold.team_id),
+        "lists": lists_to_calibrate(gold),
         "grades": report.scale.grades,
     }
     if request.htmx:
@@ -131,6 +133,8 @@ def gold_set_remove(request: TeamRequest, gold_set_id: int) -> HttpResponse:
 @lead_required
 def calibration_start(request: TeamRequest, gold_set_id: int) -> HttpResponse:
     gold = _gold_set(request, gold_set_id)
+    if "judgement_list" in request.POST:
+        return _list_calibration_start(request, gold)
     judge_id = request.POST.get("judge", "")
     judge = Judge.objects.filter(team_id=gold.team_id, id=parse_id(judge_id) or 0).first()
     if judge is None:
@@ -142,6 +146,22 @@ def calibration_start(request: TeamRequest, gold_set_id: int) -> HttpResponse:
         messages.error(request, error.message)
     else:
         messages.success(request, f"Calibrating {judge.name} on {gold.name}.")
+    return redirect("judges:gold_set_detail", gold.id)
+
+
+def _list_calibration_start(request: TeamRequest, gold: GoldSet) -> HttpResponse:
+    listed = lists_to_calibrate(gold).filter(id=parse_id(request.POST["judgement_list"]) or 0)
+    if not listed:
+        messages.error(request, "judgement_list: choose a list of the library on this scale")
+        return redirect("judges:gold_set_detail", gold.id)
+    try:
+        run = list_calibration_make(
+            gold_set=gold, judgement_list=listed[0], created_by=request.user
+        )
+    except InvalidInput as error:
+        messages.error(request, "; ".join(error.problems))
+    else:
+        messages.success(request, f"Calibrated {run.graded_by} on {gold.name}.")
     return redirect("judges:gold_set_detail", gold.id)
 
 
@@ -157,10 +177,10 @@ def calibration_control(request: TeamRequest, run_id: int, action: str) -> HttpR
     try:
         if action == "cancel":
             calibration.calibration_cancel(run=run)
-            messages.success(request, f"Cancelled the calibration of {run.judge.name}.")
+            messages.success(request, f"Cancelled the calibration of {run.graded_by}.")
         else:
             retried = controls.calibration_retry(run=run)
-            messages.success(request, f"Asking {run.judge.name} again about {retried} results.")
+            messages.success(request, f"Asking {run.graded_by} again about {retried} results.")
     except InvalidState as error:
         messages.error(request, error.message)
     return redirect("judges:gold_set_detail", run.gold_set_id)

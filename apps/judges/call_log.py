@@ -96,7 +96,7 @@ def call_log_lines(run: JudgeRun) -> Iterator[str]:
 def calibration_log_lines(calibration: CalibrationRun) -> Iterator[str]:
     about = {
         "calibration": calibration.id,
-        "judge": calibration.judge.name,
+        "judge": calibration.graded_by,
         "gold_set": calibration.gold_set_id,
     }
     return _lines(JudgeCall.objects.filter(calibration=calibration), about)

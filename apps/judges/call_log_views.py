@@ -45,7 +45,7 @@ def calibration_calls(request: TeamRequest, run_id: int) -> HttpResponse:
     return _render(
         request,
         JudgeCall.objects.filter(calibration=calibration),
-        title=f"{calibration.judge.name} calibrated on {calibration.gold_set.name}",
+        title=f"{calibration.graded_by} calibrated on {calibration.gold_set.name}",
         back=reverse("judges:gold_set_detail", args=[calibration.gold_set_id]),
         download=reverse("judges:calibration_call_log", args=[calibration.id]),
     )

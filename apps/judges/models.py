@@ -258,10 +258,21 @@ class CalibrationStatus(models.TextChoices):
 
 
 class CalibrationRun(models.Model):
-    """A judge grading a gold set once, with the model and prompt version it had then."""
+    """A judge grading a gold set once, with the model and prompt version it had then; or
+    a judgement list of the library (a click model's, an AI judge's file) read against
+    the gold set: its source's model and settings stand for model and prompt version."""
 
     gold_set = models.ForeignKey(GoldSet, on_delete=models.CASCADE, related_name="runs")
-    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="calibrations")
+    judge = models.ForeignKey(
+        Judge, null=True, blank=True, on_delete=models.CASCADE, related_name="calibrations"
+    )
+    judgement_list = models.ForeignKey(
+        "library.JudgementList",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="calibrations",
+    )
     model_name = models.CharField(max_length=200)
     prompt_version = models.CharField(max_length=64)
     prompt = models.ForeignKey(
@@ -294,9 +305,22 @@ class CalibrationRun(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(judge__isnull=False, judgement_list__isnull=True)
+                | models.Q(judge__isnull=True, judgement_list__isnull=False),
+                name="calibration_of_a_judge_or_a_list",
+            ),
+        ]
 
     def __str__(self) -> str:
-        return f"{self.judge} on {self.gold_set}"
+        return f"{self.graded_by} on {self.gold_set}"
+
+    @property
+    def graded_by(self) -> str:
+        """The judge's name, or the list's."""
+        made_by = self.judge if self.judge_id else self.judgement_list
+        return str(made_by)
 
 
 class CalibrationGrade(models.Model):

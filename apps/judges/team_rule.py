@@ -4,7 +4,9 @@ prompt version a run would use, reached the team's minimum Krippendorff's alpha.
 
 The one place the rule is read: starting or resuming a run asks `refusal`
 (calibration.gate_check, controls.run_start), the judges' pages mark who fails it and
-"Let a judge grade" offers only who meets it (`judges_below_rule`)."""
+"Let a judge grade" offers only who meets it (`judges_below_rule`). A judgement list
+that is not people's (a click model's) grades an evaluation under the same minimum,
+reached by a calibration of the list (`list_refusal`)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from collections.abc import Iterable
 from django.db.models import Max
 
 from apps import engine
+from apps.library.models import JudgementList
 
 from .models import CalibrationRun, CalibrationStatus, Judge, JudgeGate, JudgePromptVersion
 from .prompting import default_prompt
@@ -106,3 +109,23 @@ def _newest_versions(judges: list[Judge]) -> dict[int, str]:
     ).values_list("prompt_id", "number", "version"):
         newest[prompt_id] = max(newest[prompt_id], (number, version))
     return {prompt_id: version for prompt_id, (_, version) in newest.items()}
+
+
+def list_refusal(judgement_list: JudgementList) -> str:
+    """Why the team's rule keeps the list from grading evaluations ("" when it does
+    not): some finished calibration of it must reach the team's minimum alpha."""
+    required = min_alpha(judgement_list.team_id)
+    if required is None:
+        return ""
+    alphas = CalibrationRun.objects.filter(
+        judgement_list=judgement_list, status=CalibrationStatus.FINISHED, alpha__isnull=False
+    ).values_list("alpha", flat=True)
+    best = max((alpha for alpha in alphas if alpha is not None), default=None)
+    if best is not None and best >= required:
+        return ""
+    measured = "it has no calibration" if best is None else f"its best is {best:.2f}"
+    return (
+        f"The team requires judgements that are not people's to agree with people to "
+        f"Krippendorff's alpha {required:.2f} or more on a gold set before they grade "
+        f"evaluations; {measured}. Calibrate {judgement_list.name} on a gold set first."
+    )

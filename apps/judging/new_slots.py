@@ -27,7 +27,7 @@ from apps.evaluations.models import FeedbackSlot, Source, UnretrievedJudgement
 
 from .judgements import check_grade
 from .models import SnapshotDecision
-from .sources import JudgeMade, import_source, judge_source
+from .sources import JudgeMade, clicks_source, import_source, judge_source
 
 # What a file says gave a grade, as an export writes it (the grade's `source`, its
 # `ai_judge` mark): the kind (models.Source), the judge's name or the import's label,
@@ -100,12 +100,15 @@ class NewJudgedSlots:
         return self._sources[mark]
 
     def _made_source(self, mark: SourceMark | None) -> tuple[str, int]:
-        """An AI judge's grade stays the judge's, with what made it; an earlier import's
-        keeps that import's label; anything else is this import's."""
+        """An AI judge's grade stays the judge's, with what made it; clicks stay clicks;
+        an earlier import's keeps that import's label; anything else is this import's."""
         kind, name, model, prompt_version, link = mark or (Source.IMPORT, "", "", "", "")
         if kind == Source.JUDGE:
             made = JudgeMade(0, name, model, prompt_version, link)
             return (Source.JUDGE, judge_source(team_id=self.team_id, made=made))
+        if kind == Source.CLICKS:
+            made_by = clicks_source(team_id=self.team_id, name=name, model="", settings="")
+            return (Source.CLICKS, made_by)
         label = name if kind == Source.IMPORT and name else self.label
         return (Source.IMPORT, import_source(team_id=self.team_id, label=label))
 

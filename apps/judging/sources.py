@@ -51,6 +51,21 @@ def import_source(*, team_id: int, label: str) -> int:
     )
 
 
+def clicks_source(*, team_id: int, name: str, model: str, settings: str) -> int:
+    """The id of the team's source row for a click model's judgements: `name` as pages
+    tell it ("clicks: PBM, 2026-10-01 to 2026-10-31"), `settings` a short digest of what
+    made them (the log, minimum and thresholds), so two sets of them never share a row."""
+    return _source_id(
+        team_id=team_id,
+        kind=Source.CLICKS,
+        judge_id=0,
+        name=name[:200],
+        model_name=model[:200],
+        prompt_version=settings[:64],
+        chain_link="",
+    )
+
+
 def _source_id(**fields: object) -> int:
     found = JudgementSource.objects.filter(**fields).values_list("id", flat=True).first()
     if found is not None:
@@ -94,6 +109,8 @@ class Provenance:
             told += f", {self.chain_link}" if self.chain_link else ""
         elif self.kind == Source.IMPORT:
             told = f"Imported ({self.name})" if self.name else "Imported"
+        elif self.kind == Source.CLICKS:
+            told = self.name or "Clicks"
         else:
             told = "Person"
         if self.reused and self.reused_from:

@@ -28,6 +28,7 @@ KIND_CHOICES = [
     (Source.PERSON, "People"),
     (Source.JUDGE, "AI judges"),
     (Source.IMPORT, "Imports"),
+    (Source.CLICKS, "Clicks"),
     (DECISION, "Leads' decisions"),
 ]
 

@@ -36,7 +36,13 @@ DECISION = "decision"
 # The tiers a library grade may rest on, most trusted first.
 PEOPLE = "people"
 JUDGES = "judges"
-BASIS_LABELS = {DECISION: "a lead's decision", PEOPLE: "people", JUDGES: "AI judges"}
+CLICKS = "clicks"
+BASIS_LABELS = {
+    DECISION: "a lead's decision",
+    PEOPLE: "people",
+    JUDGES: "AI judges",
+    CLICKS: "clicks",
+}
 # The graded slots the library counts: a copy by reuse is its original again, kept in
 # the evaluation or the list it was copied from, and counts only once neither is kept.
 COUNTED_ONCE = Q(reused=False) | Q(reused_from__isnull=True, reused_from_list__isnull=True)
@@ -63,7 +69,9 @@ class Judgement:
     def tier(self) -> str:
         if self.kind == DECISION:
             return DECISION
-        return PEOPLE if self.kind in PEOPLE_SOURCES else JUDGES
+        if self.kind in PEOPLE_SOURCES:
+            return PEOPLE
+        return CLICKS if self.kind == Source.CLICKS else JUDGES
 
 
 @dataclass
@@ -87,7 +95,7 @@ class Entry:
     def basis(self) -> list[Judgement]:
         """The judgements the library grade rests on: the first tier that has any, its
         fresh ones if it has those."""
-        for tier in (DECISION, PEOPLE, JUDGES):
+        for tier in (DECISION, PEOPLE, JUDGES, CLICKS):
             found = [j for j in self.judgements if j.tier == tier]
             if found:
                 fresh = [j for j in found if not self.is_stale(j)]
@@ -353,6 +361,8 @@ def _kind_label(kind: str, grader: str) -> str:
         return "AI judge"
     if kind == Source.IMPORT:
         return "Import"
+    if kind == Source.CLICKS:
+        return "Clicks"
     return grader or "A person"
 
 

@@ -27,16 +27,16 @@ from django.db import connection, transaction
 from apps.evaluations.models import Evaluation, FeedbackSlot, JudgementSource, Keyword, Snapshot
 from apps.judging.models import SnapshotDecision
 
-from .entries import DECISION, JUDGES, PEOPLE, lookup, scale_key
+from .entries import CLICKS, DECISION, JUDGES, PEOPLE, lookup, scale_key
 from .models import JudgementList, ListedJudgement
 
-TIERS = (DECISION, PEOPLE, JUDGES)  # their numbers in the statement: 0, 1, 2
+TIERS = (DECISION, PEOPLE, JUDGES, CLICKS)  # their numbers in the statement: 0 to 3
 
 
 @dataclass(frozen=True)
 class LibraryGrade:
     grade: int
-    basis: str  # DECISION, PEOPLE or JUDGES
+    basis: str  # DECISION, PEOPLE, JUDGES or CLICKS
     stale: bool  # the grade rests on stale judgements alone
     judgements: int  # decisions aside
     distinct_grades: int  # decisions aside; more than one: the judgements disagree
@@ -122,7 +122,8 @@ asked_results AS MATERIALIZED (
     WINDOW newest_first AS (PARTITION BY a.pair ORDER BY k.evaluation_id DESC)
 ),
 team_slots AS (
-    SELECT f.snapshot_id, f.grade, CASE WHEN f.source = 'judge' THEN 2 ELSE 1 END AS tier,
+    SELECT f.snapshot_id, f.grade,
+           CASE f.source WHEN 'judge' THEN 2 WHEN 'clicks' THEN 3 ELSE 1 END AS tier,
            f.graded_at
     FROM {FeedbackSlot._meta.db_table} f
     WHERE f.keyword_id = ANY(ARRAY(SELECT id FROM team_keywords WHERE on_scale))
@@ -143,7 +144,7 @@ marked AS (
     FROM asked_results r JOIN team_decisions d ON d.snapshot_id = r.snapshot_id
   UNION ALL
     -- A listed judgement records no content: never stale.
-    SELECT a.pair, l.grade, CASE WHEN src.kind = 'judge' THEN 2 ELSE 1 END,
+    SELECT a.pair, l.grade, CASE src.kind WHEN 'judge' THEN 2 WHEN 'clicks' THEN 3 ELSE 1 END,
            j.imported_at, false
     FROM {ListedJudgement._meta.db_table} l
     JOIN asked a ON a.query = l.query AND a.doc_id = l.doc_id

@@ -28,7 +28,7 @@ from .models import ScheduledRun
 # What each `sources` rule does, as the page offers it.
 SOURCE_RULE_WORDS = {
     SAME_SOURCES: "Leave it undecided: a difference could be the judges'",
-    "people": "Compare only the keywords no AI judge graded",
+    "people": "Compare only the keywords no AI judge or click model graded",
     "any": "Compare them as they are",
 }
 assert set(SOURCE_RULE_WORDS) == set(SOURCE_RULES)
@@ -120,7 +120,9 @@ def rule_in_words(min_change: float, sources: str) -> str:
     by_how_much = f"by at least {min_change:g}" if min_change else "by any amount"
     judged = {
         SAME_SOURCES: "If people graded one and an AI judge the other, it is undecided.",
-        "people": "It compares only the common keywords no AI judge graded on either side.",
+        "people": (
+            "It compares only the common keywords no AI judge or click model graded on either side."
+        ),
         "any": "It compares them as they are, whoever graded them.",
     }[sources]
     return (

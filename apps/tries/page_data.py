@@ -8,9 +8,11 @@ import math
 from dataclasses import dataclass
 
 from apps.core.errors import InvalidInput
+from apps.evaluations.models import Source
 from apps.judges.money import in_dollars
 from apps.judges.selectors import judge_rows
 from apps.library.entries import BASIS_LABELS
+from apps.library.models import JudgementList
 
 from .drafting import Draft, settings_diff, unused_knobs
 from .models import Try
@@ -237,3 +239,11 @@ def verdict_sentence(report: TryReport) -> str:
         return f"{moved}: some queries moved, but not significantly (p {p}, Holm-adjusted)."
     direction = "higher" if report.verdict == Verdict.BETTER else "lower"
     return f"{moved}: significantly {direction} (p {p}, Holm-adjusted)."
+
+
+def has_click_judgements(attempt: Try) -> bool:
+    """Whether the team's library holds click models' judgements on the try's scale,
+    which the report counts only when the lead asks."""
+    return JudgementList.objects.filter(
+        team_id=attempt.team_id, scale=attempt.scale, source__kind=Source.CLICKS
+    ).exists()

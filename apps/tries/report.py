@@ -18,7 +18,7 @@ from apps.engine import CONDENSED, METRICS, metric_label, score_keyword
 from apps.evaluations.models import Snapshot
 from apps.evaluations.scales import scale_of
 from apps.insights.comparison.ranking import rank_agreement
-from apps.library.entries import scale_key
+from apps.library.entries import CLICKS, scale_key
 from apps.library.grades import LibraryGrade, library_grades
 from apps.stats.paired import PairedResult, compare_paired
 
@@ -35,7 +35,7 @@ class Result:
     doc_id: str
     name: str
     grade: int | None
-    basis: str | None  # "decision", "people" or "judges"; None: not in the library
+    basis: str | None  # "decision", "people", "judges" or "clicks"; None: unjudged
     stale: bool
     other_rank: int | None  # 1-based rank in the other list; None: not there
 
@@ -98,9 +98,10 @@ class TryReport:
         return self.metrics[0].verdict if self.metrics else Verdict.NO_BASELINE
 
 
-def try_report(attempt: Try, *, against: Try | None = None) -> TryReport:
+def try_report(attempt: Try, *, against: Try | None = None, with_clicks: bool = False) -> TryReport:
     """The try against its own baseline, or `against` another try of the team (of any
-    model: two rankings side by side before anyone grades)."""
+    model: two rankings side by side before anyone grades). Click models' judgements
+    count only `with_clicks` (the lead asks): they are never mixed in silently."""
     queries = list(attempt.queries.order_by("position"))
     texts = [q.text for q in queries]
     if against is not None:
@@ -111,6 +112,8 @@ def try_report(attempt: Try, *, against: Try | None = None) -> TryReport:
     pairs = {(q.text, doc["doc_id"]) for q in queries for doc in q.documents}
     pairs |= {(text, doc_id) for text, docs in baseline_lists.items() for doc_id, _ in docs}
     grades = library_grades(team_id=attempt.team_id, pairs=pairs, scale=scale)
+    if not with_clicks:
+        grades = {pair: grade for pair, grade in grades.items() if grade.basis != CLICKS}
     metrics = [(metric, k) for metric, k in attempt.metrics]
     rows = [_row(attempt, query, baseline_lists, grades) for query in queries]
     _agreement(rows)

@@ -149,9 +149,12 @@ def _problems(form: TryForm) -> list[str]:
 def try_detail(request: TeamRequest, try_id: int) -> HttpResponse:
     attempt = _try(request, try_id)
     done = attempt.state == TryState.DONE
-    report = try_report(attempt) if done else None
+    with_clicks = request.GET.get("clicks") == "1"
+    report = try_report(attempt, with_clicks=with_clicks) if done else None
     context = {
         **_report_context(request, attempt, report),
+        "with_clicks": with_clicks,
+        "clicks_available": page_data.has_click_judgements(attempt),
         "notes_form": NotesForm(initial={"notes": attempt.notes}),
         "changes": page_data.changes(attempt, attempt.baseline_try),
         "others": _others(request, attempt),

@@ -363,8 +363,14 @@ def test_a_calibration_asks_for_a_judge_of_the_team_by_its_id(client, graded, te
     for wrong in ({}, {"judge": "1"}, {"judge": 1.5}, {"judge": True}, {"judge": None}):
         answer = client.post(path, wrong)
         assert answer.status_code == 400 and problems(answer) == [
-            "judge: the id of a judge of the team"
+            "judge: the id of a judge of the team (or judgement_list alone)"
         ], wrong
+    assert problems(client.post(path, {"judgement_list": "1"})) == [
+        "judgement_list: the id of a list in the team's library"
+    ]
+    assert problems(client.post(path, {"judge": 1, "judgement_list": 1})) == [
+        "judgement_list: a judge or a judgement list, not both"
+    ]
     assert problems(client.post(path, {"judge": 1, "gold_set": 2})) == [
         "gold_set: not a field of a calibration"
     ]

@@ -35,7 +35,14 @@ def test_a_comparison_answers_means_difference_interval_p_value_and_counts(api, 
 
     assert response.status_code == 200
     body = response.json()
-    people = {"kind": "people", "graded": 100, "people": 0, "imported": 100, "judges": []}
+    people = {
+        "kind": "people",
+        "graded": 100,
+        "people": 0,
+        "imported": 100,
+        "judges": [],
+        "clicks": [],
+    }
     judged_by = {**people, "copied": 0, "stale": 0}
     assert body["baseline"] == {
         "id": first.id,

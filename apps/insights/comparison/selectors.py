@@ -158,7 +158,7 @@ class Comparison:
     settings: Settings = field(default_factory=Settings)
     # Whose grades each evaluation's numbers rest on (source_mix.py).
     mixes: dict[int, SourceMix] = field(default_factory=dict)
-    # Only the common keywords no AI judge graded on any side (people_only).
+    # Only the common keywords no AI judge or click model graded on any side (people_only).
     people_only: bool = False
     people_keywords: int = 0  # how many common keywords that leaves (or would leave)
 
@@ -230,8 +230,8 @@ def comparison_build(
     people_only: bool = False,
 ) -> Comparison:
     """Compare the evaluations (the first is the baseline) over their common keywords;
-    with `people_only`, over those of them that no AI judge graded on any side, so the
-    numbers compared rest on people's grades alone.
+    with `people_only`, over those of them that no AI judge or click model graded on any
+    side, so the numbers compared rest on people's grades alone.
 
     `metrics` limits the comparison to these (metric, k); each must be reported by the
     baseline and at least one other evaluation, else InvalidInput names `metric_field`.
@@ -316,23 +316,24 @@ def comparison_build(
 
 def sources_differ(mixes: Sequence[SourceMix]) -> bool:
     """Whether evaluations with these mixes were judged by different sources: their kinds
-    differ (people, AI, mixed), or AI judges graded them and not the same judges."""
+    differ (people, AI, clicks, mixed), or AI judges or click models graded them and not
+    the same ones."""
     graded = [mix for mix in mixes if mix.graded]
     if len({mix.kind for mix in graded}) > 1:
         return True
-    judges = {tuple(sorted(name for name, _count in mix.judges)) for mix in graded}
+    judges = {tuple(sorted(name for name, _count in (*mix.judges, *mix.clicks))) for mix in graded}
     return len(judges) > 1
 
 
 def _graded_by_people_alone(
     keyword_ids: list[list[int]], texts: list[str]
 ) -> tuple[list[list[int]], list[str]]:
-    """The common keywords (ids per evaluation, texts) that no AI judge graded on any
-    side; one query."""
+    """The common keywords (ids per evaluation, texts) that no AI judge or click model
+    graded on any side; one query."""
     everyone = [keyword for row in keyword_ids for keyword in row]
     by_judges = set(
         FeedbackSlot.objects.filter(keyword_id__in=everyone, grade__isnull=False)
-        .by_judges()
+        .by_machines()
         .values_list("keyword_id", flat=True)
         .distinct()
     )

@@ -2,7 +2,7 @@
 
 GET ?e=1&e=2[&e=3...]: the first evaluation is the baseline, every other is compared with
 it. The page also takes vs (which evaluation the per-keyword table shows), sort, page, and
-people=1 (compare only the common keywords no AI judge graded on any side).
+people=1 (compare only the common keywords no AI judge or click model graded on any side).
 One keyword's result lists side by side: the same e's and k=<the keyword's text>.
 """
 

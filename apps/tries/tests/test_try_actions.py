@@ -11,11 +11,8 @@ import pytest
 from apps.core.errors import InvalidInput
 from apps.endpoints.models import SearchModel
 from apps.evaluations.models import Evaluation, Status
-from apps.evaluations.services import evaluation_create_with_keywords
 from apps.judges.services import judge_create
 from apps.judges.tests.fake_provider import FakeProvider, Reply, Seen
-from apps.judging.judgements import Giver, slot_judge
-from apps.lifecycle.steps import evaluation_start
 from apps.tries.actions import try_fill_with_judge, try_promote, try_send_to_people
 from apps.tries.models import Try
 from apps.tries.report import try_report
@@ -23,51 +20,9 @@ from apps.tries.starting import TryRequest, try_start
 from apps.tries.verdict import Verdict
 from tests.factories import make_grader, slots_of
 
-from .tuned import GRADES, KEYWORDS, doc_id
+from .tuned import ASKED, GRADES, grade_open_slots, rank_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-ASKED = KEYWORDS[:6]
-
-
-def rank_of(keyword: str, document: str) -> int:
-    return next(rank for rank in GRADES if doc_id(keyword, rank) == document)
-
-
-def grade_open_slots(evaluation, who):
-    """People grade every open slot with the document's true grade."""
-    for slot in slots_of(evaluation):
-        if slot.grade is None:
-            grade = GRADES[rank_of(slot.keyword.text, slot.snapshot.doc_id)]
-            slot_judge(slot_id=slot.id, giver=Giver.recorded(who), grade=grade)
-
-
-@pytest.fixture
-def graded_today(team_a, search_server, tuned_model):
-    """The model's evaluation of eight results a query, every one graded by people."""
-    search_server.results = 8
-    evaluation = evaluation_create_with_keywords(
-        team=team_a,
-        name="Today",
-        metrics=[("ndcg", 5)],
-        keywords=ASKED,
-        search_model=tuned_model,
-    )
-    evaluation_start(evaluation=evaluation)  # its keywords run here (tasks in-process)
-    grade_open_slots(evaluation, make_grader(team_a))
-    evaluation.refresh_from_db()
-    assert evaluation.status == Status.FINISHED
-    return evaluation
-
-
-@pytest.fixture
-def boost_down(team_a, graded_today):
-    """Boost 1 ranks the pool worst first: documents 10 and 9, which nobody judged, on top."""
-    return try_start(
-        team=team_a,
-        user=None,
-        asked=TryRequest(model="Tuned", evaluation=graded_today.id, params={"boost": 1}),
-    )
 
 
 @pytest.fixture

@@ -71,8 +71,8 @@ class Command(BaseCommand):
             choices=SOURCE_RULES,
             default=SAME_SOURCES,
             help="when people graded one and an AI judge the other: same (default) leaves it "
-            "undecided (exit 3); people compares the keywords no AI judge graded; any "
-            "compares them as they are",
+            "undecided (exit 3); people compares the keywords no AI judge or click model "
+            "graded; any compares them as they are",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
