@@ -32,6 +32,8 @@ from hypothesis import strategies as st
 from apps.accounts.api_tokens import api_token_create
 from apps.accounts.models import Membership, Tag
 from apps.accounts.services import invitation_create, member_add
+from apps.behaviour.click_judgements import click_judgements_make
+from apps.behaviour.models import ClickCount, ClickLog
 from apps.endpoints.models import SearchModel
 from apps.endpoints.tests.factories import make_endpoint, make_model
 from apps.evaluations.models import EvaluationMetric, FeedbackSlot
@@ -41,6 +43,7 @@ from apps.judges.services import judge_create
 from apps.judging.judgements import Giver, slot_judge
 from apps.notifications import services as notifications
 from apps.schedules import services as schedules
+from apps.tries.log_samples import query_set_sample
 from apps.tries.models import Try, TryQuery, TryState
 from tests.factories import make_evaluation, make_grader, make_team, slots_of
 from tests.hostile import Failure, ServerErrors, report, rolled_back
@@ -134,6 +137,24 @@ def build_world() -> tuple[list[dict[str, str]], Any]:
         team=team, email="new@forms.test", role="evaluator", invited_by=owner
     )
     attempt, other_try = (ran_try(model, number) for number in (1, 2))  # the tries' forms
+    log = ClickLog.objects.create(team=team, name="October", file_format="csv")
+    ClickCount.objects.bulk_create(
+        ClickCount(
+            log=log,
+            query="red shoes",
+            doc_id=f"red shoes-doc-{n}",
+            rank=n,
+            impressions=40,
+            clicks=40 // n,
+        )
+        for n in (1, 2, 3)
+    )
+    click_judgements_make(  # the evaluation's clicks panel and the gold set's list form
+        team=team, user=None, log=log, model="ctr", scale="graded", thresholds=[0.2, 0.4, 0.6]
+    )
+    sampled = query_set_sample(
+        team=team, user=owner, log=log.id, name="Sampled", method="top", size=1
+    )
     slot = FeedbackSlot.objects.filter(evaluation=active, grade__isnull=True).first()
     graded = FeedbackSlot.objects.filter(evaluation=active, grade__isnull=False).first()
     assert slot is not None and graded is not None
@@ -160,6 +181,8 @@ def build_world() -> tuple[list[dict[str, str]], Any]:
         "action": "pause",
         "try_id": attempt.id,
         "other_id": other_try.id,
+        "log_id": log.id,
+        "set_id": sampled.id,
     }
     pending_keyword = pending.keywords.first()
     assert pending_keyword is not None

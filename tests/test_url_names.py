@@ -22,6 +22,7 @@ APPS = [
     "library",
     "tries",
     "sso",
+    "behaviour",
 ]
 # The life cycle's pages are the evaluations' pages, reversed as "evaluations:detail".
 NAMESPACE_OF_URL_CONF = {app: app for app in APPS} | {"lifecycle": "evaluations"}

@@ -149,7 +149,10 @@ def _query_row(one: dict[str, Any]) -> dict[str, Any]:
 def sample_queries(request: TeamRequest) -> HttpResponse:
     logs = _log_choices(request.membership.team_id)
     if request.method != "POST":
-        return _page(request, SampleForm(logs=logs), logs)
+        # "Sample a query set" on a log's page names the log.
+        chosen = request.GET.get("log", "")
+        initial = {"log": chosen} if chosen in {str(log_id) for log_id, _ in logs} else {}
+        return _page(request, SampleForm(logs=logs, initial=initial), logs)
     form = SampleForm(request.POST, logs=logs)
     if not form.is_valid():
         return _page(request, form, logs, status=400)

@@ -235,3 +235,15 @@ def test_the_gold_set_page_calibrates_a_click_list_beside_the_judges(graded_by_p
     assert f"Calibrated {listed.name} on Gold." in after
     assert 'class="badge source-badge source-clicks">Clicks</span>' in after
     assert "none: read from the library" in after
+
+
+def test_a_logs_page_leads_to_a_query_set_sampled_from_it(team_a, owner):
+    log_with_rates(team_a, {("hats", "a"): 0.2}, name="Older")
+    log = log_with_rates(team_a, {("shoes", "a"): 0.7}, name="Newest")
+    client = client_for(owner)
+
+    page = client.get(f"/behaviour/{log.id}/").content.decode()
+    form = client.get(f"/query-sets/sample/?log={log.id}").content.decode()
+
+    assert f'href="/query-sets/sample/?log={log.id}"' in page
+    assert f'<option value="{log.id}" selected>' in form
