@@ -4,6 +4,7 @@ Grades are drawn from a fixed seed and a simple notion of relevance (a product m
 query when they share a category and colour), so the metrics look like real ones.
 """
 
+import io
 import random
 from dataclasses import dataclass
 from datetime import timedelta
@@ -188,6 +189,7 @@ def seed_demo() -> tuple[Team, bool]:
     judge = None if demo_judge_refusal() else _add_demo_judge(team, owner)
     _add_demo_gold_set(team, owner, next(e for e in created if e.strategy > 1))
     _add_demo_schedule(team, owner, judge)
+    _add_demo_clicks(team, owner, rng)
     return team, True
 
 
@@ -299,6 +301,41 @@ def _add_demo_gold_set(team: Team, owner: User, graded: Evaluation) -> None:
         keywords=len(QUERIES),
         seed=DEMO_SEED,
         created_by=owner,
+    )
+
+
+# A shopper examines rank r with this chance, and clicks an examined product by its
+# relevance: the position-based model the demo's clicks are drawn from.
+DEMO_EXAMINATION = [1.0, 0.8, 0.65, 0.55, 0.45, 0.4, 0.35, 0.3, 0.27, 0.25]
+DEMO_ATTRACTION = {0: 0.03, 1: 0.12, 2: 0.35, 3: 0.7}
+DEMO_SESSIONS_PER_QUERY = 150
+
+
+def _add_demo_clicks(team: Team, owner: User, rng: random.Random) -> None:
+    """A month of shoppers' clicks on the demo search (Team -> Behaviour logs), and the
+    position-based model's judgements made from them, in the library as clicks."""
+    from apps.behaviour.click_judgements import click_judgements_make
+    from apps.behaviour.importing import click_log_import
+
+    rows = ["session,query,document,position,clicked,timestamp"]
+    for query in QUERIES:
+        shown = demo_search(query, len(DEMO_EXAMINATION))
+        for number in range(DEMO_SESSIONS_PER_QUERY):
+            day = 1 + number % 31
+            for rank, product in enumerate(shown, start=1):
+                chance = DEMO_EXAMINATION[rank - 1] * DEMO_ATTRACTION[relevance(query, product)]
+                clicked = int(rng.random() < chance)
+                stamp = f"2026-10-{day:02d}T12:00:00Z"
+                rows.append(f"{query}-{number},{query},{product.sku},{rank},{clicked},{stamp}")
+    log = click_log_import(
+        team=team,
+        user=owner,
+        name="October shoppers",
+        file_format="csv",
+        log=io.BytesIO("\n".join(rows).encode()),
+    )
+    click_judgements_make(
+        team=team, user=owner, log=log, model="pbm", scale="graded", thresholds=[0.1, 0.3, 0.55]
     )
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from django.urls import reverse
 
 from apps.accounts.models import Team
+from apps.behaviour.models import ClickLog
 from apps.endpoints.models import SearchModel
 from apps.evaluations.metric_list import metric_text
 from apps.evaluations.models import Evaluation, EvaluationMetric, Keyword
@@ -36,6 +37,7 @@ def demo_tour() -> list[Stop]:
     assert keyword is not None, "the demo's graded evaluation has keywords"
     model = SearchModel.objects.get(team=team)
     schedule = Schedule.objects.get(team=team)
+    log = ClickLog.objects.get(team=team)
     compare = reverse("insights:evaluation_comparison")
     metric = EvaluationMetric.objects.filter(evaluation=graded).order_by("position", "id")[0]
     metric_query = f"metric={metric.metric}&k={metric.k}"
@@ -66,6 +68,8 @@ def demo_tour() -> list[Stop]:
         Stop("endpoints", reverse("endpoints:endpoint_list")),
         Stop("ai-judges", reverse("judges:judge_list")),
         Stop("calibration", reverse("judges:gold_set_list")),
+        Stop("behaviour-logs", reverse("behaviour:log_list")),
+        Stop("behaviour-log", reverse("behaviour:log_detail", args=[log.id])),
         Stop("members", reverse("accounts:members")),
         Stop("tags", reverse("accounts:tags")),
         Stop("api-tokens", reverse("accounts:api_tokens")),

@@ -1,5 +1,6 @@
 """The seed_demo command: a demo team, its people and three evaluations, loaded once."""
 
+import random
 from io import StringIO
 from unittest import mock
 
@@ -8,6 +9,7 @@ from django.contrib.auth import authenticate
 from django.core.management import call_command
 
 from apps.accounts.models import Membership, Tag, Team, User
+from apps.behaviour.models import ClickJudgementSet, ClickLog
 from apps.demo import seed as demo
 from apps.endpoints.models import SearchEndpoint
 from apps.evaluations.models import (
@@ -332,3 +334,28 @@ def test_a_demo_judge_left_out_is_added_once_it_can_work(settings, private_addre
     judge = Judge.objects.get(team__name=demo.TEAM_NAME, name=demo.DEMO_JUDGE)
     assert printed[2] == f"The demo judge calls {settings.DEMO_JUDGE_URL}."
     assert demo_schedule().judge == judge
+
+
+@pytest.mark.django_db
+def test_the_demo_has_a_month_of_clicks_and_the_judgements_a_click_model_made_from_them():
+    seed()
+    team = Team.objects.get(name=demo.TEAM_NAME)
+
+    log = ClickLog.objects.get(team=team)
+    made = ClickJudgementSet.objects.get(log=log)
+
+    assert log.events_read == len(demo.QUERIES) * demo.DEMO_SESSIONS_PER_QUERY * 10
+    assert made.model == "pbm"
+    assert made.judgement_list.source.kind == "clicks"
+    # The more a product matches the query, the higher the clicks grade it.
+    grades = dict(
+        made.judgement_list.judgements.filter(query="red running shoes").values_list(
+            "doc_id", "grade"
+        )
+    )
+    products = {product.sku: product for product in demo.catalogue(random.Random(demo.DEMO_SEED))}
+    by_relevance = sorted(
+        (demo.relevance("red running shoes", products[sku]), grade) for sku, grade in grades.items()
+    )
+    assert len({relevance for relevance, _ in by_relevance}) > 1
+    assert by_relevance == sorted(by_relevance, key=lambda pair: pair[1]), by_relevance
