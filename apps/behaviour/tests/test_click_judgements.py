@@ -3,7 +3,10 @@ in the library as a list whose source says they are clicks; thresholds are the l
 fitted against people's grades; the list is calibrated on a gold set as a judge is, and
 grades an evaluation only when the team's rule lets it, never counting as people's."""
 
+import io
+
 import pytest
+from django.core.management import CommandError, call_command
 
 from apps.behaviour.click_judgements import click_judgements_make
 from apps.behaviour.grading import evaluation_grade_with_clicks
@@ -273,3 +276,26 @@ def test_reuse_never_copies_click_grades(open_evaluation):
     )
 
     assert not FeedbackSlot.objects.filter(evaluation_id=later.id, grade__isnull=False).exists()
+
+
+def test_the_command_makes_judgements_from_a_log_and_names_bad_options(team_a):
+    log_with_rates(team_a, {("shoes", "a"): 0.7, ("shoes", "b"): 0.05}, name="Big log")
+    out = io.StringIO()
+
+    call_command(
+        "click_judgements",
+        "--team=Team A",
+        "--log=Big log",
+        "--model=ctr",
+        "--scale=binary",
+        "--thresholds=0.3",
+        stdout=out,
+    )
+    with pytest.raises(CommandError) as refused:
+        call_command("click_judgements", "--team=Team A", "--log=Big log", "--min-impressions=0")
+
+    assert out.getvalue().startswith(
+        "Made 2 judgements: clicks: CTR, 2026-10-01 to 2026-10-31 (thresholds 0.3); "
+    )
+    assert refused.value.returncode == 2
+    assert "--min-impressions: a whole number from 1 to 1,000,000" in str(refused.value)
