@@ -31,6 +31,7 @@ class CalibrationOut(serializers.Serializer):
     )
     model_name = serializers.CharField()
     prompt_version = serializers.CharField()
+    with_images = serializers.BooleanField(help_text="the judge was shown the results' images")
     status = serializers.ChoiceField(choices=CalibrationStatus.choices)
     note = serializers.CharField(help_text="why it stopped")
     items = serializers.IntegerField(source="item_count", help_text="results to grade")
@@ -259,6 +260,10 @@ class CalibrationIn(serializers.Serializer):
     judgement_list = serializers.IntegerField(
         required=False,
         help_text="a judgement list of the team's library, calibrated at once (or judge)",
+    )
+    with_images = serializers.BooleanField(
+        required=False,
+        help_text="with a judge: show it the results' images or not (left out: as it is set)",
     )
 
 

@@ -179,7 +179,9 @@ class CalibrationStart(APIView):
     )
     def post(self, request: Request, gold_set_id: int) -> Response:
         gold = _team_gold_set(request, gold_set_id)
-        body = json_object_body(request, fields=("judge", "judgement_list"), of="a calibration")
+        body = json_object_body(
+            request, fields=("judge", "judgement_list", "with_images"), of="a calibration"
+        )
         if "judgement_list" in body and "judge" in body:
             raise InvalidInput(["judgement_list: a judge or a judgement list, not both"])
         if "judgement_list" in body:
@@ -194,8 +196,11 @@ class CalibrationStart(APIView):
         given = body.get("judge")
         if type(given) is not int:
             raise InvalidInput(["judge: the id of a judge of the team (or judgement_list alone)"])
+        with_images = body.get("with_images")
+        if with_images is not None and not isinstance(with_images, bool):
+            raise InvalidInput(["with_images: true, false, or left out for the judge's own"])
         judge = get_object_or_404(Judge, id=given, team_id=request.user.team_id)
-        run = controls.calibration_start(gold_set=gold, judge=judge)
+        run = controls.calibration_start(gold_set=gold, judge=judge, with_images=with_images)
         return _calibration_answer(request, run.id, status.HTTP_201_CREATED)
 
 

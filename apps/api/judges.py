@@ -38,6 +38,7 @@ class JudgeOut(serializers.Serializer):
     calls_at_once = serializers.IntegerField()
     max_output_tokens = serializers.IntegerField()
     structured_output = serializers.BooleanField()
+    sees_images = serializers.BooleanField(help_text="shown each result's image with its text")
     prompt = serializers.IntegerField(
         source="prompt_id", allow_null=True, help_text="a team prompt; null: the default"
     )
@@ -67,6 +68,9 @@ class JudgeIn(serializers.Serializer):
     calls_at_once = serializers.IntegerField(required=False, min_value=1, max_value=32)
     max_output_tokens = serializers.IntegerField(required=False, min_value=16, max_value=32000)
     structured_output = serializers.BooleanField(required=False)
+    sees_images = serializers.BooleanField(
+        required=False, help_text="show each result's image (models that take images)"
+    )
     prompt = serializers.IntegerField(
         required=False, allow_null=True, help_text="a team prompt's id; null: the default"
     )

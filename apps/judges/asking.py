@@ -12,9 +12,18 @@ from decimal import Decimal
 
 from .answers import Judged, read_answer
 from .budgets import Most, call_most, input_tokens_bound
+from .images import IMAGE_TOKENS_BOUND
 from .models import Judge
 from .money import in_dollars
-from .prompting import JudgeTask, Prompt, Result, answer_schema, cache_key, messages_for
+from .prompting import (
+    JudgeTask,
+    Prompt,
+    Result,
+    answer_schema,
+    cache_key,
+    images_in,
+    messages_for,
+)
 from .providers import CallOutcome, call_model
 from .services import model_settings
 
@@ -35,7 +44,8 @@ class Asked:
 
 def ask(judge: Judge, prompt: Prompt, task: JudgeTask) -> Asked:
     system, user = messages_for(task, prompt)
-    outcome = call_model(model_settings(judge), system, user, answer_schema(task))
+    images = images_in(task)
+    outcome = call_model(model_settings(judge), system, user, answer_schema(task), images)
     cost = call_cost(judge, outcome)
     if outcome.failure is not None:
         return Asked(system, user, outcome, cost)
@@ -56,7 +66,8 @@ def most_spent(judge: Judge, prompt: Prompt, task: JudgeTask) -> Most:
     sends it, with the schema when the judge sends one, and the most output tokens."""
     system, user = messages_for(task, prompt)
     schema = answer_schema(task) if judge.structured_output else None
-    return call_most(judge, input_tokens_bound(system, user, schema))
+    images = len(images_in(task)) * IMAGE_TOKENS_BOUND
+    return call_most(judge, input_tokens_bound(system, user, schema) + images)
 
 
 def call_cost(judge: Judge, outcome: CallOutcome) -> Decimal:

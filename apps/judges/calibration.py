@@ -48,6 +48,7 @@ from .calibration_figures import (
 )
 from .calibration_verdict import CalibrationVerdict, calibration_verdict
 from .call_log import log_call
+from .images import result_shown
 from .models import (
     CachedJudgement,
     CalibrationGrade,
@@ -58,7 +59,7 @@ from .models import (
     Judge,
     JudgeGate,
 )
-from .prompting import JudgeTask, Prompt, Result, default_prompt
+from .prompting import JudgeTask, Prompt, default_prompt
 from .prompts import pinned_prompt, version_for_new_run
 from .providers import Failure
 from .team_rule import refusal
@@ -79,9 +80,15 @@ def gold_scale(gold_set: GoldSet) -> engine.Scale:
 
 
 def calibration_create(
-    *, gold_set: GoldSet, judge: Judge, created_by: User | None = None
+    *,
+    gold_set: GoldSet,
+    judge: Judge,
+    created_by: User | None = None,
+    with_images: bool | None = None,
 ) -> CalibrationRun:
-    """A new calibration, running; the caller queues its task (controls.py)."""
+    """A new calibration, running; the caller queues its task (controls.py). The judge
+    is shown the results' images as it is set to (`with_images` None), or as asked: a
+    lead measures a judge with and without them on the same gold set."""
     if judge.team_id != gold_set.team_id:
         raise NotFound("No such judge.")
     if CalibrationRun.objects.filter(
@@ -92,6 +99,7 @@ def calibration_create(
     return CalibrationRun.objects.create(
         gold_set=gold_set,
         judge=judge,
+        with_images=judge.sees_images if with_images is None else with_images,
         model_name=judge.model_name,
         prompt=version,
         prompt_version=version.version if version else _default_version(gold_set),
@@ -201,7 +209,12 @@ def _batches(run: CalibrationRun, scale: engine.Scale) -> Iterator[_Batch]:
             ids = {f"r{number}": item for number, item in enumerate(part, start=1)}
             task = JudgeTask(
                 keyword=part[0].keyword,
-                results=[Result(rid, item.title, item.fields) for rid, item in ids.items()],
+                results=[
+                    result_shown(
+                        rid, item.title, item.fields, item.image, sees_images=run.with_images
+                    )
+                    for rid, item in ids.items()
+                ],
                 scale=scale,
                 guidelines=run.gold_set.guidelines,
             )

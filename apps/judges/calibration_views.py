@@ -141,7 +141,12 @@ def calibration_start(request: TeamRequest, gold_set_id: int) -> HttpResponse:
         messages.error(request, "judge: choose one of the team's judges")
         return redirect("judges:gold_set_detail", gold.id)
     try:
-        controls.calibration_start(gold_set=gold, judge=judge, created_by=request.user)
+        controls.calibration_start(
+            gold_set=gold,
+            judge=judge,
+            created_by=request.user,
+            with_images=False if request.POST.get("without_images") else None,
+        )
     except InvalidState as error:
         messages.error(request, error.message)
     else:

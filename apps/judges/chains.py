@@ -33,6 +33,7 @@ from .asking import Asked, ask, most_spent
 from .budgets import Reservation, has_budget, reserve, settlement
 from .calibration_figures import JudgeFigures, Pair, judge_figures
 from .call_log import log_call
+from .images import result_shown
 from .lifecycle_guard import work_ended
 from .models import (
     ChainStep,
@@ -45,7 +46,7 @@ from .models import (
     RunStatus,
     StepStatus,
 )
-from .prompting import JudgeTask, Prompt, Result, default_prompt
+from .prompting import JudgeTask, Prompt, default_prompt
 from .prompts import pinned_prompt, version_for_new_run
 
 BATCH_RESULTS = 200  # results a step looks at, at most
@@ -375,7 +376,7 @@ def _ask_logged(chain: JudgeChain, judge: Judge, looked: list[_Looked]) -> _Aski
     about, reservation = _reserve_for(chain, run, prompt, looked)
     if not about:
         return _Asking([], unpaid=reservation.why)
-    asked = ask(judge, prompt, _task(chain, about))
+    asked = ask(judge, prompt, _task(chain, judge, about))
     with transaction.atomic():
         call = log_call(asked, judge, run.prompt_version, run=run)
         JudgeRun.objects.filter(id=run.id).update(
@@ -401,7 +402,7 @@ def _reserve_for(
     sizes = range(len(looked), 0, -1) if judge.budget_tokens or judge.budget_cost else [len(looked)]
     refused = Reservation()
     for size in sizes:
-        most = most_spent(judge, prompt, _task(chain, looked[:size]))
+        most = most_spent(judge, prompt, _task(chain, judge, looked[:size]))
         taken = reserve(run, [most])
         if taken.calls:
             why = refused.why if size < len(looked) else ""
@@ -412,12 +413,18 @@ def _reserve_for(
     return [], refused
 
 
-def _task(chain: JudgeChain, looked: list[_Looked]) -> JudgeTask:
+def _task(chain: JudgeChain, judge: Judge, looked: list[_Looked]) -> JudgeTask:
     evaluation = chain.evaluation
     return JudgeTask(
         keyword=looked[0].slot.keyword.text,
         results=[
-            Result(_result_id(entry), entry.slot.snapshot.name, _fields(entry.slot))
+            result_shown(
+                _result_id(entry),
+                entry.slot.snapshot.name,
+                _fields(entry.slot),
+                entry.slot.snapshot.image,
+                sees_images=judge.sees_images,
+            )
             for entry in looked
         ],
         scale=evaluation.grading_scale,

@@ -137,10 +137,17 @@ def chain_start(
 
 @transaction.atomic
 def calibration_start(
-    *, gold_set: GoldSet, judge: Judge, created_by: User | None = None
+    *,
+    gold_set: GoldSet,
+    judge: Judge,
+    created_by: User | None = None,
+    with_images: bool | None = None,
 ) -> CalibrationRun:
-    """Calibrate the judge on the gold set, in a worker once the caller commits."""
-    run = calibration_create(gold_set=gold_set, judge=judge, created_by=created_by)
+    """Calibrate the judge on the gold set, in a worker once the caller commits (shown
+    the images as the judge is set to, or as `with_images` says)."""
+    run = calibration_create(
+        gold_set=gold_set, judge=judge, created_by=created_by, with_images=with_images
+    )
     calibration_queue(run)
     return run
 

@@ -49,6 +49,13 @@ class JudgeForm(forms.Form):
         label="Ask for JSON by schema",
         help_text="Turn off for a server that refuses response_format.",
     )
+    sees_images = forms.BooleanField(
+        required=False,
+        initial=False,
+        label="Show it the results' images",
+        help_text="For a model that takes images: each result's image goes with its text "
+        "(read by Relevo, at most 5 MB, PNG, JPEG, GIF or WebP).",
+    )
     budget_calls = forms.CharField(required=False, label="Budget: calls per run")
     budget_tokens = forms.CharField(required=False, label="Budget: tokens per run")
     budget_cost = forms.CharField(required=False, label="Budget: cost per run (US$)")

@@ -133,6 +133,7 @@ class _Result:
     position: int
     title: str
     fields: dict[str, Any]
+    image: str = ""
     people: list[int] = field(default_factory=list)
 
 
@@ -142,13 +143,13 @@ def _results(evaluation: Evaluation, texts: list[str]) -> dict[str, dict[str, _R
     by_snapshot: dict[int, tuple[str, str]] = {}
     results: dict[str, dict[str, _Result]] = defaultdict(dict)
     for row in snapshots.order_by("keyword__position", "position").values(
-        "id", "keyword__text", "position", "doc_id", "name", "attributes"
+        "id", "keyword__text", "position", "doc_id", "name", "attributes", "image"
     ):
         text, doc_id = row["keyword__text"], row["doc_id"]
         if doc_id in results[text]:
             continue
         attributes = row["attributes"] if isinstance(row["attributes"], dict) else {}
-        results[text][doc_id] = _Result(row["position"], row["name"], attributes)
+        results[text][doc_id] = _Result(row["position"], row["name"], attributes, row["image"])
         by_snapshot[row["id"]] = (text, doc_id)
     decided = dict(
         SnapshotDecision.objects.filter(snapshot_id__in=by_snapshot).values_list(
@@ -195,6 +196,7 @@ def _items(
                     doc_id=doc_id,
                     title=shown.title,
                     fields=shown.fields,
+                    image=shown.image,
                     people_grades=sorted(people),
                     baseline_position=first.position if first else None,
                     candidate_position=second.position if second else None,

@@ -79,6 +79,8 @@ class Judge(models.Model):
     calls_at_once = models.PositiveSmallIntegerField(default=4)
     max_output_tokens = models.PositiveIntegerField(default=2_000)
     structured_output = models.BooleanField(default=True)
+    # Shown each result's image beside its text (images.py), for models that take images.
+    sees_images = models.BooleanField(default=False)
     # None: the default prompt of the evaluation's scale (prompting.py). A run takes the
     # prompt's newest version when it starts and keeps it (JudgeRun.prompt).
     prompt = models.ForeignKey(
@@ -239,6 +241,7 @@ class GoldItem(models.Model):
     doc_id = models.CharField(max_length=500)
     title = models.CharField(max_length=1000, blank=True)
     fields = models.JSONField(default=dict, blank=True)
+    image = models.CharField(max_length=2000, blank=True)  # the result's, as it was
     # People's grades on the native scale (a lead's decision, when there is one, alone).
     people_grades = models.JSONField(default=list)
     baseline_position = models.PositiveIntegerField(null=True, blank=True)
@@ -282,6 +285,8 @@ class CalibrationRun(models.Model):
         on_delete=models.RESTRICT,
         related_name="calibrations",
     )
+    # The judge was shown the results' images (a lead may calibrate it without them too).
+    with_images = models.BooleanField(default=False)
     status = models.CharField(
         max_length=16, choices=CalibrationStatus.choices, default=CalibrationStatus.RUNNING
     )

@@ -9,6 +9,10 @@ Two protocols cover the providers a team uses:
   reader copes);
 - `anthropic`: the Messages API, through the `anthropic` package.
 
+A judge that sees images sends them in the user message after its text, each after a
+line naming its result: OpenAI-compatible `image_url` parts and Anthropic image blocks,
+both as base64 of the bytes Relevo read (the provider fetches nothing).
+
 Every call goes through the address-safety layer (apps/search/safe_transport.py): the
 base URL's host is checked and pinned, the answer is read up to MAX_ANSWER_BYTES. The
 clients' own retries are off: the judge's run retries with backoff and honours
@@ -20,10 +24,12 @@ message kept.
 
 from __future__ import annotations
 
+import base64
 import os
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
@@ -38,6 +44,8 @@ from apps.search.safe_transport import (
     ResponseTooLarge,
     safe_http_client,
 )
+
+from .prompting import ShownImage
 
 MAX_ANSWER_BYTES = 1_000_000
 ERROR_MAX_CHARS = 500
@@ -101,16 +109,23 @@ def endpoint(protocol: Protocol | str, base_url: str) -> str:
 
 
 def call_model(
-    settings: ModelSettings, system: str, user: str, schema: dict[str, Any] | None = None
+    settings: ModelSettings,
+    system: str,
+    user: str,
+    schema: dict[str, Any] | None = None,
+    images: Sequence[tuple[str, ShownImage]] = (),
 ) -> CallOutcome:
-    """Ask the model once; what came back, or why nothing did."""
+    """Ask the model once; what came back, or why nothing did. `images`: (result id,
+    image) to show after the user message's text."""
     started = time.monotonic()
     try:
         client = _client(settings)
         if isinstance(client, anthropic.Anthropic):
-            outcome = _call_anthropic(settings, client, system, user, schema)
+            content = _anthropic_content(user, images)
+            outcome = _call_anthropic(settings, client, system, content, schema)
         else:
-            outcome = _call_openai(settings, client, system, user, schema)
+            content = _openai_content(user, images)
+            outcome = _call_openai(settings, client, system, content, schema)
     except (openai.APIError, anthropic.APIError, httpx.HTTPError, AddressRefused) as error:
         outcome = _failed(error, settings.api_key)
     except ValueError as error:  # a 200 whose body is not the protocol's JSON
@@ -168,11 +183,44 @@ def _client(settings: ModelSettings) -> openai.OpenAI | anthropic.Anthropic:
         return client
 
 
+def _openai_content(user: str, images: Sequence[tuple[str, ShownImage]]) -> Any:
+    """The user message's content: its text alone, or parts with the images."""
+    if not images:
+        return user
+    parts: list[dict[str, Any]] = [{"type": "text", "text": user}]
+    for result_id, image in images:
+        encoded = base64.b64encode(image.data).decode("ascii")
+        parts.append({"type": "text", "text": f"Image of result {result_id}:"})
+        parts.append(
+            {"type": "image_url", "image_url": {"url": f"data:{image.media_type};base64,{encoded}"}}
+        )
+    return parts
+
+
+def _anthropic_content(user: str, images: Sequence[tuple[str, ShownImage]]) -> Any:
+    if not images:
+        return user
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": user}]
+    for result_id, image in images:
+        blocks.append({"type": "text", "text": f"Image of result {result_id}:"})
+        blocks.append(
+            {
+                "type": "image",
+                "source": {
+                    "type": "base64",
+                    "media_type": image.media_type,
+                    "data": base64.b64encode(image.data).decode("ascii"),
+                },
+            }
+        )
+    return blocks
+
+
 def _call_openai(
     settings: ModelSettings,
     client: openai.OpenAI,
     system: str,
-    user: str,
+    user: Any,
     schema: dict[str, Any] | None,
 ) -> CallOutcome:
     options: dict[str, Any] = {}
@@ -209,7 +257,7 @@ def _call_anthropic(
     settings: ModelSettings,
     client: anthropic.Anthropic,
     system: str,
-    user: str,
+    user: Any,
     schema: dict[str, Any] | None,
 ) -> CallOutcome:
     options: dict[str, Any] = {}

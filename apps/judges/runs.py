@@ -40,6 +40,7 @@ from .asking import Asked, ask, judgement_key, most_spent
 from .budgets import Reservation, has_budget, reserve, settlement
 from .call_log import log_calls
 from .claims import IDLE_WAIT_S, claim, give_back, give_back_held, wait_for_held_work
+from .images import result_shown
 from .lifecycle_guard import work_ended
 from .models import (
     CachedJudgement,
@@ -49,7 +50,7 @@ from .models import (
     JudgeRun,
     RunStatus,
 )
-from .prompting import JudgeTask, Prompt, Result
+from .prompting import JudgeTask, Prompt
 from .prompts import pinned_prompt
 from .providers import CallOutcome, Failure, endpoint
 from .sql import Claimed
@@ -358,12 +359,14 @@ def _from_cache(run: JudgeRun, batches: list[list[Claimed]]) -> _Calls:
     scale, guidelines = evaluation.grading_scale, evaluation.scoring_guidelines
     prompt = pinned_prompt(run.prompt, scale)
     context = JudgeTask(keyword="", results=[], scale=scale, guidelines=guidelines)
+    shown = {
+        slot.id: result_shown("", slot.name, slot.fields, slot.image, sees_images=judge.sees_images)
+        for batch in batches
+        for slot in batch
+    }
     keys = {
         slot.id: judgement_key(
-            judge,
-            prompt,
-            replace(context, keyword=slot.keyword),
-            Result("", slot.name, slot.fields),
+            judge, prompt, replace(context, keyword=slot.keyword), shown[slot.id]
         )
         for batch in batches
         for slot in batch
@@ -386,7 +389,7 @@ def _from_cache(run: JudgeRun, batches: list[list[Claimed]]) -> _Calls:
                 )
         if to_ask:
             ids = {f"r{number}": slot for number, slot in enumerate(to_ask, start=1)}
-            results = [Result(rid, slot.name, slot.fields) for rid, slot in ids.items()]
+            results = [replace(shown[slot.id], id=rid) for rid, slot in ids.items()]
             task = replace(context, keyword=to_ask[0].keyword, results=results)
             calls.append(_Call(ids, task))
     reused = _write_grades(run, hits)

@@ -36,6 +36,7 @@ class Claimed:
     name: str
     fields: dict[str, Any]
     keyword: str
+    image: str = ""
 
 
 # The evaluation's ungraded slots nobody holds (or whose hold ran out), in the queue's
@@ -53,7 +54,7 @@ class Claimed:
 # skipped. "index" is quoted: a keyword to SQLite.
 CANDIDATES_SQL = (
     'SELECT s.id, s.snapshot_id, s.keyword_id, s.snapshot_position, s."index", '
-    "p.name, p.attributes, k.text "
+    "p.name, p.attributes, k.text, p.image "
     f"FROM {SLOTS} s "
     f"JOIN {Snapshot._meta.db_table} p ON p.id = s.snapshot_id "
     f"JOIN {Keyword._meta.db_table} k ON k.id = s.keyword_id "
@@ -109,8 +110,8 @@ def claim_candidates(
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     return [
-        Claimed(slot_id, snapshot_id, keyword_id, position, index, name, _fields(raw), text)
-        for slot_id, snapshot_id, keyword_id, position, index, name, raw, text in rows
+        Claimed(slot_id, snapshot_id, keyword_id, position, index, name, _fields(raw), text, image)
+        for slot_id, snapshot_id, keyword_id, position, index, name, raw, text, image in rows
     ]
 
 

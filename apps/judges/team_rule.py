@@ -1,6 +1,7 @@
 """The team's rule for AI judges (JudgeGate, set on the Calibration page): a judge grades
-live evaluations only once a finished calibration, with its current model and the
-prompt version a run would use, reached the team's minimum Krippendorff's alpha.
+live evaluations only once a finished calibration, with its current model, the prompt
+version a run would use and its images shown or not as it is set, reached the team's
+minimum Krippendorff's alpha.
 
 The one place the rule is read: starting or resuming a run asks `refusal`
 (calibration.gate_check, controls.run_start), the judges' pages mark who fails it and
@@ -33,7 +34,9 @@ def refusal(judge: Judge, prompt_version: str) -> str:
     required = min_alpha(judge.team_id)
     if required is None:
         return ""
-    best = _best_alphas([judge]).get((judge.id, judge.model_name, prompt_version))
+    best = _best_alphas([judge]).get(
+        (judge.id, judge.model_name, prompt_version, judge.sees_images)
+    )
     if best is not None and best >= required:
         return ""
     return (
@@ -72,7 +75,8 @@ def judges_below_rule(
         reached = [
             alpha
             for version in versions
-            if (alpha := best.get((judge.id, judge.model_name, version))) is not None
+            if (alpha := best.get((judge.id, judge.model_name, version, judge.sees_images)))
+            is not None
         ]
         top = max(reached, default=None)
         if top is None or top < required:
@@ -84,19 +88,21 @@ def _measured(best: float | None) -> str:
     return "it has no calibration" if best is None else f"its best is {best:.2f}"
 
 
-def _best_alphas(judges: list[Judge]) -> dict[tuple[int, str, str], float]:
-    """(judge, model, prompt version) -> the best alpha a finished calibration reached."""
+def _best_alphas(judges: list[Judge]) -> dict[tuple[int, str, str, bool], float]:
+    """(judge, model, prompt version, shown images) -> the best alpha a finished
+    calibration reached: one without images says nothing of a judge that sees them."""
     rows = (
         CalibrationRun.objects.filter(
             judge__in=[judge.id for judge in judges],
             status=CalibrationStatus.FINISHED,
             alpha__isnull=False,
         )
-        .values("judge_id", "model_name", "prompt_version")
+        .values("judge_id", "model_name", "prompt_version", "with_images")
         .annotate(best=Max("alpha"))
     )
     return {
-        (row["judge_id"], row["model_name"], row["prompt_version"]): row["best"] for row in rows
+        (row["judge_id"], row["model_name"], row["prompt_version"], row["with_images"]): row["best"]
+        for row in rows
     }
 
 

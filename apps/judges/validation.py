@@ -53,7 +53,8 @@ NUMBERS: dict[str, Range] = {
     "price_output_per_million": _range("0", "100000", Decimal),
 }
 TEXTS = {"name": NAME_MAX, "model_name": MODEL_NAME_MAX}
-ALL_FIELDS = {*NUMBERS, *TEXTS, "protocol", "base_url", "api_key", "structured_output"}
+SWITCHES = ("structured_output", "sees_images")
+ALL_FIELDS = {*NUMBERS, *TEXTS, "protocol", "base_url", "api_key", *SWITCHES}
 
 
 def judge_values(given: dict[str, Any], *, creating: bool) -> dict[str, Any]:
@@ -76,11 +77,13 @@ def judge_values(given: dict[str, Any], *, creating: bool) -> dict[str, Any]:
         values["base_url"] = _base_url(given["base_url"], problems)
     if "api_key" in given and given["api_key"] is not None:
         values["api_key"] = _api_key(given["api_key"], problems)
-    if "structured_output" in given:
-        if not isinstance(given["structured_output"], bool):
-            problems.append("structured_output: must be true or false")
+    for name in SWITCHES:
+        if name not in given:
+            continue
+        if not isinstance(given[name], bool):
+            problems.append(f"{name}: must be true or false")
         else:
-            values["structured_output"] = given["structured_output"]
+            values[name] = given[name]
     for name, allowed in NUMBERS.items():
         if name in given:
             values[name] = _number(name, given[name], allowed, problems)

@@ -80,7 +80,7 @@ def test_a_token_budget_cuts_the_next_judges_call_to_the_results_it_can_pay(serv
         for step_slot in chains._unseen(JudgeChain.objects.get(id=chain.id))[:4]
     ]
     prompt = pinned_prompt(run.prompt, evaluation.grading_scale)
-    two = most_spent(strong, prompt, chains._task(chain, looked[:2]))
+    two = most_spent(strong, prompt, chains._task(chain, strong, looked[:2]))
     judge_update(judge=strong, budget_tokens=two.tokens)  # two results' call, not three
 
     advance(chain)
