@@ -47,6 +47,9 @@ class JudgeOut(serializers.Serializer):
     budget_cost = serializers.DecimalField(max_digits=10, decimal_places=2, allow_null=True)
     price_input_per_million = serializers.DecimalField(max_digits=10, decimal_places=4)
     price_output_per_million = serializers.DecimalField(max_digits=10, decimal_places=4)
+    price_cached_input_per_million = serializers.DecimalField(
+        max_digits=10, decimal_places=4, allow_null=True
+    )
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
 
@@ -84,6 +87,13 @@ class JudgeIn(serializers.Serializer):
     )
     price_output_per_million = serializers.DecimalField(
         max_digits=10, decimal_places=4, required=False
+    )
+    price_cached_input_per_million = serializers.DecimalField(
+        max_digits=10,
+        decimal_places=4,
+        required=False,
+        allow_null=True,
+        help_text="input read from the provider's prompt cache; null: the input price",
     )
 
 

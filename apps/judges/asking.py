@@ -71,9 +71,15 @@ def most_spent(judge: Judge, prompt: Prompt, task: JudgeTask) -> Most:
 
 
 def call_cost(judge: Judge, outcome: CallOutcome) -> Decimal:
-    """The call's estimated cost from the prices the lead entered (per million tokens)."""
+    """The call's estimated cost from the prices the lead entered (per million tokens):
+    the tokens read from the provider's prompt cache at the cached price, if one is set."""
+    cached = min(outcome.cached_input_tokens, outcome.input_tokens)
+    cached_price = judge.price_cached_input_per_million
+    if cached_price is None:
+        cached_price = judge.price_input_per_million
     return (
-        outcome.input_tokens * judge.price_input_per_million
+        (outcome.input_tokens - cached) * judge.price_input_per_million
+        + cached * cached_price
         + outcome.output_tokens * judge.price_output_per_million
     ) / Decimal(1_000_000)
 

@@ -313,6 +313,8 @@ def _count(run: CalibrationRun, tries: list[Asked], *, graded: int, failed: int)
     CalibrationRun.objects.filter(id=run.id).update(
         calls=F("calls") + len(tries),
         input_tokens=F("input_tokens") + sum(a.outcome.input_tokens for a in tries),
+        cached_input_tokens=F("cached_input_tokens")
+        + sum(a.outcome.cached_input_tokens for a in tries),
         output_tokens=F("output_tokens") + sum(a.outcome.output_tokens for a in tries),
         cost=F("cost") + sum(a.cost for a in tries),
         graded=F("graded") + graded,

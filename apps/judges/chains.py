@@ -382,6 +382,7 @@ def _ask_logged(chain: JudgeChain, judge: Judge, looked: list[_Looked]) -> _Aski
         JudgeRun.objects.filter(id=run.id).update(
             calls=F("calls") + 1,
             input_tokens=F("input_tokens") + asked.outcome.input_tokens,
+            cached_input_tokens=F("cached_input_tokens") + asked.outcome.cached_input_tokens,
             output_tokens=F("output_tokens") + asked.outcome.output_tokens,
             cost=F("cost") + asked.cost,
             **settlement(reservation),

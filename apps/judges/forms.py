@@ -65,6 +65,12 @@ class JudgeForm(forms.Form):
     price_output_per_million = forms.CharField(
         label="Price per million output tokens (US$)", initial="0"
     )
+    price_cached_input_per_million = forms.CharField(
+        required=False,
+        label="Price per million cached input tokens (US$)",
+        help_text="What the provider charges for input read from its prompt cache; empty: "
+        "the input price.",
+    )
 
     def __init__(self, *args: Any, prompts: Iterable[Any] = (), **kwargs: Any) -> None:
         kwargs.setdefault("label_suffix", "")

@@ -96,6 +96,11 @@ class Judge(models.Model):
     # lists are (money.py); the runs' costs are estimates from them.
     price_input_per_million = models.DecimalField(max_digits=10, decimal_places=4, default=0)
     price_output_per_million = models.DecimalField(max_digits=10, decimal_places=4, default=0)
+    # Input tokens the provider read from its prompt cache (a prompt's unchanged start);
+    # None: charged as other input tokens.
+    price_cached_input_per_million = models.DecimalField(
+        max_digits=10, decimal_places=4, null=True, blank=True
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -148,6 +153,7 @@ class JudgeRun(models.Model):
     slots_per_result = models.PositiveSmallIntegerField(default=1)
     calls = models.PositiveIntegerField(default=0)
     input_tokens = models.PositiveBigIntegerField(default=0)
+    cached_input_tokens = models.PositiveBigIntegerField(default=0)  # of input_tokens
     output_tokens = models.PositiveBigIntegerField(default=0)
     cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     graded = models.PositiveIntegerField(default=0)
@@ -293,6 +299,7 @@ class CalibrationRun(models.Model):
     note = models.TextField(blank=True)
     calls = models.PositiveIntegerField(default=0)
     input_tokens = models.PositiveBigIntegerField(default=0)
+    cached_input_tokens = models.PositiveBigIntegerField(default=0)  # of input_tokens
     output_tokens = models.PositiveBigIntegerField(default=0)
     cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     graded = models.PositiveIntegerField(default=0)
@@ -375,6 +382,7 @@ class JudgeCall(models.Model):
     answer = models.TextField(blank=True)  # the raw answer, cut at the reader's limit
     parsed = models.JSONField(default=dict)  # result id -> {grade, reason} or {failed}
     input_tokens = models.PositiveIntegerField(default=0)
+    cached_input_tokens = models.PositiveIntegerField(default=0)  # of input_tokens
     output_tokens = models.PositiveIntegerField(default=0)
     cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     latency_ms = models.PositiveIntegerField(default=0)

@@ -137,15 +137,18 @@ def describe_scale(scale: engine.Scale) -> str:
 
 
 def messages_for(task: JudgeTask, prompt: Prompt) -> tuple[str, str]:
-    """The system message and the user message of one call."""
+    """The system message and the user message of one call. What every call of a run
+    shares (the instructions, the scale, the evaluation's guidelines) comes first, in the
+    system message, so the providers' prompt caches can serve it again; what a keyword
+    brings follows in the user message."""
     system = prompt.instructions.replace("{scale}", describe_scale(task.scale))
+    if task.guidelines:
+        system += f"\n\nGuidelines for this evaluation:\n{task.guidelines}"
     parts = [f"Keyword: {task.keyword}"]
     if task.information_need:
         parts.append(f"Information need: {task.information_need}")
     if task.notes:
         parts.append(f"Notes on this keyword: {task.notes}")
-    if task.guidelines:
-        parts.append(f"Guidelines for this evaluation:\n{task.guidelines}")
     documents = {"results": [_document(result) for result in task.results]}
     parts.append(
         "RESULTS BEGIN\n" + json.dumps(documents, ensure_ascii=False, indent=1) + "\nRESULTS END"

@@ -88,7 +88,8 @@ class ModelSettings:
 @dataclass(frozen=True)
 class CallOutcome:
     text: str = ""
-    input_tokens: int = 0
+    input_tokens: int = 0  # all of the prompt's
+    cached_input_tokens: int = 0  # of those, read from the provider's prompt cache
     output_tokens: int = 0
     latency_ms: int = 0
     truncated: bool = False  # the answer stopped at max_output_tokens
@@ -244,9 +245,11 @@ def _call_openai(
     )
     choice = completion.choices[0] if completion.choices else None
     usage = completion.usage
+    details = getattr(usage, "prompt_tokens_details", None) if usage else None
     return CallOutcome(
         text=(choice.message.content or "") if choice else "",
         input_tokens=usage.prompt_tokens if usage else 0,
+        cached_input_tokens=(getattr(details, "cached_tokens", None) or 0) if details else 0,
         output_tokens=usage.completion_tokens if usage else 0,
         truncated=bool(choice and choice.finish_reason == "length"),
         refusal=(getattr(choice.message, "refusal", None) or "") if choice else "",
@@ -268,15 +271,22 @@ def _call_anthropic(
     message = client.messages.create(
         model=settings.model,
         max_tokens=settings.max_output_tokens,
-        system=system,
+        # The instructions and guidelines, the same in every call of a run, marked for the
+        # provider's prompt cache (a prompt too short to cache is simply not cached).
+        system=[{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
         messages=[{"role": "user", "content": user}],
         **options,
     )
     text = "".join(getattr(block, "text", "") for block in message.content)
+    usage = message.usage
+    # Anthropic counts the tokens read from and written to its cache apart from the rest.
+    cached = getattr(usage, "cache_read_input_tokens", None) or 0
+    written = getattr(usage, "cache_creation_input_tokens", None) or 0
     return CallOutcome(
         text=text,
-        input_tokens=message.usage.input_tokens,
-        output_tokens=message.usage.output_tokens,
+        input_tokens=usage.input_tokens + cached + written,
+        cached_input_tokens=cached,
+        output_tokens=usage.output_tokens,
         truncated=message.stop_reason == "max_tokens",
         refusal=text if message.stop_reason == "refusal" else "",
     )

@@ -272,6 +272,8 @@ def _count_and_decide(
     counters: dict[str, Any] = {
         "calls": F("calls") + len(asked),
         "input_tokens": F("input_tokens") + sum(a.outcome.input_tokens for a in asked),
+        "cached_input_tokens": F("cached_input_tokens")
+        + sum(a.outcome.cached_input_tokens for a in asked),
         "output_tokens": F("output_tokens") + sum(a.outcome.output_tokens for a in asked),
         "cost": F("cost") + sum((a.cost for a in asked), Decimal(0)),
         "graded": F("graded") + graded,

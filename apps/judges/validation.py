@@ -51,6 +51,7 @@ NUMBERS: dict[str, Range] = {
     "budget_cost": _range("0.01", "1000000", Decimal, optional=True),
     "price_input_per_million": _range("0", "100000", Decimal),
     "price_output_per_million": _range("0", "100000", Decimal),
+    "price_cached_input_per_million": _range("0", "100000", Decimal, optional=True),
 }
 TEXTS = {"name": NAME_MAX, "model_name": MODEL_NAME_MAX}
 SWITCHES = ("structured_output", "sees_images")

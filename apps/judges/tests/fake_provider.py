@@ -32,7 +32,12 @@ class Reply:
 
     @classmethod
     def openai(
-        cls, content: str, *, finish_reason: str = "stop", tokens: tuple[int, int] = (120, 30)
+        cls,
+        content: str,
+        *,
+        finish_reason: str = "stop",
+        tokens: tuple[int, int] = (120, 30),
+        cached: int = 0,
     ) -> Reply:
         return cls(
             body=json.dumps(
@@ -52,6 +57,7 @@ class Reply:
                         "prompt_tokens": tokens[0],
                         "completion_tokens": tokens[1],
                         "total_tokens": sum(tokens),
+                        "prompt_tokens_details": {"cached_tokens": cached},
                     },
                 }
             )
@@ -59,7 +65,12 @@ class Reply:
 
     @classmethod
     def anthropic(
-        cls, text: str, *, stop_reason: str = "end_turn", tokens: tuple[int, int] = (120, 30)
+        cls,
+        text: str,
+        *,
+        stop_reason: str = "end_turn",
+        tokens: tuple[int, int] = (120, 30),
+        cache_read: int = 0,
     ) -> Reply:
         return cls(
             body=json.dumps(
@@ -71,7 +82,11 @@ class Reply:
                     "content": [{"type": "text", "text": text}],
                     "stop_reason": stop_reason,
                     "stop_sequence": None,
-                    "usage": {"input_tokens": tokens[0], "output_tokens": tokens[1]},
+                    "usage": {
+                        "input_tokens": tokens[0],
+                        "output_tokens": tokens[1],
+                        "cache_read_input_tokens": cache_read,
+                    },
                 }
             )
         )

@@ -33,7 +33,7 @@ def test_the_instructions_say_what_each_grade_means_and_ask_for_json():
 
 
 def test_the_keyword_need_notes_and_guidelines_are_shown_when_present():
-    _, user = messages_for(
+    system, user = messages_for(
         task(
             Result("r1", "Red shoe"),
             information_need="running shoes in red",
@@ -45,9 +45,12 @@ def test_the_keyword_need_notes_and_guidelines_are_shown_when_present():
     assert "Keyword: red shoes" in user
     assert "Information need: running shoes in red" in user
     assert "Notes on this keyword: brand does not matter" in user
-    assert "Judge the product, not the price." in user
-    _, bare = messages_for(task(Result("r1", "Red shoe")), default_prompt(GRADED))
-    assert "Information need" not in bare and "Guidelines" not in bare
+    # The guidelines are the same in every call of a run: they follow the instructions,
+    # where the providers' prompt caches serve them again.
+    assert system.endswith("Guidelines for this evaluation:\nJudge the product, not the price.")
+    assert "Judge the product" not in user
+    bare_system, bare = messages_for(task(Result("r1", "Red shoe")), default_prompt(GRADED))
+    assert "Information need" not in bare and "Guidelines" not in bare_system
 
 
 def test_a_document_that_pretends_to_end_the_results_stays_inside_them():

@@ -2,9 +2,13 @@
 speaks their protocols: answers, tokens, truncation, refusals, and every failure kind
 with whether to retry, the API key sent to the provider and kept out of every error."""
 
+from decimal import Decimal
+
 import pytest
 
-from apps.judges.providers import Failure, ModelSettings, Protocol, call_model
+from apps.judges.asking import call_cost
+from apps.judges.providers import CallOutcome, Failure, ModelSettings, Protocol, call_model
+from apps.judges.services import judge_create
 
 from .fake_provider import FakeProvider, Reply
 
@@ -56,7 +60,26 @@ def test_anthropic_answers_through_the_messages_api(server):
         seen.headers.get("x-api-key"),
         seen.headers.get("authorization", "").removeprefix("Bearer "),
     )
-    assert seen.body["system"] == "system text" and seen.body["temperature"] == 0.0
+    # The instructions are marked for Anthropic's prompt cache.
+    assert seen.body["system"] == [
+        {"type": "text", "text": "system text", "cache_control": {"type": "ephemeral"}}
+    ]
+    assert seen.body["temperature"] == 0.0
+
+
+@pytest.mark.parametrize("protocol", [Protocol.OPENAI, Protocol.ANTHROPIC])
+def test_tokens_read_from_the_prompt_cache_are_counted_among_the_input(server, protocol):
+    reply = (
+        Reply.openai(ANSWER, tokens=(2_000, 20), cached=1_536)
+        if protocol == Protocol.OPENAI
+        # Anthropic counts the cached tokens apart from its input_tokens.
+        else Reply.anthropic(ANSWER, tokens=(464, 20), cache_read=1_536)
+    )
+    server.script(reply)
+
+    outcome = call_model(settings(server, protocol), "system text", "user text")
+
+    assert (outcome.input_tokens, outcome.cached_input_tokens) == (2_000, 1_536)
 
 
 def test_anthropic_gets_the_schema_as_its_output_format_and_no_temperature_unless_set(server):
@@ -126,3 +149,23 @@ def test_an_answer_larger_than_the_limit_is_refused(server, monkeypatch):
     server.script(Reply.openai("x" * 5_000))
     outcome = call_model(settings(server), "s", "u")
     assert outcome.failure == Failure.TOO_LARGE
+
+
+@pytest.mark.django_db
+def test_cached_input_tokens_cost_their_own_price_when_one_is_set(team_a):
+    judge = judge_create(
+        team=team_a,
+        name="Cheap cache",
+        protocol="openai",
+        base_url="https://api.openai.com/v1",
+        model_name="gpt-test",
+        price_input_per_million="2",
+        price_output_per_million="8",
+        price_cached_input_per_million="0.5",
+    )
+    outcome = CallOutcome(input_tokens=2_000, cached_input_tokens=1_500, output_tokens=100)
+
+    # 500 input at $2, 1,500 cached at $0.50, 100 output at $8, per million.
+    assert call_cost(judge, outcome) == Decimal("0.00255")
+    judge.price_cached_input_per_million = None
+    assert call_cost(judge, outcome) == Decimal("0.0048")
