@@ -37,6 +37,8 @@ from typing import Any
 import anthropic
 import httpx2 as httpx
 import openai
+from anthropic.types import Message
+from openai.types.chat import ChatCompletion
 
 from apps.search.safe_transport import (
     AddressRefused,
@@ -122,15 +124,15 @@ def call_model(
     try:
         client = _client(settings)
         if isinstance(client, anthropic.Anthropic):
-            content = _anthropic_content(user, images)
-            outcome = _call_anthropic(settings, client, system, content, schema)
+            params = anthropic_params(settings, system, user, schema, images)
+            outcome = _call_anthropic(client, params)
         else:
-            content = _openai_content(user, images)
-            outcome = _call_openai(settings, client, system, content, schema)
+            body = openai_body(settings, system, user, schema, images)
+            outcome = _call_openai(client, body)
     except (openai.APIError, anthropic.APIError, httpx.HTTPError, AddressRefused) as error:
-        outcome = _failed(error, settings.api_key)
+        outcome = failed_call(error, settings.api_key)
     except ValueError as error:  # a 200 whose body is not the protocol's JSON
-        outcome = _failed(error, settings.api_key, Failure.MALFORMED)
+        outcome = failed_call(error, settings.api_key, Failure.MALFORMED)
     latency = round((time.monotonic() - started) * 1000)
     return _with_latency(outcome, latency)
 
@@ -161,27 +163,32 @@ def _client(settings: ModelSettings) -> openai.OpenAI | anthropic.Anthropic:
         if client is not None:
             _clients.move_to_end(key)
             return client
-        http_client = safe_http_client(
-            timeout_s=settings.timeout_s,
-            allow_private=settings.allow_private,
-            max_bytes=MAX_ANSWER_BYTES,
-        )
-        options: dict[str, Any] = {
-            "api_key": settings.api_key or "none",  # local servers take any key
-            "base_url": settings.base_url,
-            "http_client": http_client,
-            "max_retries": 0,  # the run retries, with backoff and Retry-After
-            "timeout": settings.timeout_s,
-        }
-        if settings.protocol == Protocol.ANTHROPIC:
-            client = anthropic.Anthropic(**options)
-        else:
-            client = openai.OpenAI(**options)
+        client = new_client(settings, MAX_ANSWER_BYTES)
         _clients[key] = client
         if len(_clients) > MAX_CLIENTS:
             # Dropped, not closed: a call of another thread may still be using it.
             _clients.popitem(last=False)
         return client
+
+
+def new_client(settings: ModelSettings, max_bytes: int) -> openai.OpenAI | anthropic.Anthropic:
+    """A client of the settings' provider through the address-safety layer, reading
+    answers up to `max_bytes`, its own retries off."""
+    http_client = safe_http_client(
+        timeout_s=settings.timeout_s,
+        allow_private=settings.allow_private,
+        max_bytes=max_bytes,
+    )
+    options: dict[str, Any] = {
+        "api_key": settings.api_key or "none",  # local servers take any key
+        "base_url": settings.base_url,
+        "http_client": http_client,
+        "max_retries": 0,  # the run retries, with backoff and Retry-After
+        "timeout": settings.timeout_s,
+    }
+    if settings.protocol == Protocol.ANTHROPIC:
+        return anthropic.Anthropic(**options)
+    return openai.OpenAI(**options)
 
 
 def _openai_content(user: str, images: Sequence[tuple[str, ShownImage]]) -> Any:
@@ -217,32 +224,46 @@ def _anthropic_content(user: str, images: Sequence[tuple[str, ShownImage]]) -> A
     return blocks
 
 
-def _call_openai(
+def openai_body(
     settings: ModelSettings,
-    client: openai.OpenAI,
     system: str,
-    user: Any,
-    schema: dict[str, Any] | None,
-) -> CallOutcome:
-    options: dict[str, Any] = {}
+    user: str,
+    schema: dict[str, Any] | None = None,
+    images: Sequence[tuple[str, ShownImage]] = (),
+) -> dict[str, Any]:
+    """The JSON body of one chat-completions call (a batch's line carries the same)."""
+    body: dict[str, Any] = {
+        "model": settings.model,
+        "messages": [
+            {"role": "system", "content": system},
+            {"role": "user", "content": _openai_content(user, images)},
+        ],
+        "max_tokens": settings.max_output_tokens,
+    }
     if settings.temperature is not None:
-        options["temperature"] = settings.temperature
+        body["temperature"] = settings.temperature
     if settings.structured and schema is not None:
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "judgements", "schema": schema},
+        }
+    return body
+
+
+def _call_openai(client: openai.OpenAI, body: dict[str, Any]) -> CallOutcome:
+    typed = dict(body)
+    options: dict[str, Any] = {}
+    if "response_format" in typed:
         # Sent as it is (extra_body), not as the typed response_format: the client walks
         # a typed parameter against its type hints, which cost a third of a call's CPU
         # with a schema this size; the server receives the same JSON either way.
-        options["extra_body"] = {
-            "response_format": {
-                "type": "json_schema",
-                "json_schema": {"name": "judgements", "schema": schema},
-            }
-        }
-    completion = client.chat.completions.create(
-        model=settings.model,
-        messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-        max_tokens=settings.max_output_tokens,
-        **options,
-    )
+        options["extra_body"] = {"response_format": typed.pop("response_format")}
+    return openai_outcome(client.chat.completions.create(**typed, **options))
+
+
+def openai_outcome(completion: ChatCompletion) -> CallOutcome:
+    """What a chat completion brought: its text, tokens, and whether it was cut off or
+    declined."""
     choice = completion.choices[0] if completion.choices else None
     usage = completion.usage
     details = getattr(usage, "prompt_tokens_details", None) if usage else None
@@ -256,27 +277,39 @@ def _call_openai(
     )
 
 
-def _call_anthropic(
+def anthropic_params(
     settings: ModelSettings,
-    client: anthropic.Anthropic,
     system: str,
-    user: Any,
-    schema: dict[str, Any] | None,
-) -> CallOutcome:
-    options: dict[str, Any] = {}
-    if settings.temperature is not None:  # not a parameter of the client any more
-        options["extra_body"] = {"temperature": settings.temperature}
-    if settings.structured and schema is not None:
-        options["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
-    message = client.messages.create(
-        model=settings.model,
-        max_tokens=settings.max_output_tokens,
+    user: str,
+    schema: dict[str, Any] | None = None,
+    images: Sequence[tuple[str, ShownImage]] = (),
+) -> dict[str, Any]:
+    """The parameters of one Messages call (a batch's request carries the same)."""
+    params: dict[str, Any] = {
+        "model": settings.model,
+        "max_tokens": settings.max_output_tokens,
         # The instructions and guidelines, the same in every call of a run, marked for the
         # provider's prompt cache (a prompt too short to cache is simply not cached).
-        system=[{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
-        messages=[{"role": "user", "content": user}],
-        **options,
-    )
+        "system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
+        "messages": [{"role": "user", "content": _anthropic_content(user, images)}],
+    }
+    if settings.temperature is not None:
+        params["temperature"] = settings.temperature
+    if settings.structured and schema is not None:
+        params["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
+    return params
+
+
+def _call_anthropic(client: anthropic.Anthropic, params: dict[str, Any]) -> CallOutcome:
+    typed = dict(params)
+    options: dict[str, Any] = {}
+    if "temperature" in typed:  # not a parameter of the client any more
+        options["extra_body"] = {"temperature": typed.pop("temperature")}
+    return anthropic_outcome(client.messages.create(**typed, **options))
+
+
+def anthropic_outcome(message: Message) -> CallOutcome:
+    """What a message brought: its text, tokens, and whether it was cut off or declined."""
     text = "".join(getattr(block, "text", "") for block in message.content)
     usage = message.usage
     # Anthropic counts the tokens read from and written to its cache apart from the rest.
@@ -292,7 +325,9 @@ def _call_anthropic(
     )
 
 
-def _failed(error: Exception, api_key: str, failure: Failure | None = None) -> CallOutcome:
+def failed_call(error: Exception, api_key: str, failure: Failure | None = None) -> CallOutcome:
+    """The outcome of a call that raised: its failure's kind (whether trying again may
+    help), and the error's message without the API key."""
     retry_after = None
     if failure is None:
         failure, retry_after = _classify(error)
