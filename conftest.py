@@ -136,6 +136,15 @@ def fresh_throttles():
     ratelimit.clear()
 
 
+@pytest.fixture(autouse=True)
+def rate_limits_of_their_own(settings):
+    """AI judges' learned rate limits live in Redis by provider account (a local fake
+    provider's address): a test that scripts a 429 would hold back the next tests on the
+    same server. They are shared only in the tests of the limits themselves
+    (apps/judges/tests/test_rate_limits.py) and in a real worker's own process."""
+    settings.AI_JUDGES_SHARED_RATE_LIMITS = False
+
+
 @pytest.fixture
 def steady_rate_windows(monkeypatch):
     """The rate windows stand still: a test's requests all fall in one minute, hour and

@@ -583,6 +583,9 @@ AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = env_bool("AI_JUDGES_ALLOW_PRIVATE_ADDRESSES"
 # A judge's run whose every call failed (an outage, a timeout, a rate limit) for this
 # long stops as Failed, and the team is told; resuming it tries again.
 AI_JUDGE_FAIL_AFTER_SECONDS = env_float("AI_JUDGE_FAIL_AFTER_SECONDS", 300.0, minimum=0.0)
+# Providers' rate limits, learned from their answers, shared by every run on an account
+# through the broker's Redis (apps/judges/rate_limits.py); off: each run on its own.
+AI_JUDGES_SHARED_RATE_LIMITS = env_bool("AI_JUDGES_SHARED_RATE_LIMITS", True)
 # Webhooks (apps/notifications): their URLs follow the same rule, with a setting of their
 # own (a receiver inside the network: a chat server, a CI system). A delivery waits this
 # long for an answer; a failed one is tried again WEBHOOK_RETRY_SECONDS × 4^n later

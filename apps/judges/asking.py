@@ -2,11 +2,14 @@
 live run (runs.py) and a calibration (calibration.py) share.
 
 Nothing here touches the database, so a calibration can ask several calls at once from
-threads: the caller logs the call and stores what came back.
+threads: the caller logs the call and stores what came back. A call first takes room
+under the account's learned rate limits (rate_limits.py) and gives it back with what its
+answer said of them.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -24,7 +27,8 @@ from .prompting import (
     images_in,
     messages_for,
 )
-from .providers import CallOutcome, call_model
+from .providers import CallOutcome, Failure, call_model
+from .rate_limits import Room, account_of, room_given_back, room_taken
 from .services import model_settings
 
 
@@ -45,7 +49,23 @@ class Asked:
 def ask(judge: Judge, prompt: Prompt, task: JudgeTask) -> Asked:
     system, user = messages_for(task, prompt)
     images = images_in(task)
-    outcome = call_model(model_settings(judge), system, user, answer_schema(task), images)
+    settings = model_settings(judge)
+    account = account_of(settings.protocol, settings.base_url, settings.api_key)
+    most = max(1, judge.calls_at_once)
+    room = _room(account, most, settings.timeout_s)
+    if room.wait_s > 0:
+        outcome = CallOutcome(
+            failure=Failure.RATE_LIMITED,
+            error=f"the provider's limits learned from its answers leave no room for "
+            f"{room.wait_s:.0f} s more; not sent",
+            retry_after_s=room.wait_s,
+        )
+        return Asked(system, user, outcome, Decimal(0))
+    outcome = call_model(settings, system, user, answer_schema(task), images)
+    rate_limited = outcome.failure == Failure.RATE_LIMITED
+    room_given_back(
+        account, room, most_in_flight=most, limits=outcome.limits, rate_limited=rate_limited
+    )
     cost = call_cost(judge, outcome)
     if outcome.failure is not None:
         return Asked(system, user, outcome, cost)
@@ -59,6 +79,21 @@ def ask(judge: Judge, prompt: Prompt, task: JudgeTask) -> Asked:
         failed = {result_id: cut + why for result_id, why in failed.items()}
     judged = {rid: judged for rid, judged in answer.judged.items() if rid not in failed}
     return Asked(system, user, outcome, cost, judged, failed)
+
+
+# How long a call waits here for room the account's learned limits leave (rate_limits.py)
+# before it is handed back as rate limited, for its run to wait out.
+ROOM_WAIT_MAX_S = 30.0
+
+
+def _room(account: str, most: int, timeout_s: float) -> Room:
+    waited = 0.0
+    while True:
+        room = room_taken(account, most_in_flight=most, timeout_s=timeout_s)
+        if room.wait_s <= 0 or waited + room.wait_s > ROOM_WAIT_MAX_S:
+            return room
+        time.sleep(room.wait_s)
+        waited += room.wait_s
 
 
 def most_spent(judge: Judge, prompt: Prompt, task: JudgeTask) -> Most:

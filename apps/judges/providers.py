@@ -31,6 +31,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -47,6 +48,7 @@ from apps.search.safe_transport import (
     safe_http_client,
 )
 
+from .limit_headers import Limits, limits_from
 from .prompting import ShownImage
 
 MAX_ANSWER_BYTES = 1_000_000
@@ -99,6 +101,8 @@ class CallOutcome:
     failure: Failure | None = None
     error: str = ""
     retry_after_s: float | None = None
+    # What the answer's headers said of the account's rate limits (rate_limits.py).
+    limits: Limits | None = None
 
     @property
     def retryable(self) -> bool:
@@ -121,6 +125,7 @@ def call_model(
     """Ask the model once; what came back, or why nothing did. `images`: (result id,
     image) to show after the user message's text."""
     started = time.monotonic()
+    _answer_headers.seen = {}
     try:
         client = _client(settings)
         if isinstance(client, anthropic.Anthropic):
@@ -134,7 +139,17 @@ def call_model(
     except ValueError as error:  # a 200 whose body is not the protocol's JSON
         outcome = failed_call(error, settings.api_key, Failure.MALFORMED)
     latency = round((time.monotonic() - started) * 1000)
-    return _with_latency(outcome, latency)
+    limits = limits_from(_answer_headers.seen, datetime.now(UTC))
+    return replace(outcome, latency_ms=latency, limits=limits if limits.said_anything else None)
+
+
+# The headers of this thread's last answer, kept by the clients' response hook: the SDKs
+# read them for themselves and hand back only the body.
+_answer_headers = threading.local()
+
+
+def _keep_headers(response: httpx.Response) -> None:
+    _answer_headers.seen = dict(response.headers)
 
 
 # A client is built once per process for each model a judge calls and kept for the
@@ -179,6 +194,7 @@ def new_client(settings: ModelSettings, max_bytes: int) -> openai.OpenAI | anthr
         allow_private=settings.allow_private,
         max_bytes=max_bytes,
     )
+    http_client.event_hooks["response"].append(_keep_headers)
     options: dict[str, Any] = {
         "api_key": settings.api_key or "none",  # local servers take any key
         "base_url": settings.base_url,
@@ -393,7 +409,3 @@ def _retry_after(headers: Any) -> float:
     except ValueError:
         return DEFAULT_RETRY_AFTER_S
     return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
-
-
-def _with_latency(outcome: CallOutcome, latency_ms: int) -> CallOutcome:
-    return replace(outcome, latency_ms=latency_ms)
