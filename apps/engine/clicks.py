@@ -18,7 +18,8 @@ Ranks are 1-based throughout.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -55,9 +56,13 @@ def enough(estimates: Estimates, minimum: int = MIN_IMPRESSIONS) -> Estimates:
 
 
 def _int_array(values: object, name: str) -> np.ndarray:
+    """int32 when every value fits (half the memory: a log's counts run to millions of
+    rows), else int64. Widen before multiplying."""
     array = np.asarray(values)
     if array.ndim != 1 or (array.size and not np.issubdtype(array.dtype, np.integer)):
         raise EngineError(f"{name} must be a one-dimensional array of whole numbers")
+    if array.size and array.min() >= -(2**31) and array.max() < 2**31:
+        return array.astype(np.int32, copy=False)
     return array.astype(np.int64, copy=False)
 
 
@@ -67,7 +72,7 @@ class ImpressionCounts:
 
     Row i: document ``docs[doc[i]]`` shown ``impressions[i]`` times at rank ``rank[i]``
     for query ``queries[query[i]]``, and clicked ``clicks[i]`` of those times. The name
-    lists may hold names no row uses."""
+    lists may hold names no row uses. The columns are int32 when their values fit."""
 
     queries: Sequence[str]
     docs: Sequence[str]
@@ -93,6 +98,134 @@ class ImpressionCounts:
             raise EngineError("ranks start at 1")
         if self.clicks.min() < 0 or (self.clicks > self.impressions).any():
             raise EngineError("clicks must be between 0 and the impressions")
+
+    @classmethod
+    def of_lists(cls, lists: ResultLists) -> ImpressionCounts:
+        """Every list's documents as impressions at their ranks from 1, the clicked ones
+        clicked, counted per (query, document, rank)."""
+        return _counted_lists(lists)
+
+
+@dataclass(frozen=True)
+class ResultLists:
+    """Result lists held flat, as a reader collects them: list k was shown for query
+    ``queries[query[k]]``; its documents are ``docs[doc[i]]`` for i from ``starts[k]`` to
+    ``starts[k + 1] - 1``, the first at rank 1, and ``clicked[i]`` (0 or 1) says which
+    were clicked. A list names a document once; a list may be empty. The index arrays
+    keep the narrow types they come in (ten million documents shown are 40 MB as int32)."""
+
+    queries: Sequence[str]
+    docs: Sequence[str]
+    query: np.ndarray
+    starts: np.ndarray
+    doc: np.ndarray
+    clicked: np.ndarray
+
+    def __post_init__(self) -> None:
+        for name in ("query", "starts", "doc", "clicked"):
+            array = np.asarray(getattr(self, name))
+            whole = array.dtype == bool or np.issubdtype(array.dtype, np.integer)
+            if array.ndim != 1 or (array.size and not whole):
+                raise EngineError(f"{name} must be a one-dimensional array of whole numbers")
+            object.__setattr__(self, name, array if array.size else array.astype(np.int64))
+        starts, size = self.starts, self.doc.size
+        if starts.size != self.query.size + 1 or starts[0] != 0 or starts[-1] != size:
+            raise EngineError("starts run from 0 to the documents shown, one more than the lists")
+        if (np.diff(starts) < 0).any():
+            raise EngineError("starts never go down")
+        if self.clicked.size != size:
+            raise EngineError("one click flag per document shown")
+        if self.query.size and (self.query.min() < 0 or self.query.max() >= len(self.queries)):
+            raise EngineError("a query index is outside the list of queries")
+        if size and (self.doc.min() < 0 or self.doc.max() >= len(self.docs)):
+            raise EngineError("a doc index is outside the list of docs")
+        if size and (self.clicked.min() < 0 or self.clicked.max() > 1):
+            raise EngineError("click flags are 0 or 1")
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.starts)
+
+
+def _slices(lists: ResultLists) -> Iterator[tuple[slice, slice]]:
+    """The lists _SLICE at a time: which lists, and which documents shown they hold."""
+    for first in range(0, lists.query.size, _SLICE):
+        last = min(first + _SLICE, lists.query.size)
+        yield slice(first, last), slice(int(lists.starts[first]), int(lists.starts[last]))
+
+
+def _counted_lists(lists: ResultLists) -> ImpressionCounts:
+    """Each shown document becomes one int, (query, doc, rank) and its click flag packed,
+    sorted in place; equal runs are the cells. One int64 per document shown is all the
+    memory it takes beyond the lists themselves (made a slice of the lists at a time)."""
+    shown, lengths = lists.doc.size, lists.lengths
+    doc_count = max(len(lists.docs), 1)
+    if not shown:
+        nothing = np.empty(0, dtype=np.int64)
+        return ImpressionCounts(lists.queries, lists.docs, *[nothing] * 5)
+    rank_span = int(lengths.max()) + 1
+    key = np.empty(shown, dtype=np.int64)
+    for lists_at, shown_at in _slices(lists):
+        part = key[shown_at]
+        part[:] = np.repeat(lists.query[lists_at], lengths[lists_at])
+        part *= doc_count
+        part += lists.doc[shown_at]
+    pairs = None
+    if max(len(lists.queries), 1) * doc_count * rank_span * 2 >= 2**63:
+        # Too many names to pack (query, doc, rank) into 63 bits: number the pairs first.
+        pairs, inverse = np.unique(key, return_inverse=True)
+        key[:] = inverse.reshape(-1)
+        del inverse
+    for lists_at, shown_at in _slices(lists):
+        part = key[shown_at]
+        part *= rank_span
+        # A rank: the place in the slice, less the place where its list begins, plus 1.
+        begins = lists.starts[lists_at] - shown_at.start
+        part += np.arange(1, part.size + 1) - np.repeat(begins, lengths[lists_at])
+        part <<= 1
+        part |= lists.clicked[shown_at]
+    key.sort()
+    # Runs of equal keys; a cell is one run (all clicked or none) or two (unclicked
+    # first). Each array is let go as soon as it is used: the peak is the sort's.
+    change = np.empty(shown, dtype=bool)
+    change[0] = True
+    np.not_equal(key[1:], key[:-1], out=change[1:])
+    run_start = np.flatnonzero(change)
+    del change
+    run_key = key[run_start]
+    del key
+    run_length = np.empty_like(run_start)
+    np.subtract(run_start[1:], run_start[:-1], out=run_length[:-1])
+    run_length[-1] = shown - run_start[-1]
+    del run_start
+    clicked_run = (run_key & 1).astype(bool)
+    run_key >>= 1
+    new_cell = np.empty(run_key.size, dtype=bool)
+    new_cell[0] = True
+    np.not_equal(run_key[1:], run_key[:-1], out=new_cell[1:])
+    cell_start = np.flatnonzero(new_cell)
+    del new_cell
+    impressions = _int_array(np.add.reduceat(run_length, cell_start), "impressions")
+    run_length *= clicked_run
+    clicks = _int_array(np.add.reduceat(run_length, cell_start), "clicks")
+    del run_length, clicked_run
+    cell = run_key[cell_start]
+    del run_key, cell_start
+    rank = _int_array(cell % rank_span, "rank")
+    cell //= rank_span
+    if pairs is not None:
+        cell = pairs[cell]
+    doc = _int_array(cell % doc_count, "doc")
+    cell //= doc_count
+    return ImpressionCounts(
+        queries=lists.queries,
+        docs=lists.docs,
+        query=_int_array(cell, "query"),
+        doc=doc,
+        rank=rank,
+        impressions=impressions,
+        clicks=clicks,
+    )
 
 
 # A cell's key packs its pair and rank into one int, and its value packs its clicks above
@@ -200,7 +333,7 @@ class _PairIndex:
 
 
 def _pair_index(query: np.ndarray, doc: np.ndarray, doc_count: int) -> _PairIndex:
-    keys, of_row = np.unique(query * max(doc_count, 1) + doc, return_inverse=True)
+    keys, of_row = np.unique(query.astype(np.int64) * max(doc_count, 1) + doc, return_inverse=True)
     return _PairIndex(of_row.reshape(-1), keys // max(doc_count, 1), keys % max(doc_count, 1))
 
 
@@ -211,16 +344,23 @@ def _estimates(
     values: np.ndarray,
     impressions: np.ndarray,
 ) -> Estimates:
-    return {
-        (queries[query], docs[doc]): Estimate(value, shown)
-        for query, doc, value, shown in zip(
-            pairs.query.tolist(),
-            pairs.doc.tolist(),
-            np.asarray(values, dtype=float).tolist(),
-            np.rint(impressions).astype(np.int64).tolist(),  # bincount sums are floats
-            strict=True,
+    values = np.asarray(values, dtype=float)
+    shown = np.rint(impressions).astype(np.int64)  # bincount sums are floats
+    estimates: Estimates = {}
+    # A slice at a time: a million pairs as lists of Python numbers would double the peak.
+    for part in range(0, pairs.size, _SLICE):
+        end = part + _SLICE
+        estimates.update(
+            ((queries[query], docs[doc]), Estimate(value, count))
+            for query, doc, value, count in zip(
+                pairs.query[part:end].tolist(),
+                pairs.doc[part:end].tolist(),
+                values[part:end].tolist(),
+                shown[part:end].tolist(),
+                strict=True,
+            )
         )
-    }
+    return estimates
 
 
 def _per_pair(pairs: _PairIndex, weights: np.ndarray) -> np.ndarray:
@@ -312,68 +452,174 @@ def pbm(
     scales γ to make the largest 1, rank 1's in the usual log where examination falls
     with rank; α is then the click probability at the most examined rank.
 
-    Stops when a step raises the log-likelihood per impression by no more than
-    `tolerance`, or after `iterations` steps (α of thin pairs can creep towards 1 for a
-    long time without changing the fit). These are maximum-likelihood estimates: a pair
-    seen a few times gets an extreme α (one click in one impression is α = 1), hence
-    ``enough``; and when most pairs are that thin, they bias γ too.
+    EM creeps: two steps at a time are extrapolated along the way they went (SQUAREM,
+    Varadhan & Roland 2008), and a third step from there is kept when that point fits at
+    least as well as the first step's, else the second step is; so the fit never gets
+    worse and the same maximum is reached in a fraction of the steps. Stops when a round
+    raises the log-likelihood per impression by no more than `tolerance`, or after
+    `iterations` steps in all. These are maximum-likelihood estimates: a pair seen a few
+    times gets an extreme α (one click in one impression is α = 1), hence ``enough``;
+    and when most pairs are that thin, they bias γ too.
     """
     if iterations < 1:
         raise EngineError("iterations must be at least 1")
     if not counts.rank.size:
         return PositionBasedFit({}, {}, 0, True)
-    pairs = _pair_index(counts.query, counts.doc, len(counts.docs))
-    at = counts.rank - 1
-    length = int(at.max()) + 1
-    shown = counts.impressions.astype(float)
-    clicked = counts.clicks.astype(float)
-    unclicked = shown - clicked
-    shown_per_pair = _per_pair(pairs, shown)
-    shown_per_rank = np.bincount(at, weights=shown, minlength=length)
-    clicks_per_rank = np.bincount(at, weights=clicked, minlength=length)
-
-    # Start from the rank click rates as examination and each pair's clicks over them;
-    # away from 0 and 1, where EM would stay stuck.
-    rates = _ratio(clicks_per_rank, shown_per_rank)
-    gamma = np.clip(rates / rates.max() if rates.max() > 0 else np.ones(length), 0.01, 1.0)
-    expected = _per_pair(pairs, shown * gamma[at])
-    alpha = np.clip(_ratio(_per_pair(pairs, clicked), expected), 0.01, 0.99)
-    step, converged, fit_before = 0, False, -np.inf
-    while step < iterations and not converged:
-        step += 1
-        a, g = alpha[pairs.of_row], gamma[at]
-        unclicked_chance = 1.0 - a * g
-        fit_now = _mean_log_likelihood(clicked, unclicked, a * g, unclicked_chance)
-        converged = bool(fit_now - fit_before <= tolerance)
-        fit_before = fit_now
-        attracted = clicked + unclicked * _ratio(a * (1.0 - g), unclicked_chance)
-        examined = clicked + unclicked * _ratio(g * (1.0 - a), unclicked_chance)
-        new_alpha = _ratio(_per_pair(pairs, attracted), shown_per_pair)
-        new_gamma = _ratio(np.bincount(at, weights=examined, minlength=length), shown_per_rank)
-        top = new_gamma.max()
-        if top > 0:
-            new_alpha, new_gamma = new_alpha * top, new_gamma / top
-        alpha, gamma = new_alpha, new_gamma
+    em = _PositionBasedSteps(counts)
+    pairs = _PairIndex(np.empty(0, dtype=np.int64), em.pair_query, em.pair_doc)
+    alpha, gamma = em.start
+    steps, converged, fit_before = 0, False, -np.inf
+    while steps < iterations and not converged:
+        alpha_1, gamma_1, fit = em.step(alpha, gamma)
+        steps += 1
+        converged = bool(fit - fit_before <= tolerance)
+        fit_before = fit
+        if converged or steps == iterations:
+            alpha, gamma = alpha_1, gamma_1
+            break
+        alpha_2, gamma_2, fit_1 = em.step(alpha_1, gamma_1)
+        steps += 1
+        alpha, gamma = _extrapolated((alpha, alpha_1, alpha_2), (gamma, gamma_1, gamma_2))
+        if steps < iterations and alpha is not alpha_2:
+            alpha_3, gamma_3, fit_far = em.step(alpha, gamma)
+            steps += 1
+            if fit_far >= fit_1:
+                alpha, gamma = alpha_3, gamma_3
+                continue
+        alpha, gamma = alpha_2, gamma_2
+    shown_per_pair, shown_per_rank = em.shown_per_pair, em.shown_per_rank
+    del em  # its arrays, one per cell, before the estimates, one object per pair
     return PositionBasedFit(
         estimates=_estimates(counts.queries, counts.docs, pairs, alpha, shown_per_pair),
         examination={
             rank + 1: float(gamma[rank]) for rank in np.flatnonzero(shown_per_rank).tolist()
         },
-        iterations=step,
+        iterations=steps,
         converged=converged,
     )
 
 
-def _mean_log_likelihood(
-    clicked: np.ndarray,
-    unclicked: np.ndarray,
-    click_chance: np.ndarray,
-    no_click_chance: np.ndarray,
-) -> float:
-    """The log-likelihood of the counts per impression (a chance of 0 meets no event
-    that needs it: EM never gives 0 to what happened)."""
-    total = clicked @ _log(click_chance) + unclicked @ _log(no_click_chance)
-    return float(total / (clicked.sum() + unclicked.sum()))
+def _extrapolated(
+    alphas: tuple[np.ndarray, np.ndarray, np.ndarray],
+    gammas: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray]:
+    """SQUAREM's point from three successive estimates: as far along their way as the
+    steps' slowing down says, drawn back towards the last estimate until every α and
+    γ is within [0, 1] (cut off there, EM stalled at a worse fit); the last estimate
+    itself when the steps do not slow down."""
+    change = np.concatenate([alphas[1] - alphas[0], gammas[1] - gammas[0]])
+    bend = np.concatenate([alphas[2] - alphas[1], gammas[2] - gammas[1]]) - change
+    size, curve = np.sqrt(_dot(change, change)), np.sqrt(_dot(bend, bend))
+    if curve == 0.0 or size <= curve:
+        return alphas[2], gammas[2]
+    reach = size / curve
+    start = np.concatenate([alphas[0], gammas[0]])
+    for _ in range(_DRAWN_BACK):
+        far = start + 2.0 * reach * change + reach**2 * bend
+        if far.min() >= 0.0 and far.max() <= 1.0:
+            return far[: alphas[0].size], far[alphas[0].size :]
+        reach = (reach + 1.0) / 2.0  # at 1 the point is the last estimate
+    return alphas[2], gammas[2]
+
+
+_DRAWN_BACK = 20
+
+
+class _PositionBasedSteps:
+    """The PBM's EM steps over a log's cells, sorted by pair so that a pair's α reaching
+    its cells and their sums coming back run through memory in order. The arrays with
+    one value per cell come in two blocks, reused from step to step: at a log's size
+    the system maps each block and takes it back whole when it is freed, where arrays
+    one by one would leave holes the estimates' small objects cannot fill."""
+
+    def __init__(self, counts: ImpressionCounts) -> None:
+        doc_count = max(len(counts.docs), 1)
+        key = counts.query.astype(np.int64)
+        key *= doc_count
+        key += counts.doc
+        order = np.argsort(key, kind="stable")
+        cells = order.size
+        self._indices = np.empty((2, cells), dtype=np.int64)
+        self.pair_of_cell, self.at = self._indices
+        sorted_key = np.take(key, order, out=self.pair_of_cell)
+        del key
+        new_pair = np.empty(cells, dtype=bool)
+        new_pair[0] = True
+        np.not_equal(sorted_key[1:], sorted_key[:-1], out=new_pair[1:])
+        pair_query, pair_doc = np.divmod(sorted_key[new_pair], doc_count)
+        self.pair_query, self.pair_doc = pair_query.astype(np.int32), pair_doc.astype(np.int32)
+        self.pairs = self.pair_query.size
+        np.cumsum(new_pair, out=self.pair_of_cell)
+        self.pair_of_cell -= 1
+        del new_pair
+        self.at[:] = counts.rank[order]
+        self.at -= 1
+        length = int(self.at.max()) + 1
+        self._floats = np.empty((4, cells))
+        self.unclicked, self.attractive, self.examined, self.quiet = self._floats
+        shown, clicked = self.attractive, self.examined  # until the first step
+        shown[:] = counts.impressions[order]
+        clicked[:] = counts.clicks[order]
+        del order
+        self.shown_per_pair = self._per_pair(shown)
+        self.clicks_per_pair = self._per_pair(clicked)
+        self.shown_per_rank = np.bincount(self.at, weights=shown, minlength=length)
+        self.clicks_per_rank = np.bincount(self.at, weights=clicked, minlength=length)
+        self.impressions = float(self.shown_per_pair.sum())
+        self.length = length
+        # Start from the rank click rates as examination and each pair's clicks over
+        # them; away from 0 and 1, where EM would stay stuck.
+        rates = _ratio(self.clicks_per_rank, self.shown_per_rank)
+        top = rates.max()
+        gamma = np.clip(rates / top if top > 0 else np.ones(length), 0.01, 1.0)
+        expected = self._per_pair(shown * gamma[self.at])
+        alpha = np.clip(_ratio(self.clicks_per_pair, expected), 0.01, 0.99)
+        self.start = alpha, gamma
+        np.subtract(shown, clicked, out=self.unclicked)
+
+    def step(self, alpha: np.ndarray, gamma: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """The next α and γ, and the log-likelihood per impression of these."""
+        a, g, quiet = self.attractive, self.examined, self.quiet
+        np.take(alpha, self.pair_of_cell, out=a)
+        np.take(gamma, self.at, out=g)
+        np.multiply(a, g, out=quiet)
+        np.subtract(1.0, quiet, out=quiet)  # the chance of no click
+        np.maximum(quiet, np.finfo(float).tiny, out=quiet)
+        # An unclicked impression is attractive with posterior α(1 - γ) / (1 - αγ) and
+        # examined with γ(1 - α) / (1 - αγ); α and γ come out of the sums.
+        for other in (g, a):
+            np.subtract(1.0, other, out=other)
+            other /= quiet
+            other *= self.unclicked
+        # Clicks' share of the log-likelihood goes by pair and by rank; only the
+        # impressions without a click need a log per cell.
+        fit = (
+            _dot(self.clicks_per_pair, _log(alpha))
+            + _dot(self.clicks_per_rank, _log(gamma))
+            + _dot(self.unclicked, np.log(quiet, out=quiet))
+        ) / self.impressions
+        new_alpha = _ratio(
+            self.clicks_per_pair + alpha * self._per_pair(g),
+            self.shown_per_pair,
+        )
+        new_gamma = _ratio(
+            self.clicks_per_rank + gamma * np.bincount(self.at, weights=a, minlength=self.length),
+            self.shown_per_rank,
+        )
+        top = new_gamma.max()
+        if top > 0:
+            new_alpha *= top
+            new_gamma /= top
+        return new_alpha, new_gamma, float(fit)
+
+    def _per_pair(self, weights: np.ndarray) -> np.ndarray:
+        return np.bincount(self.pair_of_cell, weights=weights, minlength=self.pairs)
+
+
+def _dot(left: np.ndarray, right: np.ndarray) -> float:
+    """A dot product without BLAS, whose threads cost more than they save on a busy
+    machine (a 400,000-long product took 6 ms through `@`, 0.5 ms so)."""
+    return float(np.einsum("i,i->", left, right))
 
 
 def _log(chance: np.ndarray) -> np.ndarray:
@@ -401,7 +647,9 @@ class SessionPatterns:
     def __post_init__(self) -> None:
         object.__setattr__(self, "query", _int_array(self.query, "query"))
         object.__setattr__(self, "count", _int_array(self.count, "count"))
-        doc = np.asarray(self.doc, dtype=np.int64)
+        doc = np.asarray(self.doc)
+        if doc.dtype != np.int32:  # kept as it comes: half the memory of int64
+            doc = doc.astype(np.int64)
         clicks = np.asarray(self.clicks, dtype=bool)
         object.__setattr__(self, "doc", doc)
         object.__setattr__(self, "clicks", clicks)
@@ -425,11 +673,121 @@ class SessionPatterns:
             raise EngineError("each pattern happened at least once")
 
 
+# Sessions are merged (np.unique) once this many wait, and then whenever those waiting
+# outnumber those merged: memory follows the distinct sessions, not all of them.
+_MERGE_AT = 100_000
+_SLICE = 100_000  # lists turned into rows at a time, to bound the temporary arrays
+
+
+class _OfOneLength:
+    """The sessions of one list length, each a row of int32: its query, its clicks as
+    bits, its documents; merged rows are distinct, with their counts and when each was
+    first seen; rows waiting to be merged come from `add` (flat arrays) or in blocks."""
+
+    def __init__(self, length: int) -> None:
+        self.length = length
+        self.rows = np.empty((0, length + 2), dtype=np.int32)
+        self.count = np.empty(0, dtype=np.int64)
+        self.first = np.empty(0, dtype=np.int64)
+        self.blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.waiting = 0
+        self._flat = array("i")
+        self._flat_count = array("q")
+        self._flat_first = array("q")
+
+    def add(self, row: list[int], count: int, first: int) -> None:
+        self._flat.extend(row)
+        self._flat_count.append(count)
+        self._flat_first.append(first)
+        self.waiting += 1
+        if self.waiting >= max(_MERGE_AT, self.count.size):
+            self.merge()
+
+    def add_block(self, rows: np.ndarray, count: np.ndarray, first: np.ndarray) -> None:
+        self._flat_to_block()  # blocks stay in the order their sessions came
+        self.blocks.append((rows, count, first))
+        self.waiting += count.size
+
+    def merge(self) -> None:
+        self._flat_to_block()
+        if not self.blocks:
+            return
+        parts = [(self.rows, self.count, self.first)] if self.count.size else []
+        parts += self.blocks
+        self.blocks, self.waiting = [], 0
+        if len(parts) == 1:
+            rows, count, first = parts[0]
+        else:
+            rows = np.concatenate([part[0] for part in parts])
+            count = np.concatenate([part[1] for part in parts])
+            first = np.concatenate([part[2] for part in parts])
+        del parts
+        self.rows, self.count, self.first = _distinct_rows(rows, count, first)
+
+    def _flat_to_block(self) -> None:
+        if self._flat_count:
+            self.blocks.append(
+                (
+                    np.array(self._flat, dtype=np.int32).reshape(-1, self.length + 2),
+                    np.array(self._flat_count, dtype=np.int64),
+                    np.array(self._flat_first, dtype=np.int64),
+                )
+            )
+            self._flat, self._flat_count, self._flat_first = array("i"), array("q"), array("q")
+
+
+def _distinct_rows(
+    rows: np.ndarray, count: np.ndarray, first: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Equal rows made one, their counts added and the earliest `first` kept (rows in
+    order of `first`, or parts of them so). Rows are sorted by a 64-bit hash, and rows
+    of equal hash compared; all distinct, as sessions mostly are, nothing is copied."""
+    hashes = np.zeros(rows.shape[0], dtype=np.uint64)
+    for column in range(rows.shape[1]):
+        hashes ^= rows[:, column].astype(np.uint64)
+        hashes *= np.uint64(0x9E3779B97F4A7C15)
+        hashes ^= hashes >> np.uint64(29)
+    order = np.argsort(hashes, kind="stable")
+    hashes = hashes[order]
+    leads = np.empty(rows.shape[0], dtype=bool)
+    leads[:1] = True
+    np.not_equal(hashes[1:], hashes[:-1], out=leads[1:])
+    del hashes
+    if leads.all():
+        return rows, count, first
+    repeats = np.flatnonzero(~leads)
+    if (rows[order[repeats]] != rows[order[repeats - 1]]).any():  # two rows, one hash
+        as_bytes = rows.view(np.dtype((np.void, rows.itemsize * rows.shape[1]))).ravel()
+        _, kept, of_row = np.unique(as_bytes, return_index=True, return_inverse=True)
+        total = np.zeros(kept.size, dtype=np.int64)
+        np.add.at(total, of_row.reshape(-1), count)
+        return rows[kept], total, first[kept]
+    # A stable sort keeps each group's earliest row first; the rows kept move up in
+    # place, a slice at a time (a copy of them all would double the peak).
+    group_starts = np.flatnonzero(leads)
+    totals = np.add.reduceat(count[order], group_starts)
+    kept = order[group_starts]
+    del order, leads
+    in_place = np.argsort(kept)
+    kept, totals = kept[in_place], totals[in_place]
+    for start in range(0, kept.size, _SLICE):
+        moving = kept[start : start + _SLICE]
+        rows[start : start + moving.size] = rows[moving]
+    return rows[: kept.size], totals, first[kept]
+
+
 class SessionCounter:
-    """Folds sessions (query, shown documents, clicks) into SessionPatterns."""
+    """Folds sessions (query, shown documents, clicks) into SessionPatterns.
+
+    Query texts and document ids are numbered once; a session is kept as a short row of
+    ints (its query, its clicks as bits, its documents), and repeated sessions merge
+    into one row with a count, so a million sessions of ten documents take tens of MB."""
 
     def __init__(self) -> None:
-        self._sessions: dict[tuple[str, tuple[str, ...], tuple[int, ...]], int] = {}
+        self._queries: dict[str, int] = {}
+        self._docs: dict[str, int] = {}
+        self._lengths: dict[int, _OfOneLength] = {}
+        self._seen = 0
 
     def add(
         self, query: str, docs: Sequence[str], clicks: Sequence[int | bool], count: int = 1
@@ -448,30 +806,84 @@ class SessionCounter:
             raise EngineError("a session shows each document once")
         if count < 1:
             raise EngineError(f"count {count} is below 1")
-        key = (query, shown, clicked)
-        self._sessions[key] = self._sessions.get(key, 0) + count
+        names = self._docs
+        row = [
+            self._queries.setdefault(query, len(self._queries)),
+            sum(click << rank for rank, click in enumerate(clicked)),
+        ]
+        row += [names.setdefault(doc, len(names)) for doc in shown]
+        length = len(shown)
+        kept = self._lengths.get(length) or self._lengths.setdefault(length, _OfOneLength(length))
+        kept.add(row, count, self._seen)
+        self._seen += 1
+
+    def add_lists(self, lists: ResultLists) -> None:
+        """Every list as one session, the first MAX_SESSION_RANKS documents of it; an
+        empty list is none."""
+        lengths = np.minimum(lists.lengths, MAX_SESSION_RANKS)
+        query_number = _numbered(self._queries, lists.queries)
+        doc_number = _numbered(self._docs, lists.docs)
+        for length in np.unique(lengths[lengths > 0]).tolist():
+            kept = self._lengths.get(length) or self._lengths.setdefault(
+                length, _OfOneLength(length)
+            )
+            chosen = np.flatnonzero(lengths == length)
+            rows = np.empty((chosen.size, length + 2), dtype=np.int32)
+            for part in range(0, chosen.size, _SLICE):
+                sessions = chosen[part : part + _SLICE]
+                at = lists.starts[sessions][:, None] + np.arange(length)
+                docs = doc_number[lists.doc[at]]
+                in_order = np.sort(docs, axis=1)
+                if (in_order[:, 1:] == in_order[:, :-1]).any():
+                    raise EngineError("a session shows each document once")
+                into = rows[part : part + _SLICE]
+                into[:, 0] = query_number[lists.query[sessions]]
+                bits = lists.clicked[at].astype(np.int32) << np.arange(length, dtype=np.int32)
+                into[:, 1] = bits.sum(axis=1, dtype=np.int32)
+                into[:, 2:] = docs
+            kept.add_block(rows, np.ones(chosen.size, dtype=np.int64), self._seen + chosen)
+            if kept.waiting >= max(_MERGE_AT, kept.count.size):
+                kept.merge()
+        self._seen += lists.query.size
 
     def patterns(self) -> SessionPatterns:
-        """Everything added so far, as arrays."""
-        queries: dict[str, int] = {}
-        docs: dict[str, int] = {}
-        size = len(self._sessions)
-        width = max((len(shown) for _, shown, _ in self._sessions), default=0)
+        """Everything added so far, as arrays, in the order each pattern was first seen."""
+        groups = [self._lengths[length] for length in sorted(self._lengths)]
+        for group in groups:
+            group.merge()
+        size = sum(group.count.size for group in groups)
+        width = max((group.length for group in groups if group.count.size), default=0)
+        first = np.concatenate([group.first for group in groups]) if groups else np.empty(0)
+        place = np.empty(size, dtype=np.int64)
+        place[np.argsort(first, kind="stable")] = np.arange(size)
         query = np.empty(size, dtype=np.int64)
-        doc = np.full((size, width), -1, dtype=np.int64)
+        doc = np.full((size, width), -1, dtype=np.int32)
         clicks = np.zeros((size, width), dtype=bool)
-        for row, (name, shown, clicked) in enumerate(self._sessions):
-            query[row] = queries.setdefault(name, len(queries))
-            doc[row, : len(shown)] = [docs.setdefault(each, len(docs)) for each in shown]
-            clicks[row, : len(clicked)] = clicked
+        count = np.empty(size, dtype=np.int64)
+        done = 0
+        for group in groups:
+            at = place[done : done + group.count.size]
+            done += group.count.size
+            query[at] = group.rows[:, 0]
+            doc[at, : group.length] = group.rows[:, 2:]
+            bits = group.rows[:, 1:2] >> np.arange(group.length, dtype=np.int32)
+            clicks[at, : group.length] = (bits & 1).astype(bool)
+            count[at] = group.count
         return SessionPatterns(
-            queries=list(queries),
-            docs=list(docs),
+            queries=list(self._queries),
+            docs=list(self._docs),
             query=query,
             doc=doc,
             clicks=clicks,
-            count=np.fromiter(self._sessions.values(), np.int64, size),
+            count=count,
         )
+
+
+def _numbered(numbers: dict[str, int], names: Sequence[str]) -> np.ndarray:
+    """Each name's number in `numbers`, new names numbered on."""
+    return np.fromiter(
+        (numbers.setdefault(name, len(numbers)) for name in names), np.int32, len(names)
+    )
 
 
 @dataclass(frozen=True)
