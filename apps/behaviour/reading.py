@@ -21,28 +21,40 @@ each row is one impression. A session's rows are consecutive, as a log writes th
 from __future__ import annotations
 
 import csv
-import json
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, TypeGuard
 
 import numpy as np
+import orjson
 
 from apps.engine.clicks import (
     MAX_SESSION_RANKS,
     ImpressionCounter,
     ImpressionCounts,
+    ResultLists,
     SessionCounter,
 )
 
 MAX_LINE_BYTES = 1_000_000
+BLOCK_BYTES = MAX_LINE_BYTES  # read at a time: a line read whole within one is within the limit
 MAX_TEXT = 500  # a query's or a document id's characters, as the judgements store them
 MAX_HITS = 1000  # results one UBI query record may list
 MAX_QUERY_RECORDS = 5_000_000  # UBI query records held while their events are read
 MAX_PROBLEMS_KEPT = 100  # the report lists these; it counts them all
 CLICK_ACTIONS = frozenset({"click", "click_through", "item_click"})
 CSV_COLUMNS = ("query", "document", "position", "clicked")
+
+# Where a line is: the number of the first line of the block it was read in, the block,
+# and where in it the line starts (a line read alone: its number, b"", 0). Counting the
+# newlines before it is one more pass over the file, so it is done only for a problem.
+Place = tuple[int, bytes, int]
+
+
+def _line_number(place: Place) -> int:
+    first, block, start = place
+    return first + block.count(b"\n", 0, start)
 
 
 @dataclass
@@ -56,6 +68,14 @@ class Problems:
         self.count += 1
         if len(self.kept) < MAX_PROBLEMS_KEPT:
             self.kept.append(f"{where}: {why}")
+
+    def add_at(self, where: str, place: Place, why: str) -> None:
+        """A problem on the line at `place` in the file `where`; the line's number is
+        counted only when the problem is kept."""
+        if len(self.kept) < MAX_PROBLEMS_KEPT:
+            self.add(f"{where} line {_line_number(place)}", why)
+        else:
+            self.count += 1
 
 
 @dataclass
@@ -88,46 +108,120 @@ class Reading:
 # --- UBI ------------------------------------------------------------------------------
 
 
+class _RecordIds:
+    """Query ids to record numbers: each record's id hash in one flat array, and a
+    table of slots, at most half full, holding record numbers + 1 (0: empty) found
+    from a hash by linear probing. 16 bytes a record, where a dict of hashes takes
+    over 100. Two ids of one export sharing a 64-bit hash are vanishingly unlikely."""
+
+    def __init__(self) -> None:
+        self.hashes = array("q")
+        self._table = array("i", bytes(4 << 16))
+        self._mask = (1 << 16) - 1
+
+    def find(self, query_id: str) -> int:
+        """The record's number, -1 if there is none."""
+        return self._probe(hash(query_id))[1]
+
+    def add(self, query_id: str) -> bool:
+        """Number the next record with this id; False if a record has it already."""
+        key = hash(query_id)
+        slot, number = self._probe(key)
+        if number >= 0:
+            return False
+        self.hashes.append(key)
+        self._table[slot] = len(self.hashes)
+        if 2 * len(self.hashes) > self._mask:
+            self._grow()
+        return True
+
+    def _probe(self, key: int) -> tuple[int, int]:
+        """Where the hash is, or would go: the slot, and the record in it (-1: none)."""
+        table, hashes, mask = self._table, self.hashes, self._mask
+        slot = key & mask
+        number = table[slot]
+        while number and hashes[number - 1] != key:
+            slot = (slot + 1) & mask
+            number = table[slot]
+        return slot, number - 1
+
+    def _grow(self) -> None:
+        """A table twice as large, filled at once with numpy: in rounds, each record
+        not yet placed takes its slot if empty (the earliest of those wanting it) or
+        moves on to the next, as probing would find it."""
+        slots = 2 * (self._mask + 1)
+        mask = slots - 1
+        keys = np.frombuffer(self.hashes, dtype=np.int64)
+        table = np.zeros(slots, dtype=np.int32)
+        waiting = np.arange(keys.size)
+        at = keys & mask
+        while waiting.size:
+            free = np.flatnonzero(table[at] == 0)
+            taken, earliest = np.unique(at[free], return_index=True)
+            table[taken] = waiting[free[earliest]] + 1
+            placed = np.zeros(waiting.size, dtype=bool)
+            placed[free[earliest]] = True
+            waiting, at = waiting[~placed], (at[~placed] + 1) & mask
+        del keys
+        self._table, self._mask = array("i", table.tobytes()), mask
+
+
 class _UbiSessions:
     """The query records, held compactly while their events are read: query texts and
-    document ids interned once, each record's hits as indices in one flat array, its
-    clicks as flags beside them. A record is found by its query_id's hash (64 bits; two
-    ids of one export sharing one are vanishingly unlikely)."""
+    document ids numbered once, each record's hits as numbers in one flat array, its
+    clicks as positions in it; a record is found by its query_id (_RecordIds)."""
 
     def __init__(self) -> None:
         self.query_names: dict[str, int] = {}
         self.doc_names: dict[str, int] = {}
-        self.by_id: dict[int, int] = {}
+        self.ids: _RecordIds | None = _RecordIds()
         self.session_query = array("i")
         self.starts = array("q", [0])  # session k's hits: hits[starts[k]:starts[k + 1]]
         self.hits = array("i")
-        self.clicked = bytearray()
+        self.clicked_at = array("q")
 
     def add(self, query_id: str, text: str, hits: list[str]) -> bool:
-        key = hash(query_id)
-        if key in self.by_id:
+        assert self.ids is not None
+        if not self.ids.add(query_id):
             return False
-        self.by_id[key] = len(self.session_query)
-        self.session_query.append(self.query_names.setdefault(text, len(self.query_names)))
+        names = self.query_names
+        self.session_query.append(names.setdefault(text, len(names)))
         docs = self.doc_names
-        self.hits.extend(docs.setdefault(hit, len(docs)) for hit in hits)
-        self.clicked.extend(bytes(len(hits)))
+        try:
+            numbers = list(map(docs.__getitem__, hits))
+        except KeyError:  # a document not seen before
+            numbers = [docs.setdefault(hit, len(docs)) for hit in hits]
+        self.hits.extend(numbers)
         self.starts.append(len(self.hits))
         return True
 
     def click(self, query_id: str, doc: str) -> str:
         """Mark the click; a problem when it cannot be placed, else nothing."""
-        session = self.by_id.get(hash(query_id))
-        if session is None:
+        assert self.ids is not None
+        session = self.ids.find(query_id)
+        if session < 0:
             return f"a click on query_id {query_id!r}, which no query record has"
-        doc_index = self.doc_names.get(doc)
-        start, end = self.starts[session], self.starts[session + 1]
-        if doc_index is None or doc_index not in self.hits[start:end]:
+        number = self.doc_names.get(doc)
+        start = self.starts[session]
+        shown = self.hits[start : self.starts[session + 1]]
+        if number is None or number not in shown:
             return f"document {doc!r} is not among the query's results"
         # The hit list decides the rank, not the event's position ordinal: clients write
         # ordinals from 0 or from 1.
-        self.clicked[start + self.hits[start:end].index(doc_index)] = 1
+        self.clicked_at.append(start + shown.index(number))
         return ""
+
+    def lists(self) -> ResultLists:
+        clicked = np.zeros(len(self.hits), dtype=np.uint8)
+        clicked[np.frombuffer(self.clicked_at, dtype=np.int64)] = 1
+        return ResultLists(
+            queries=list(self.query_names),
+            docs=list(self.doc_names),
+            query=np.frombuffer(self.session_query, dtype=np.int32),
+            starts=np.frombuffer(self.starts, dtype=np.int64),
+            doc=np.frombuffer(self.hits, dtype=np.int32),
+            clicked=clicked,
+        )
 
     def __len__(self) -> int:
         return len(self.session_query)
@@ -137,95 +231,70 @@ def read_ubi(queries: BinaryIO, events: BinaryIO, name: str = "") -> Reading:
     """UBI query records, then events; both JSON Lines."""
     reading = Reading()
     sessions = _ubi_queries(queries, reading, f"{name}queries")
-    for number, record in _json_lines(events, reading, f"{name}events", only_if=b"click"):
-        _ubi_event(record, sessions, reading, f"{name}events line {number}")
-    _fold_ubi(reading, sessions)
+    where = f"{name}events"
+    for record, place in _json_lines(events, reading, where, only_if=b"click"):
+        problem = _ubi_event(record, sessions, reading)
+        if problem:
+            reading.problems.add_at(where, place, problem)
+    sessions.ids = None  # the events are read: the ids' memory goes to the counting
+    lists = sessions.lists()
+    del sessions
+    reading.queries.update(lists.queries)
+    reading.clicks = int(np.count_nonzero(lists.clicked))
+    reading.folded = ImpressionCounts.of_lists(lists)
+    reading.sessions.add_lists(lists)
     return reading
 
 
 def _ubi_queries(stream: BinaryIO, reading: Reading, where: str) -> _UbiSessions:
     sessions = _UbiSessions()
-    for number, record in _json_lines(stream, reading, where):
-        at = f"{where} line {number}"
-        query_id, text, hits = (
-            record.get("query_id"),
-            record.get("user_query"),
-            record.get("query_response_hit_ids"),
-        )
-        if not _text(query_id):
-            reading.problems.add(at, "no query_id")
-        elif not _text(text):
-            reading.problems.add(at, f"user_query: a text of 1 to {MAX_TEXT} characters")
-        elif not isinstance(hits, list) or not all(_text(hit) for hit in hits):
-            reading.problems.add(at, "query_response_hit_ids: a list of document ids")
-        elif len(hits) > MAX_HITS:
-            reading.problems.add(at, f"query_response_hit_ids: more than {MAX_HITS} results")
-        elif len(sessions) >= MAX_QUERY_RECORDS:
-            reading.problems.add(at, f"more than {MAX_QUERY_RECORDS:,} query records")
-        elif not sessions.add(query_id, text.strip(), _unique(hits)):
-            reading.problems.add(at, f"query_id {query_id!r} was given before")
+    for record, place in _json_lines(stream, reading, where):
+        problem = _ubi_query(record, sessions)
+        if problem:
+            reading.problems.add_at(where, place, problem)
         else:
             reading.saw_time(record.get("timestamp"))
     return sessions
 
 
-def _ubi_event(record: dict[str, Any], sessions: _UbiSessions, reading: Reading, at: str) -> None:
+def _ubi_query(record: dict[str, Any], sessions: _UbiSessions) -> str:
+    """Hold the query record; why it cannot be, else nothing."""
+    query_id, text = record.get("query_id"), record.get("user_query")
+    hits = _texts(record.get("query_response_hit_ids"))
+    if not _text(query_id):
+        return "no query_id"
+    if not _text(text):
+        return f"user_query: a text of 1 to {MAX_TEXT} characters"
+    if hits is None:
+        return "query_response_hit_ids: a list of document ids"
+    if len(hits) > MAX_HITS:
+        return f"query_response_hit_ids: more than {MAX_HITS} results"
+    if len(sessions) >= MAX_QUERY_RECORDS:
+        return f"more than {MAX_QUERY_RECORDS:,} query records"
+    if not sessions.add(query_id, text.strip(), list(dict.fromkeys(hits))):
+        return f"query_id {query_id!r} was given before"
+    return ""
+
+
+def _ubi_event(record: dict[str, Any], sessions: _UbiSessions, reading: Reading) -> str:
+    """Mark a click event's click; why it cannot be, else nothing. Other events add
+    nothing: impressions, hovers, add-to-cart (the query record says what was shown)."""
     action = record.get("action_name")
     if not isinstance(action, str) or action.lower() not in CLICK_ACTIONS:
-        return  # impressions, hovers, add-to-cart: the query record says what was shown
+        return ""
     query_id = record.get("query_id")
     if not _text(query_id):
-        reading.problems.add(at, "a click without a query_id")
-        return
+        return "a click without a query_id"
     attributes = record.get("event_attributes")
     target = attributes.get("object") if isinstance(attributes, dict) else None
     doc = target.get("object_id") if isinstance(target, dict) else None
     if not _text(doc):
-        reading.problems.add(at, "event_attributes.object.object_id: missing")
-        return
+        return "event_attributes.object.object_id: missing"
     problem = sessions.click(query_id, doc)
-    if problem:
-        reading.problems.add(at, problem)
-        return
-    reading.events_read += 1
-    reading.saw_time(record.get("timestamp"))
-
-
-def _fold_ubi(reading: Reading, sessions: _UbiSessions) -> None:
-    """Every record's hits as impressions at their ranks, the clicked ones clicked,
-    counted per (query, document, rank) with numpy; and each record as a DBN session."""
-    queries, docs = list(sessions.query_names), list(sessions.doc_names)
-    reading.queries.update(queries)
-    starts = np.frombuffer(sessions.starts, dtype=np.int64)
-    lengths = np.diff(starts)
-    hits = np.frombuffer(sessions.hits, dtype=np.int32).astype(np.int64)
-    clicked = np.frombuffer(bytes(sessions.clicked), dtype=np.uint8).astype(np.int64)
-    session_of_hit = np.repeat(np.arange(len(lengths)), lengths)
-    query = np.frombuffer(sessions.session_query, dtype=np.int32).astype(np.int64)[session_of_hit]
-    rank = np.arange(hits.size) - starts[:-1][session_of_hit] + 1
-    cell = (query * max(len(docs), 1) + hits) * (MAX_HITS + 1) + rank
-    cells, row = np.unique(cell, return_inverse=True)
-    pair, cell_rank = np.divmod(cells, MAX_HITS + 1)
-    cell_query, cell_doc = np.divmod(pair, max(len(docs), 1))
-    reading.clicks = int(clicked.sum())
-    reading.folded = ImpressionCounts(
-        queries=queries,
-        docs=docs,
-        query=cell_query,
-        doc=cell_doc,
-        rank=cell_rank,
-        impressions=np.bincount(row, minlength=cells.size),
-        clicks=np.bincount(row, weights=clicked, minlength=cells.size).astype(np.int64),
-    )
-    for session in range(len(lengths)):
-        start = int(starts[session])
-        end = min(int(starts[session + 1]), start + MAX_SESSION_RANKS)
-        if end > start:
-            reading.sessions.add(
-                queries[sessions.session_query[session]],
-                [docs[doc] for doc in sessions.hits[start:end]],
-                sessions.clicked[start:end],
-            )
+    if not problem:
+        reading.events_read += 1
+        reading.saw_time(record.get("timestamp"))
+    return problem
 
 
 # --- CSV ------------------------------------------------------------------------------
@@ -314,30 +383,99 @@ def _fold_session(
 
 def _json_lines(
     stream: BinaryIO, reading: Reading, where: str, only_if: bytes = b""
-) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Each line's JSON object; with `only_if`, a line without those bytes is passed over
-    unparsed once it looks like an object (most UBI events are no clicks: parsing them
-    would be most of the work), and reported when it does not."""
-    for number, raw in enumerate(_bounded_binary_lines(stream, reading, where), start=1):
-        if raw is None or not raw.strip():
-            continue
-        reading.lines_read += 1
-        if only_if and only_if not in raw:
-            line = raw.strip()
-            if not (line.startswith(b"{") and line.endswith(b"}")):
-                reading.problems.add(f"{where} line {number}", "not a JSON object")
-            continue
+) -> Iterator[tuple[dict[str, Any], Place]]:
+    """Each line's JSON object and where the line is; with `only_if`, only the lines
+    holding those bytes (see _lines)."""
+    for line, place in _lines(stream, reading, where, only_if):
         try:
-            record = json.loads(raw)
-        except (ValueError, RecursionError):
-            reading.problems.add(f"{where} line {number}", "not JSON")
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:  # also text that is not UTF-8
+            reading.problems.add_at(where, place, "not JSON")
             continue
         if isinstance(record, dict) and isinstance(record.get("_source"), dict):
             record = record["_source"]
         if not isinstance(record, dict):
-            reading.problems.add(f"{where} line {number}", "not a JSON object")
+            reading.problems.add_at(where, place, "not a JSON object")
             continue
-        yield number, record
+        yield record, place
+
+
+def _lines(
+    stream: BinaryIO, reading: Reading, where: str, only_if: bytes
+) -> Iterator[tuple[bytes, Place]]:
+    """The lines that are not blank, and where each is. With `only_if`, a line without
+    those bytes is passed over unparsed once it looks like an object (most UBI events
+    are no clicks: parsing them would be most of the work), and reported when it does
+    not. A block whose every line starts with { and ends with } is known by counting
+    bytes, and only its lines holding `only_if` are cut out of it."""
+    for first, block, lines in _line_blocks(stream, reading, where):
+        if only_if and _all_objects(block, lines):
+            reading.lines_read += lines
+            yield from _lines_holding(block, first, only_if)
+            continue
+        for number, line in enumerate(block.split(b"\n")[:-1], start=first):
+            stripped = line.strip()
+            if not stripped:
+                continue
+            reading.lines_read += 1
+            if only_if and only_if not in line:
+                if not (stripped.startswith(b"{") and stripped.endswith(b"}")):
+                    reading.problems.add(f"{where} line {number}", "not a JSON object")
+                continue
+            yield line, (number, b"", 0)
+
+
+def _all_objects(block: bytes, lines: int) -> bool:
+    """Whether every line of the block starts with { and ends with } (or }\\r): each
+    newline but the last has } before it and { after it."""
+    if not block.startswith(b"{") or not block.endswith((b"}\n", b"}\r\n")):
+        return False
+    joins = block.count(b"}\n{")
+    return joins == lines - 1 or joins + block.count(b"}\r\n{") == lines - 1
+
+
+def _lines_holding(block: bytes, first: int, only_if: bytes) -> Iterator[tuple[bytes, Place]]:
+    found = block.find(only_if)
+    while found >= 0:
+        start = block.rfind(b"\n", 0, found) + 1
+        end = block.find(b"\n", found)
+        yield block[start:end], (first, block, start)
+        found = block.find(only_if, end)
+
+
+def _line_blocks(
+    stream: BinaryIO, reading: Reading, where: str
+) -> Iterator[tuple[int, bytes, int]]:
+    """The stream a block of whole lines at a time (each ending with a newline), with
+    the number of its first line and how many it has; a line longer than
+    MAX_LINE_BYTES is reported and skipped. Read BLOCK_BYTES at a time, so only a
+    block's first line, begun in the read before, can be too long."""
+    number, rest, skipping = 1, b"", False
+    too_long = f"longer than {MAX_LINE_BYTES:,} bytes"
+    while chunk := stream.read(BLOCK_BYTES):
+        if skipping:  # the rest of a line too long
+            end = chunk.find(b"\n")
+            if end < 0:
+                continue
+            chunk, skipping = chunk[end + 1 :], False
+        cut = chunk.rfind(b"\n") + 1
+        if not cut:
+            rest += chunk
+            if len(rest) > MAX_LINE_BYTES:
+                reading.problems.add(f"{where} line {number}", too_long)
+                number, rest, skipping = number + 1, b"", True
+            continue
+        block = b"".join((rest, memoryview(chunk)[:cut])) if rest else chunk[:cut]
+        rest = chunk[cut:]
+        if block.find(b"\n", 0, MAX_LINE_BYTES + 1) < 0:
+            reading.problems.add(f"{where} line {number}", too_long)
+            number, block = number + 1, block[block.find(b"\n") + 1 :]
+        if block:
+            lines = block.count(b"\n")
+            yield number, block, lines
+            number += lines
+    if rest and not skipping:
+        yield number, rest + b"\n", 1
 
 
 def _bounded_binary_lines(stream: BinaryIO, reading: Reading, where: str) -> Iterator[bytes | None]:
@@ -378,8 +516,14 @@ def _text(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and 0 < len(value.strip()) <= MAX_TEXT and "\x00" not in value
 
 
-def _unique(hits: list[str]) -> list[str]:
-    seen: dict[str, None] = {}
-    for hit in hits:
-        seen.setdefault(hit.strip(), None)
-    return list(seen)
+def _texts(values: Any) -> list[str] | None:
+    """A list's texts stripped, when each is one (as _text checks), else None."""
+    if not isinstance(values, list):
+        return None
+    try:
+        stripped = list(map(str.strip, values))
+    except TypeError:  # one is not a text
+        return None
+    if not all(stripped) or max(map(len, values), default=0) > MAX_TEXT:
+        return None
+    return None if "\x00" in "".join(values) else stripped
