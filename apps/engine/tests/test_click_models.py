@@ -14,7 +14,9 @@ from apps.engine.clicks import (
     Estimate,
     ImpressionCounter,
     ImpressionCounts,
+    ResultLists,
     SessionCounter,
+    SessionPatterns,
     coec,
     ctr,
     dbn,
@@ -250,3 +252,135 @@ def test_sessions_repeat_into_one_pattern_with_its_count():
 def test_sessions_the_dbn_cannot_read_are_refused(docs, clicks, message):
     with pytest.raises(EngineError, match=message):
         SessionCounter().add("q", docs, clicks)
+
+
+# --- result lists held flat ----------------------------------------------------------
+
+
+def random_lists(rng: np.random.Generator, count: int) -> ResultLists:
+    """Lists of 0 to 25 of 40 documents for 7 queries, a third of them clicked; short
+    lists from few documents repeat, as sessions do."""
+    query, starts, doc, clicked = [], [0], [], []
+    for _ in range(count):
+        length = int(rng.choice([0, 1, 2, 3, 10, 25]))
+        query.append(int(rng.integers(7)))
+        doc += rng.choice(40, size=length, replace=False).tolist()
+        clicked += (rng.random(length) < 0.3).tolist()
+        starts.append(len(doc))
+    return ResultLists(
+        queries=[f"q{each}" for each in range(7)],
+        docs=[f"d{each}" for each in range(40)],
+        query=np.array(query, dtype=np.int32),
+        starts=np.array(starts),
+        doc=np.array(doc, dtype=np.int32),
+        clicked=np.array(clicked, dtype=np.uint8),
+    )
+
+
+def count_rows(counts: ImpressionCounts) -> list[tuple]:
+    return sorted(
+        zip(
+            [counts.queries[each] for each in counts.query.tolist()],
+            [counts.docs[each] for each in counts.doc.tolist()],
+            counts.rank.tolist(),
+            counts.impressions.tolist(),
+            counts.clicks.tolist(),
+            strict=True,
+        )
+    )
+
+
+def test_lists_fold_into_the_counts_and_sessions_their_events_make_one_by_one():
+    lists = random_lists(np.random.default_rng(3), 3000)
+    by_event, by_session = ImpressionCounter(), SessionCounter()
+    for number, query in enumerate(lists.query.tolist()):
+        start, end = int(lists.starts[number]), int(lists.starts[number + 1])
+        shown = [lists.docs[each] for each in lists.doc[start:end].tolist()]
+        flags = lists.clicked[start:end].tolist()
+        for rank, (doc, clicked) in enumerate(zip(shown, flags, strict=True), start=1):
+            by_event.add(lists.queries[query], doc, rank, clicked)
+        if shown:
+            top = slice(0, MAX_SESSION_RANKS)
+            by_session.add(lists.queries[query], shown[top], flags[top])
+    at_once = SessionCounter()
+    at_once.add_lists(lists)
+
+    assert count_rows(ImpressionCounts.of_lists(lists)) == count_rows(by_event.counts())
+    one_by_one, together = by_session.patterns(), at_once.patterns()
+    assert together.count.sum() == 3000 - int((lists.lengths == 0).sum())
+    assert together.count.size < together.count.sum()  # repeated sessions were merged
+    assert pattern_rows(together) == pattern_rows(one_by_one)  # first seen first
+
+
+def pattern_rows(patterns: SessionPatterns) -> list[tuple]:
+    return [
+        (
+            patterns.queries[query],
+            [patterns.docs[each] for each in docs if each >= 0],
+            clicks[: (docs >= 0).sum()].tolist(),
+            count,
+        )
+        for query, docs, clicks, count in zip(
+            patterns.query.tolist(),
+            patterns.doc,
+            patterns.clicks,
+            patterns.count.tolist(),
+            strict=True,
+        )
+    ]
+
+
+class ManyNames:
+    """A name list too long to hold, long enough that (query, doc, rank) cannot be
+    packed into one 64-bit number."""
+
+    def __init__(self, prefix: str, size: int) -> None:
+        self.prefix, self.size = prefix, size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, index: int) -> str:
+        return f"{self.prefix}{index}"
+
+
+def test_lists_among_more_names_than_one_number_can_pack_still_count_each_cell():
+    lists = ResultLists(
+        queries=ManyNames("q", 2**22),
+        docs=ManyNames("d", 2**40),
+        query=np.array([2**22 - 1, 5, 2**22 - 1]),
+        starts=np.array([0, 2, 3, 5]),
+        doc=np.array([2**40 - 1, 7, 7, 2**40 - 1, 7]),
+        clicked=np.array([1, 0, 1, 0, 0]),
+    )
+
+    assert count_rows(ImpressionCounts.of_lists(lists)) == [
+        ("q4194303", "d1099511627775", 1, 2, 1),
+        ("q4194303", "d7", 2, 2, 0),
+        ("q5", "d7", 1, 1, 1),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("starts", "clicked", "message"),
+    [
+        ([0, 2, 1], [0, 0], "starts run from 0"),
+        ([0, 2, 1, 2], [0, 0], "starts never go down"),
+        ([0, 1, 2], [0, 2], "click flags are 0 or 1"),
+    ],
+)
+def test_lists_the_counters_cannot_read_are_refused(starts, clicked, message):
+    with pytest.raises(EngineError, match=message):
+        ResultLists(
+            queries=["q"],
+            docs=["a", "b"],
+            query=np.zeros(len(starts) - 1, dtype=np.int32),
+            starts=np.array(starts),
+            doc=np.array([0, 1]),
+            clicked=np.array(clicked),
+        )
+    repeated = ResultLists(
+        ["q"], ["a"], np.array([0]), np.array([0, 2]), np.array([0, 0]), np.array([0, 0])
+    )
+    with pytest.raises(EngineError, match="each document once"):
+        SessionCounter().add_lists(repeated)
