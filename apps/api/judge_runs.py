@@ -5,7 +5,12 @@ request) and its call log as JSON Lines."""
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
 from rest_framework import generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,9 +21,17 @@ from apps.core.typed import parse_id
 from apps.evaluations.models import Evaluation
 from apps.judges import controls
 from apps.judges.call_log import call_log_lines
-from apps.judges.models import Judge, JudgeFailure, JudgeRun, RunStatus
+from apps.judges.models import BatchState, Judge, JudgeFailure, JudgeRun, RunStatus
 
 from .pagination import Pages
+
+
+class BatchOut(serializers.Serializer):
+    at = serializers.CharField(source="provider_host", help_text="the host it was sent to")
+    provider_batch_id = serializers.CharField()
+    provider_status = serializers.CharField(help_text="as the provider last said")
+    submitted_at = serializers.DateTimeField(allow_null=True)
+    requests = serializers.IntegerField(help_text="calls in it")
 
 
 class JudgeRunOut(serializers.Serializer):
@@ -33,6 +46,11 @@ class JudgeRunOut(serializers.Serializer):
         help_text="how many of each result's slots AI judges fill while it grades: 1 "
         "leaves the rest to people, the evaluation's grades per result is AI only"
     )
+    urgent = serializers.BooleanField(
+        help_text="false: not urgent, its calls go through the provider's batch interface "
+        "at half the price, results within 24 h"
+    )
+    batches_out = serializers.SerializerMethodField()
     calls = serializers.IntegerField()
     input_tokens = serializers.IntegerField()
     output_tokens = serializers.IntegerField()
@@ -47,6 +65,12 @@ class JudgeRunOut(serializers.Serializer):
     def get_failures_open(self, run: JudgeRun) -> int:
         return JudgeFailure.objects.filter(run=run, open=True).count()
 
+    @extend_schema_field(BatchOut(many=True))
+    def get_batches_out(self, run: JudgeRun) -> list[dict[str, object]]:
+        """A not-urgent run's batches at the provider (empty once applied)."""
+        batches = run.batches.filter(state=BatchState.OUT).select_related("run__judge")
+        return list(BatchOut(batches, many=True).data)
+
 
 class JudgeRunIn(serializers.Serializer):
     evaluation = serializers.IntegerField(help_text="an evaluation of the team")
@@ -56,6 +80,13 @@ class JudgeRunIn(serializers.Serializer):
         help_text="how many of each result's slots AI judges fill: 1 (default) leaves the "
         "rest to people; the evaluation's grades per result (strategy) is AI only. 400 "
         "outside 1 to the strategy",
+    )
+    urgent = serializers.BooleanField(
+        required=False,
+        default=True,
+        help_text="false: not urgent, its calls go through the provider's batch interface "
+        "(OpenAI's Batch API, Anthropic's Message Batches) at half the price, results "
+        "within 24 h. 400 unless true or false",
     )
 
 
@@ -84,7 +115,10 @@ class JudgeRunStart(APIView):
             raise InvalidInput(["evaluation: the id of an evaluation of the team"])
         evaluation = get_object_or_404(Evaluation, id=given, team_id=request.user.team_id)
         share = request.data.get("slots_per_result", 1)
-        run = controls.run_assign(judge=judge, evaluation=evaluation, slots_per_result=share)
+        urgent = request.data.get("urgent", True)
+        run = controls.run_assign(
+            judge=judge, evaluation=evaluation, slots_per_result=share, urgent=urgent
+        )
         return Response(JudgeRunOut(run).data, status=status.HTTP_201_CREATED)
 
 

@@ -14,6 +14,7 @@ from apps.accounts.models import User
 from apps.core.errors import InvalidInput, InvalidState, NotFound
 from apps.evaluations.models import Evaluation
 
+from .batch_runs import batches_cancel
 from .calibration import calibration_create, calibration_reopen_failures, gate_check
 from .chains import chain_create
 from .claims import give_back_held
@@ -49,16 +50,31 @@ def slots_per_result_checked(evaluation: Evaluation, given: object) -> int:
     return given
 
 
+def urgent_checked(given: object) -> bool:
+    """Whether the lead wants the run's grades now (true) or lets them wait (false: not
+    urgent, through the provider's batch interface at half the price)."""
+    if type(given) is not bool:
+        raise InvalidInput(
+            [
+                "urgent: true or false (false: not urgent, sent through the provider's "
+                "batch interface at half the price, results within 24 h)"
+            ]
+        )
+    return given
+
+
 def run_start(
     *,
     judge: Judge,
     evaluation: Evaluation,
     created_by: User | None = None,
     slots_per_result: int = 1,
+    urgent: bool = True,
 ) -> JudgeRun:
     """Assign the judge to the evaluation (of its team), or resume its run there. Refused
     while the team's gate (calibration.gate_check) does not let the judge grade.
-    `slots_per_result`: a new run's share of each result's slots (JudgeRun)."""
+    `slots_per_result`: a new run's share of each result's slots (JudgeRun); `urgent`
+    False: a new run's calls go in batches (batch_runs.py)."""
     if evaluation.team_id != judge.team_id:
         raise NotFound("No such evaluation.")
     refuse_when_finished(evaluation_id=evaluation.id)
@@ -77,6 +93,7 @@ def run_start(
             "prompt": version,
             "prompt_version": label,
             "slots_per_result": slots_per_result,
+            "urgent": urgent,
         },
     )
     if created:
@@ -92,14 +109,17 @@ def run_assign(
     evaluation: Evaluation,
     created_by: User | None = None,
     slots_per_result: object = 1,
+    urgent: object = True,
 ) -> JudgeRun:
     """What "Let a judge grade" does (the evaluation page, the API): run_start for a judge the
     team's rule lets grade, filling the share of each result's slots the lead chose
     (`slots_per_result`, checked; a run the judge has there takes the new share as it
+    resumes), now or, not `urgent`, in batches (a run there changes to it as it
     resumes). One the rule keeps out is not among the choices offered, so it is
     refused as a wrong input naming its field (run_start's own refusal, which chains
     meet too, is a state's)."""
     share = slots_per_result_checked(evaluation, slots_per_result)
+    now = urgent_checked(urgent)
     existing = JudgeRun.objects.filter(judge=judge, evaluation=evaluation).first()
     if existing is not None:
         label = existing.prompt_version
@@ -109,11 +129,16 @@ def run_assign(
     why = refusal(judge, label)
     if why:
         raise InvalidInput([f"judge: {why}"])
-    if existing and existing.role == RunRole.GRADES and existing.slots_per_result != share:
+    changed = existing and (existing.slots_per_result, existing.urgent) != (share, now)
+    if existing and existing.role == RunRole.GRADES and changed:
         refuse_when_finished(evaluation_id=evaluation.id)
-        JudgeRun.objects.filter(id=existing.id).update(slots_per_result=share)
+        JudgeRun.objects.filter(id=existing.id).update(slots_per_result=share, urgent=now)
     return run_start(
-        judge=judge, evaluation=evaluation, created_by=created_by, slots_per_result=share
+        judge=judge,
+        evaluation=evaluation,
+        created_by=created_by,
+        slots_per_result=share,
+        urgent=now,
     )
 
 
@@ -186,6 +211,8 @@ def run_resume(*, run: JudgeRun, retrying: bool = False) -> None:
 
 
 def run_cancel(*, run: JudgeRun) -> None:
+    """Cancel the run: its results given back, and its batches out cancelled at the
+    provider."""
     cancellable: set[str] = {
         RunStatus.RUNNING,
         RunStatus.PAUSED,
@@ -194,6 +221,7 @@ def run_cancel(*, run: JudgeRun) -> None:
     }
     refuse_when_finished(evaluation_id=run.evaluation_id)
     _move(run, cancellable, RunStatus.CANCELLED)
+    batches_cancel(run=run)
     give_back_held(run)
     work_ended(evaluation_id=run.evaluation_id)
 

@@ -111,3 +111,6 @@ class AssignForm(forms.Form):
     # The share of each result's slots the judge fills (JudgeRun.slots_per_result): 1
     # when not given; the service checks it against the evaluation's strategy.
     slots_per_result = forms.IntegerField(required=False)
+    # Ticked: not urgent, the run's calls go through the provider's batch interface at
+    # half the price (JudgeRun.urgent False).
+    not_urgent = forms.BooleanField(required=False)

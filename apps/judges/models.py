@@ -4,6 +4,8 @@ The API key is stored encrypted (apps/core/secrets.py) and never read back into 
 an API answer, a log line or an export: what is shown is `api_key_hint`.
 """
 
+from urllib.parse import urlsplit
+
 from django.conf import settings
 from django.db import models
 
@@ -151,6 +153,9 @@ class JudgeRun(models.Model):
     # lead's choice, 1 to the evaluation's strategy): 1 leaves the rest to people; the
     # strategy is "AI only". Every judge's slots of a result count, held or graded.
     slots_per_result = models.PositiveSmallIntegerField(default=1)
+    # False: "not urgent": its calls go through the provider's batch interface at half the
+    # price, answered within 24 h (batch_runs.py), instead of lanes of calls.
+    urgent = models.BooleanField(default=True)
     calls = models.PositiveIntegerField(default=0)
     input_tokens = models.PositiveBigIntegerField(default=0)
     cached_input_tokens = models.PositiveBigIntegerField(default=0)  # of input_tokens
@@ -195,6 +200,81 @@ class JudgeRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.judge} on evaluation {self.evaluation_id}"
+
+
+class BatchState(models.TextChoices):
+    SENDING = "sending", "Being sent"  # stored, not yet accepted by the provider
+    OUT = "out", "At the provider"
+    APPLIED = "applied", "Applied"  # its results written, once
+    NOT_SENT = "not_sent", "Not sent"  # refused, or its worker died sending it
+
+
+class JudgeBatch(models.Model):
+    """A not-urgent run's calls sent together through the provider's batch interface
+    (batch_runs.py): out until the provider ends it, then applied once."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="batches")
+    state = models.CharField(max_length=16, choices=BatchState.choices, default=BatchState.SENDING)
+    provider_batch_id = models.CharField(max_length=200, blank=True)
+    input_file_id = models.CharField(max_length=200, blank=True)  # OpenAI's uploaded requests
+    provider_status = models.CharField(max_length=32, blank=True)  # as the provider last said
+    prompt_version = models.CharField(max_length=64)
+    system_prompt = models.TextField()  # the same in every call of a run
+    requests = models.PositiveIntegerField(default=0)
+    # What its calls may spend at most (at the batch price), reserved on the run's row
+    # until the batch is applied (budgets.py).
+    reserved_calls = models.PositiveIntegerField(default=0)
+    reserved_tokens = models.PositiveBigIntegerField(default=0)
+    reserved_cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    reserved_on_row = models.BooleanField(default=False)
+    # Why it was not sent, why a poll failed, or that the lead cancelled it.
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    polled_at = models.DateTimeField(null=True, blank=True)
+    applied_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["state", "run"], name="judge_batch_state_run")]
+
+    def __str__(self) -> str:
+        return f"batch {self.provider_batch_id or self.id} of run {self.run_id}"
+
+    @property
+    def provider_host(self) -> str:
+        """Where it went, as the lead reads it: the host of the judge's base URL."""
+        base_url = self.run.judge.base_url
+        return urlsplit(base_url).hostname or base_url
+
+
+class JudgeBatchRequest(models.Model):
+    """One call of a batch: what its custom_id stands for."""
+
+    batch = models.ForeignKey(JudgeBatch, on_delete=models.CASCADE, related_name="calls")
+    custom_id = models.CharField(max_length=64)
+    # Result id in the prompt -> the claimed slot as the prompt showed it (sql.Claimed).
+    slots = models.JSONField()
+    keys = models.JSONField()  # slot id -> its judgement's cache key
+    user_prompt = models.TextField()
+    tries = models.PositiveSmallIntegerField(default=1)
+    # A failure that may pass, tried fewer than RETRIES times: asked again in the run's
+    # next batch, its slots held meanwhile.
+    again = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "custom_id"], name="batch_custom_id_once"),
+        ]
+        indexes = [
+            models.Index(
+                fields=["batch"], condition=models.Q(again=True), name="batch_request_again"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.custom_id} of {self.batch}"
 
 
 class GoldSet(models.Model):

@@ -128,7 +128,7 @@ def _begin(
         return Step("stop", why=f"the run is {run.get_status_display().lower()}")
     evaluation, judge = run.evaluation, run.judge
     if evaluation.status == Status.FINISHED or evaluation.archived:
-        _settle(run, RunStatus.FINISHED, "the evaluation is finished")
+        run_settle(run, RunStatus.FINISHED, "the evaluation is finished")
         return Step("stop", why="the evaluation is finished")
     if evaluation.status != Status.ACTIVE:
         return Step("wait", IDLE_WAIT_S, "the evaluation is not open for grading")
@@ -141,7 +141,7 @@ def _begin(
         wait = wait_for_held_work(run)
         if wait is not None:
             return Step("wait", wait, "the results left are held; they may come free")
-        _settle(run, RunStatus.FINISHED, "nothing left for the judge")
+        run_settle(run, RunStatus.FINISHED, "nothing left for the judge")
         return Step("stop", why="nothing left for the judge")
     to_make = _from_cache(run, batches)
     if not to_make.to_ask:
@@ -150,7 +150,7 @@ def _begin(
     if not to_make.to_ask:
         if reservation.wait is not None:
             return Step("wait", reservation.wait, "calls in flight may leave room in the budget")
-        _settle(run, RunStatus.BUDGET_REACHED, reservation.why)
+        run_settle(run, RunStatus.BUDGET_REACHED, reservation.why)
         return Step("stop", why=reservation.why)
     if not in_threads and len(to_make.to_ask) == 1:
         made: Future[Asked] = Future()
@@ -161,7 +161,7 @@ def _begin(
     return _Begun(run, to_make, answers, reservation)
 
 
-def _within_budget(run: JudgeRun, calls: _Calls) -> tuple[_Calls, Reservation]:
+def _within_budget(run: JudgeRun, calls: CallsToMake) -> tuple[CallsToMake, Reservation]:
     """The step cut to the calls its run's budgets can pay, reserved (budgets.py); the
     results of the calls cut are given back."""
     if not has_budget(run.judge):
@@ -174,7 +174,7 @@ def _within_budget(run: JudgeRun, calls: _Calls) -> tuple[_Calls, Reservation]:
 
 
 @dataclass(frozen=True)
-class _Call:
+class CallToMake:
     """One call's results: the slots by the ids the prompt gives them, and the task."""
 
     slots: dict[str, Claimed]
@@ -186,7 +186,7 @@ class _Begun:
     """A step whose calls are in flight."""
 
     run: JudgeRun
-    calls: _Calls
+    calls: CallsToMake
     answers: list[Future[Asked]]
     reservation: Reservation
 
@@ -196,44 +196,69 @@ class _Begun:
         return _store(self.run, self.calls, asked, self.reservation)
 
 
-def _store(run: JudgeRun, calls: _Calls, asked: list[Asked], reservation: Reservation) -> Step:
+def _store(run: JudgeRun, calls: CallsToMake, asked: list[Asked], reservation: Reservation) -> Step:
     """Store a step's answers in one transaction (one commit to wait for, however many
-    calls): the calls' log, the grades through the grade writer, the cache's new
-    entries, the results that failed and why, the run's counters in one UPDATE; give
-    back the slots of calls to be made again."""
-    judge = run.judge
+    calls): answers_write, then give back the slots of calls to be made again (a failure
+    that may pass, or one that pauses the run) and count (_count_and_decide)."""
+    again = {
+        index
+        for index, each in enumerate(asked)
+        if each.outcome.retryable or each.outcome.failure in PAUSING_FAILURES
+    }
     with transaction.atomic():
-        logged = log_calls(asked, judge, run.prompt_version, run=run)
-        answered: list[_Grade] = []
-        failed: list[tuple[JudgeCall, Claimed, str]] = []
-        retryable: list[CallOutcome] = []
-        pausing: list[CallOutcome] = []
-        given_back: list[Claimed] = []
-        for call, each, log in zip(calls.to_ask, asked, logged, strict=True):
-            outcome = each.outcome
-            if outcome.failure is not None:
-                if outcome.retryable:
-                    retryable.append(outcome)
-                    given_back += call.slots.values()
-                elif outcome.failure in PAUSING_FAILURES:
-                    pausing.append(outcome)
-                    given_back += call.slots.values()
-                else:
-                    whole_call = f"{outcome.failure.value}: {outcome.error}"
-                    failed += [(log, slot, whole_call) for slot in call.slots.values()]
-                continue
-            for result_id, judged in each.judged.items():
-                slot = call.slots[result_id]
-                answered.append(
-                    _Grade(slot, judged.grade, judged.reason, log.id, judged.confidence)
-                )
-            failed += [(log, call.slots[rid], why) for rid, why in each.failed.items()]
-        graded = _write_grades(run, answered)
-        _pay_into_cache(judge.team_id, answered, calls.keys)
-        give_back(run, given_back)
-        for log, slot, why in failed:
-            _fail(run, log.id, slot, why)
-        return _count_and_decide(run, asked, graded, len(failed), retryable, pausing, reservation)
+        slots = [call.slots for call in calls.to_ask]
+        written = answers_write(run, slots, asked, calls.keys, again=again)
+        give_back(run, [slot for i in sorted(again) for slot in calls.to_ask[i].slots.values()])
+        retryable = [asked[i].outcome for i in sorted(again) if asked[i].outcome.retryable]
+        pausing = [asked[i].outcome for i in sorted(again) if not asked[i].outcome.retryable]
+        return _count_and_decide(
+            run, asked, written.graded, written.failed, retryable, pausing, reservation
+        )
+
+
+@dataclass(frozen=True)
+class Written:
+    """What answers_write wrote: grades recorded, results listed as failed, the calls' log."""
+
+    graded: int
+    failed: int
+    logged: list[JudgeCall]
+
+
+def answers_write(
+    run: JudgeRun,
+    slots: list[dict[str, Claimed]],
+    asked: list[Asked],
+    keys: dict[int, str],
+    *,
+    again: set[int],
+) -> Written:
+    """What a run's calls brought, in the caller's transaction (a step's, or a batch's
+    when it is applied): the calls' log, the grades through the grade writer, the cache's
+    new entries, and the results that failed with why. `slots`: each call's, by the ids
+    its prompt gave them. A call whose index is in `again` failed in a way the caller
+    asks again about: its slots are left to the caller."""
+    judge = run.judge
+    logged = log_calls(asked, judge, run.prompt_version, run=run)
+    answered: list[_Grade] = []
+    failed: list[tuple[JudgeCall, Claimed, str]] = []
+    for index, (held, each, log) in enumerate(zip(slots, asked, logged, strict=True)):
+        outcome = each.outcome
+        if outcome.failure is not None:
+            if index not in again:
+                whole_call = f"{outcome.failure.value}: {outcome.error}"
+                failed += [(log, slot, whole_call) for slot in held.values()]
+            continue
+        for result_id, judged in each.judged.items():
+            answered.append(
+                _Grade(held[result_id], judged.grade, judged.reason, log.id, judged.confidence)
+            )
+        failed += [(log, held[rid], why) for rid, why in each.failed.items()]
+    graded = _write_grades(run, answered)
+    _pay_into_cache(judge.team_id, answered, keys)
+    for log, slot, why in failed:
+        _fail(run, log.id, slot, why)
+    return Written(graded, len(failed), logged)
 
 
 # The threads a process makes its calls from (nothing in ask touches the database), made
@@ -269,17 +294,7 @@ def _count_and_decide(
     backoff doubling up to MAX_BACKOFF_S) unless every call failed so for
     AI_JUDGE_FAIL_AFTER_SECONDS, which fails the run; a judge misconfigured pauses it."""
     now = timezone.now()
-    counters: dict[str, Any] = {
-        "calls": F("calls") + len(asked),
-        "input_tokens": F("input_tokens") + sum(a.outcome.input_tokens for a in asked),
-        "cached_input_tokens": F("cached_input_tokens")
-        + sum(a.outcome.cached_input_tokens for a in asked),
-        "output_tokens": F("output_tokens") + sum(a.outcome.output_tokens for a in asked),
-        "cost": F("cost") + sum((a.cost for a in asked), Decimal(0)),
-        "graded": F("graded") + graded,
-        "failed": F("failed") + failed,
-        **settlement(reservation),
-    }
+    counters = {**spent_counters(asked, graded, failed), **settlement(reservation)}
     # The model was reached when a call got any answer but one to try again later.
     reached = len(retryable) < len(asked)
     counters["failing_since"] = None if reached else Coalesce(F("failing_since"), Value(now))
@@ -306,12 +321,26 @@ def _count_and_decide(
         first = pausing[0]
         why = f"paused: {first.failure.value if first.failure else ''}: {first.error}"
         with transaction.atomic():
-            if _settle(run, RunStatus.PAUSED, why):
-                _announce_failed(run, why)
+            if run_settle(run, RunStatus.PAUSED, why):
+                announce_failed(run, why)
         return Step("stop", why=why)
     if not reached and _fail_if_unreachable(run, now, step.why):
         return Step("stop", why=f"failed: {step.why}")
     return step
+
+
+def spent_counters(asked: list[Asked], graded: int, failed: int) -> dict[str, Any]:
+    """The run's columns to update for these calls: calls, tokens, cost and counts added."""
+    return {
+        "calls": F("calls") + len(asked),
+        "input_tokens": F("input_tokens") + sum(a.outcome.input_tokens for a in asked),
+        "cached_input_tokens": F("cached_input_tokens")
+        + sum(a.outcome.cached_input_tokens for a in asked),
+        "output_tokens": F("output_tokens") + sum(a.outcome.output_tokens for a in asked),
+        "cost": F("cost") + sum((a.cost for a in asked), Decimal(0)),
+        "graded": F("graded") + graded,
+        "failed": F("failed") + failed,
+    }
 
 
 def _seconds_until_failing(run: JudgeRun, now: datetime) -> float:
@@ -339,21 +368,21 @@ def _fail_if_unreachable(run: JudgeRun, now: datetime, last_error: str) -> bool:
         if failed:
             give_back_held(run)
             live.changed(evaluation_id=run.evaluation_id, team_id=run.judge.team_id)
-            _announce_failed(run, why)
+            announce_failed(run, why)
     return bool(failed)
 
 
 @dataclass(frozen=True)
-class _Calls:
+class CallsToMake:
     """A step's calls to make, with what they are made with, and every claimed slot's
     cache key."""
 
     prompt: Prompt
-    to_ask: list[_Call]
+    to_ask: list[CallToMake]
     keys: dict[int, str]
 
 
-def _from_cache(run: JudgeRun, batches: list[list[Claimed]]) -> _Calls:
+def _from_cache(run: JudgeRun, batches: list[list[Claimed]]) -> CallsToMake:
     """Grade the slots whose judgement the team's judges already paid for (the same
     model, prompt version, keyword and document content) from the cache; the calls left
     to make for the others."""
@@ -378,7 +407,7 @@ def _from_cache(run: JudgeRun, batches: list[list[Claimed]]) -> _Calls:
         for entry in CachedJudgement.objects.filter(team_id=judge.team_id, key__in=keys.values())
     }
     hits: list[_Grade] = []
-    calls: list[_Call] = []
+    calls: list[CallToMake] = []
     for batch in batches:
         to_ask: list[Claimed] = []
         for slot in batch:
@@ -393,13 +422,13 @@ def _from_cache(run: JudgeRun, batches: list[list[Claimed]]) -> _Calls:
             ids = {f"r{number}": slot for number, slot in enumerate(to_ask, start=1)}
             results = [replace(shown[slot.id], id=rid) for rid, slot in ids.items()]
             task = replace(context, keyword=to_ask[0].keyword, results=results)
-            calls.append(_Call(ids, task))
+            calls.append(CallToMake(ids, task))
     reused = _write_grades(run, hits)
     if reused:
         JudgeRun.objects.filter(id=run.id).update(
             graded=F("graded") + reused, from_cache=F("from_cache") + reused
         )
-    return _Calls(prompt, calls, keys)
+    return CallsToMake(prompt, calls, keys)
 
 
 # --- Writes ---------------------------------------------------------------------------
@@ -505,7 +534,7 @@ def _pay_into_cache(team_id: int, paid_for: list[_Grade], keys: dict[int, str]) 
 # --- Spending and the log ------------------------------------------------------------
 
 
-def _settle(run: JudgeRun, status: str, note: str) -> bool:
+def run_settle(run: JudgeRun, status: str, note: str) -> bool:
     """End the run's running with `status`; False when it was no longer running."""
     settled = JudgeRun.objects.filter(id=run.id, status=RunStatus.RUNNING).update(
         status=status, note=note
@@ -517,7 +546,7 @@ def _settle(run: JudgeRun, status: str, note: str) -> bool:
     return bool(settled)
 
 
-def _announce_failed(run: JudgeRun, why: str) -> None:
+def announce_failed(run: JudgeRun, why: str) -> None:
     """A run that stopped on a failure its judge's settings must mend (a refused key, an
     unknown model): the lead is told, for nothing moves until they act."""
     evaluation_name = Evaluation.objects.values_list("name", flat=True).get(id=run.evaluation_id)

@@ -19,6 +19,9 @@ not been seen for STALLED_AFTER.
 Without a broker (make run, tests), tasks run in-process: a lane runs its steps to the
 end in the request that started it, and a lane told to wait ends (the sweep, with beat,
 takes it up again).
+
+A not-urgent run has no lanes: advance_batches sends its batches and applies them once
+they ended (batch_runs.py), when it starts and at every sweep.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from django.utils import timezone
 from apps.core.queueing import queue_after_commit, queue_in, queue_now
 from apps.evaluations.models import Status
 
+from .batch_runs import batch_advance, runs_to_advance
 from .calibration import calibration_execute, stalled_calibrations
 from .chains import chain_advance
 from .models import CalibrationRun, JudgeChain, JudgeRun, RunStatus
@@ -46,11 +50,15 @@ SEEN_EVERY = timedelta(seconds=5)
 
 
 def lanes_start(run: JudgeRun) -> None:
-    """Start the run's lanes (a new set; the old ones end), once the caller commits."""
+    """Start the run's lanes (a new set; the old ones end), once the caller commits; a
+    not-urgent run's batches instead."""
     JudgeRun.objects.filter(id=run.id).update(
         lane_epoch=F("lane_epoch") + 1, lanes_seen_at=timezone.now()
     )
-    run.refresh_from_db(fields=["lane_epoch", "lanes_seen_at"])
+    run.refresh_from_db(fields=["lane_epoch", "lanes_seen_at", "urgent"])
+    if not run.urgent:
+        queue_after_commit(advance_batches, run.id)
+        return
     for calls in lane_widths(run.judge.calls_at_once):
         queue_after_commit(judge_lane, run.id, run.lane_epoch, calls)
 
@@ -98,6 +106,11 @@ def judge_lane(self: Task, run_id: int, epoch: int, calls: int = 1) -> str:
     return "handed over"
 
 
+@shared_task(name="apps.judges.tasks.advance_batches")
+def advance_batches(run_id: int) -> str:
+    return batch_advance(run_id=run_id)
+
+
 def calibration_queue(run: CalibrationRun) -> None:
     queue_after_commit(calibrate, run.id)
 
@@ -129,7 +142,8 @@ def advance_chain(self: Task, chain_id: int) -> str:
 @shared_task(name="apps.judges.tasks.resume_stalled_runs")
 def resume_stalled_runs() -> int:
     """Start again the lanes of running runs not seen for STALLED_AFTER and not waiting,
-    and the calibrations whose worker went quiet; how many of both."""
+    and the calibrations whose worker went quiet; how many of both. Advance every run
+    with batches (polled, applied, the next sent)."""
     calibrations = stalled_calibrations()
     for calibration_id in calibrations:
         queue_now(calibrate, calibration_id)
@@ -139,11 +153,14 @@ def resume_stalled_runs() -> int:
         "id", flat=True
     ):
         queue_now(advance_chain, chain_id)
+    for run_id in runs_to_advance():
+        queue_now(advance_batches, run_id)
     now = timezone.now()
     stalled = JudgeRun.objects.filter(
         Q(lanes_seen_at__lt=now - STALLED_AFTER) | Q(lanes_seen_at__isnull=True),
         Q(wait_until__isnull=True) | Q(wait_until__lte=now),
         status=RunStatus.RUNNING,
+        urgent=True,
     ).select_related("judge")
     count = 0
     for run in stalled:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
+from django.db.models import Prefetch, prefetch_related_objects
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -23,7 +24,7 @@ from . import controls, prompts, selectors, services
 from .call_log import call_log_lines
 from .connection_check import check_connection
 from .forms import AssignForm, JudgeForm, PromptForm
-from .models import Judge, JudgeFailure, JudgePrompt, JudgeRun
+from .models import BatchState, Judge, JudgeBatch, JudgeFailure, JudgePrompt, JudgeRun
 from .prompting import DEFAULT_INSTRUCTIONS
 
 RUN_ACTIONS = {
@@ -145,6 +146,7 @@ def judge_assign(request: TeamRequest, evaluation_id: int) -> HttpResponse:
                 evaluation=evaluation,
                 created_by=request.user,
                 slots_per_result=1 if share is None else share,
+                urgent=not form.cleaned_data["not_urgent"],
             )
         except (InvalidInput, InvalidState) as error:
             messages.error(request, error.message)
@@ -182,9 +184,13 @@ def evaluation_panel(request: TeamRequest, evaluation_id: int) -> HttpResponse:
     """The evaluation page's AI judges panel (htmx swaps it in, and polls it while a judge
     runs); without htmx, the panel on a page of its own."""
     evaluation = get_object_or_404(Evaluation, id=evaluation_id, team_id=request.membership.team_id)
+    panel = selectors.evaluation_judges(evaluation)
+    # Each run's batches out at the provider, in one query (the panel says where).
+    out = JudgeBatch.objects.filter(state=BatchState.OUT)
+    prefetch_related_objects(panel.runs, Prefetch("batches", queryset=out))
     context = {
         "evaluation": evaluation,
-        "judges_panel": selectors.evaluation_judges(evaluation),
+        "judges_panel": panel,
         "poll_seconds": PANEL_POLL_SECONDS,
     }
     if request.htmx:
@@ -208,6 +214,7 @@ def run_detail(request: TeamRequest, run_id: int) -> HttpResponse:
             "failures": failures[:FAILURES_SHOWN],
             "failure_count": failures.count(),
             "shown": FAILURES_SHOWN,
+            "batches_out": run.batches.filter(state=BatchState.OUT).select_related("run__judge"),
         },
     )
 
