@@ -16,7 +16,7 @@ from django.db import DatabaseError, IntegrityError, connection, transaction
 from apps.accounts.models import Team, User
 from apps.core.copy_text import Table, text
 from apps.core.errors import InvalidInput
-from apps.engine.clicks import ImpressionCounts, SessionPatterns
+from apps.engine.clicks import ImpressionCounts, SessionCounter, SessionPatterns
 
 from .models import ClickCount, ClickLog, LogFormat, SessionPattern
 from .reading import Reading, read_csv_log, read_ubi
@@ -91,6 +91,7 @@ def _stored(
         problems=reading.problems.kept,
     )
     counts, patterns = reading.counts(), reading.sessions.patterns()
+    reading.sessions = SessionCounter()  # its rows are in `patterns`: memory for the store
     if connection.vendor == "postgresql":
         _copied(log, counts, patterns)
     else:

@@ -181,6 +181,7 @@ class _UbiSessions:
         self.clicked_at = array("q")
 
     def add(self, query_id: str, text: str, hits: list[str]) -> bool:
+        """Hold the record, its hits in order, each once; False if its id was given."""
         assert self.ids is not None
         if not self.ids.add(query_id):
             return False
@@ -191,6 +192,8 @@ class _UbiSessions:
             numbers = list(map(docs.__getitem__, hits))
         except KeyError:  # a document not seen before
             numbers = [docs.setdefault(hit, len(docs)) for hit in hits]
+        if len(set(numbers)) < len(numbers):  # a hit listed twice counts where first shown
+            numbers = list(dict.fromkeys(numbers))
         self.hits.extend(numbers)
         self.starts.append(len(self.hits))
         return True
@@ -271,7 +274,7 @@ def _ubi_query(record: dict[str, Any], sessions: _UbiSessions) -> str:
         return f"query_response_hit_ids: more than {MAX_HITS} results"
     if len(sessions) >= MAX_QUERY_RECORDS:
         return f"more than {MAX_QUERY_RECORDS:,} query records"
-    if not sessions.add(query_id, text.strip(), list(dict.fromkeys(hits))):
+    if not sessions.add(query_id, text.strip(), hits):
         return f"query_id {query_id!r} was given before"
     return ""
 
@@ -521,9 +524,15 @@ def _texts(values: Any) -> list[str] | None:
     if not isinstance(values, list):
         return None
     try:
-        stripped = list(map(str.strip, values))
+        joined = "".join(values)
     except TypeError:  # one is not a text
         return None
+    # Most lists of ids have no space, nothing unprintable (which covers the other
+    # spaces and NUL) and no empty id: then there is nothing to strip.
+    if joined.isprintable() and " " not in joined and all(values):
+        fits = len(joined) <= MAX_TEXT or max(map(len, values)) <= MAX_TEXT
+        return values if fits else None
+    stripped = list(map(str.strip, values))
     if not all(stripped) or max(map(len, values), default=0) > MAX_TEXT:
         return None
-    return None if "\x00" in "".join(values) else stripped
+    return None if "\x00" in joined else stripped
