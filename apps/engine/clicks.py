@@ -345,7 +345,6 @@ def _estimates(
     impressions: np.ndarray,
 ) -> Estimates:
     values = np.asarray(values, dtype=float)
-    shown = np.rint(impressions).astype(np.int64)  # bincount sums are floats
     estimates: Estimates = {}
     # A slice at a time: a million pairs as lists of Python numbers would double the peak.
     for part in range(0, pairs.size, _SLICE):
@@ -356,7 +355,7 @@ def _estimates(
                 pairs.query[part:end].tolist(),
                 pairs.doc[part:end].tolist(),
                 values[part:end].tolist(),
-                shown[part:end].tolist(),
+                np.rint(impressions[part:end]).astype(np.int64).tolist(),  # sums are floats
                 strict=True,
             )
         )
