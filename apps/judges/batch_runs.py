@@ -22,7 +22,8 @@ finds it applied and writes nothing. Each call costs what it spent at the judge'
 times BATCH_PRICE_FACTOR, and the batch's reservation is replaced by that. A call that
 failed in a way that may pass is asked again in the next batch, up to RETRIES tries,
 then listed as failed with why; a call the provider never ran (the batch expired or was
-cancelled) gives its results back, to be claimed again.
+cancelled, or could not be polled for RESERVED_FOR) gives its results back, to be claimed
+again.
 """
 
 from __future__ import annotations
@@ -153,6 +154,10 @@ def _poll(run: JudgeRun, batch: JudgeBatch) -> None:
     now = timezone.now()
     if polled.failure is not None:
         _note(batch, now, "the last poll failed", polled.failure)
+        if batch.submitted_at and batch.submitted_at < now - RESERVED_FOR:
+            # Past the provider's window and still not seen to end (a batch it no longer
+            # knows, a key revoked): its results go back, to be claimed again.
+            batch_apply(batch_id=batch.id, results=BatchResults({}))
         return
     JudgeBatch.objects.filter(id=batch.id).update(polled_at=now, provider_status=polled.status)
     if not polled.ended:
@@ -271,9 +276,10 @@ def _reservation_of(batch: JudgeBatch) -> Reservation:
 
 def _send_next(run: JudgeRun) -> str:
     """Send the run's next batch when one is due; MORE when another may follow."""
-    if run.status != RunStatus.RUNNING:
+    if run.status != RunStatus.RUNNING or run.urgent:
+        # A run made urgent again grades through its lanes; its batches out still end.
         _release_again(run)
-        return f"the run is {run.get_status_display().lower()}"
+        return f"the run is {'urgent' if run.urgent else run.get_status_display().lower()}"
     evaluation = run.evaluation
     if evaluation.status == Status.FINISHED or evaluation.archived:
         run_settle(run, RunStatus.FINISHED, "the evaluation is finished")

@@ -428,6 +428,59 @@ def test_polls_keep_the_batchs_results_held_and_wait_their_interval(
     assert all(slot.assigned_at and slot.assigned_at > old for slot in renewed)
 
 
+def test_a_batch_that_cannot_be_polled_past_the_providers_window_gives_its_results_back(
+    server, django_capture_on_commit_callbacks
+):
+    from django.utils import timezone
+
+    server.batch_script(polls=10)
+    evaluation, judge = evaluation_and_judge(server, "openai")
+    run = not_urgent_run(evaluation, judge, django_capture_on_commit_callbacks)
+    (batch,) = JudgeBatch.objects.filter(run=run)
+    server.batches.clear()  # the provider no longer knows it: every poll is a 404
+    batch_runs.batch_advance(run_id=run.id, poll_every=NOW)
+    batch.refresh_from_db()
+    assert batch.state == BatchState.OUT and batch.note.startswith("the last poll failed")
+    assert len(held(evaluation, judge)) == 5
+
+    long_ago = timezone.now() - timedelta(hours=26)
+    JudgeBatch.objects.filter(id=batch.id).update(submitted_at=long_ago)
+    server.batch_script()
+    batch_runs.batch_advance(run_id=run.id, poll_every=NOW)
+    batch.refresh_from_db()
+    assert batch.state == BatchState.APPLIED
+    # Claimed again at once into a new batch, and graded from it.
+    batch_runs.batch_advance(run_id=run.id, poll_every=NOW)
+    run.refresh_from_db()
+    assert (run.status, run.graded, run.calls) == (RunStatus.FINISHED, 5, 2)
+
+
+def test_a_run_made_urgent_again_sends_no_batch_and_its_lanes_grade_what_is_left(
+    server, django_capture_on_commit_callbacks
+):
+    server.batch_script(polls=1, answer=lambda custom_id, body: answer(body, status=503))
+    evaluation, judge = evaluation_and_judge(server, "openai", results_per_call=3)
+    run = not_urgent_run(evaluation, judge, django_capture_on_commit_callbacks)
+    (batch,) = JudgeBatch.objects.filter(run=run)
+    with django_capture_on_commit_callbacks(execute=True):
+        controls.run_assign(judge=judge, evaluation=evaluation, urgent=True)
+    # Its lanes wait for the batch's results, which the batch holds.
+    assert held(evaluation, judge) and not graded(evaluation, judge)
+    batch_runs.batch_advance(run_id=run.id, poll_every=NOW)  # ended: every call failed
+    batch_runs.batch_advance(run_id=run.id, poll_every=NOW)
+    assert JudgeBatch.objects.filter(run=run).count() == 1  # none sent after it
+    assert held(evaluation, judge) == []  # given back for the lanes, not asked again
+    with django_capture_on_commit_callbacks(execute=True):
+        controls.run_resume(run=run)
+    run.refresh_from_db()
+    assert (run.status, run.urgent, len(graded(evaluation, judge))) == (
+        RunStatus.FINISHED,
+        True,
+        5,
+    )
+    assert batch.id == JudgeBatch.objects.get(run=run).id
+
+
 def test_the_lead_assigns_a_judge_not_urgent_from_the_evaluation_page(
     owner, team_a, server, django_capture_on_commit_callbacks
 ):
