@@ -498,6 +498,9 @@ def pbm(
     )
 
 
+_DRAWN_BACK = 20  # halvings of the way back before the last estimate is taken as it is
+
+
 def _extrapolated(
     alphas: tuple[np.ndarray, np.ndarray, np.ndarray],
     gammas: tuple[np.ndarray, np.ndarray, np.ndarray],
@@ -521,15 +524,10 @@ def _extrapolated(
     return alphas[2], gammas[2]
 
 
-_DRAWN_BACK = 20
-
-
 class _PositionBasedSteps:
     """The PBM's EM steps over a log's cells, sorted by pair so that a pair's α reaching
     its cells and their sums coming back run through memory in order. The arrays with
-    one value per cell come in two blocks, reused from step to step: at a log's size
-    the system maps each block and takes it back whole when it is freed, where arrays
-    one by one would leave holes the estimates' small objects cannot fill."""
+    one value per cell are made once, in two blocks, and reused from step to step."""
 
     def __init__(self, counts: ImpressionCounts) -> None:
         doc_count = max(len(counts.docs), 1)
@@ -738,9 +736,10 @@ class _OfOneLength:
 def _distinct_rows(
     rows: np.ndarray, count: np.ndarray, first: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Equal rows made one, their counts added and the earliest `first` kept (rows in
-    order of `first`, or parts of them so). Rows are sorted by a 64-bit hash, and rows
-    of equal hash compared; all distinct, as sessions mostly are, nothing is copied."""
+    """Equal rows made one, their counts added and the earliest `first` kept (within
+    each part the rows come in the order of `first`, and the parts in order). Rows are
+    sorted by a 64-bit hash and rows of equal hash compared; when all are distinct, as
+    sessions mostly are, nothing is copied."""
     hashes = np.zeros(rows.shape[0], dtype=np.uint64)
     for column in range(rows.shape[1]):
         hashes ^= rows[:, column].astype(np.uint64)
@@ -818,28 +817,24 @@ class SessionCounter:
 
     def add_lists(self, lists: ResultLists) -> None:
         """Every list as one session, the first MAX_SESSION_RANKS documents of it; an
-        empty list is none."""
+        empty list is none. Lists that show a document twice are refused, and then
+        nothing is added."""
         lengths = np.minimum(lists.lengths, MAX_SESSION_RANKS)
+        made = []
+        for length in np.unique(lengths[lengths > 0]).tolist():
+            chosen = np.flatnonzero(lengths == length)
+            made.append((length, chosen, _session_rows(lists, chosen, length)))
+        # Numbered in the counter's own numbers only once all are read.
         query_number = _numbered(self._queries, lists.queries)
         doc_number = _numbered(self._docs, lists.docs)
-        for length in np.unique(lengths[lengths > 0]).tolist():
+        for length, chosen, rows in made:
+            for part in range(0, chosen.size, _SLICE):
+                into = rows[part : part + _SLICE]
+                into[:, 0] = query_number[into[:, 0]]
+                into[:, 2:] = doc_number[into[:, 2:]]
             kept = self._lengths.get(length) or self._lengths.setdefault(
                 length, _OfOneLength(length)
             )
-            chosen = np.flatnonzero(lengths == length)
-            rows = np.empty((chosen.size, length + 2), dtype=np.int32)
-            for part in range(0, chosen.size, _SLICE):
-                sessions = chosen[part : part + _SLICE]
-                at = lists.starts[sessions][:, None] + np.arange(length)
-                docs = doc_number[lists.doc[at]]
-                in_order = np.sort(docs, axis=1)
-                if (in_order[:, 1:] == in_order[:, :-1]).any():
-                    raise EngineError("a session shows each document once")
-                into = rows[part : part + _SLICE]
-                into[:, 0] = query_number[lists.query[sessions]]
-                bits = lists.clicked[at].astype(np.int32) << np.arange(length, dtype=np.int32)
-                into[:, 1] = bits.sum(axis=1, dtype=np.int32)
-                into[:, 2:] = docs
             kept.add_block(rows, np.ones(chosen.size, dtype=np.int64), self._seen + chosen)
             if kept.waiting >= max(_MERGE_AT, kept.count.size):
                 kept.merge()
@@ -855,7 +850,7 @@ class SessionCounter:
         first = np.concatenate([group.first for group in groups]) if groups else np.empty(0)
         place = np.empty(size, dtype=np.int64)
         place[np.argsort(first, kind="stable")] = np.arange(size)
-        query = np.empty(size, dtype=np.int64)
+        query = np.empty(size, dtype=np.int32)
         doc = np.full((size, width), -1, dtype=np.int32)
         clicks = np.zeros((size, width), dtype=bool)
         count = np.empty(size, dtype=np.int64)
@@ -876,6 +871,25 @@ class SessionCounter:
             clicks=clicks,
             count=count,
         )
+
+
+def _session_rows(lists: ResultLists, chosen: np.ndarray, length: int) -> np.ndarray:
+    """The chosen lists' first `length` documents as session rows (query, click bits,
+    documents), in the lists' own numbers, a slice at a time."""
+    rows = np.empty((chosen.size, length + 2), dtype=np.int32)
+    for part in range(0, chosen.size, _SLICE):
+        sessions = chosen[part : part + _SLICE]
+        at = lists.starts[sessions][:, None] + np.arange(length)
+        docs = lists.doc[at]
+        in_order = np.sort(docs, axis=1)
+        if (in_order[:, 1:] == in_order[:, :-1]).any():
+            raise EngineError("a session shows each document once")
+        into = rows[part : part + _SLICE]
+        into[:, 0] = lists.query[sessions]
+        bits = lists.clicked[at].astype(np.int32) << np.arange(length, dtype=np.int32)
+        into[:, 1] = bits.sum(axis=1, dtype=np.int32)
+        into[:, 2:] = docs
+    return rows
 
 
 def _numbered(numbers: dict[str, int], names: Sequence[str]) -> np.ndarray:

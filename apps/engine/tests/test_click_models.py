@@ -382,5 +382,9 @@ def test_lists_the_counters_cannot_read_are_refused(starts, clicked, message):
     repeated = ResultLists(
         ["q"], ["a"], np.array([0]), np.array([0, 2]), np.array([0, 0]), np.array([0, 0])
     )
+    counter = SessionCounter()
+    counter.add_lists(random_lists(np.random.default_rng(5), 10))
+    before = pattern_rows(counter.patterns())
     with pytest.raises(EngineError, match="each document once"):
-        SessionCounter().add_lists(repeated)
+        counter.add_lists(repeated)
+    assert pattern_rows(counter.patterns()) == before
