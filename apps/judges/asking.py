@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from apps import engine
+
 from .answers import Judged, read_answer
 from .budgets import Most, call_most, input_tokens_bound
 from .images import IMAGE_TOKENS_BOUND
@@ -66,11 +68,24 @@ def ask(judge: Judge, prompt: Prompt, task: JudgeTask) -> Asked:
     room_given_back(
         account, room, most_in_flight=most, limits=outcome.limits, rate_limited=rate_limited
     )
-    cost = call_cost(judge, outcome)
+    ids = [result.id for result in task.results]
+    return outcome_read(judge, system, user, ids, task.scale, outcome, call_cost(judge, outcome))
+
+
+def outcome_read(
+    judge: Judge,
+    system: str,
+    user: str,
+    ids: list[str],
+    scale: engine.Scale,
+    outcome: CallOutcome,
+    cost: Decimal,
+) -> Asked:
+    """A call's outcome as an Asked: each result of `ids` judged, or why not (a call
+    sent now, or a line of a batch)."""
     if outcome.failure is not None:
         return Asked(system, user, outcome, cost)
-    ids = [result.id for result in task.results]
-    answer = read_answer(outcome.text, ids, task.scale)
+    answer = read_answer(outcome.text, ids, scale)
     failed = dict(answer.failed)
     if outcome.refusal:
         failed = {result_id: f"the model declined: {outcome.refusal[:200]}" for result_id in ids}

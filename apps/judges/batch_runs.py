@@ -10,7 +10,7 @@ batch_advance, called when the run starts or resumes and every minute by the swe
    at most every POLL_EVERY; one that ended is applied, once (batch_apply);
 2. while the run runs and fewer than BATCHES_OUT of its batches are out, sends the next:
    the calls of its last batches to ask again, then new claims (claims.py), up to
-   MOST_REQUESTS calls; the cache's hits graded at once (runs._from_cache); the rest
+   MOST_REQUESTS calls; the cache's hits graded at once (runs.calls_from_cache); the rest
    reserved on the run's budget at their most at the batch price (budgets.py) and sent
    as one batch.
 
@@ -41,8 +41,7 @@ from django.utils import timezone
 from apps import engine
 from apps.evaluations.models import FeedbackSlot, Status
 
-from .answers import read_answer
-from .asking import Asked, call_cost, most_spent
+from .asking import Asked, call_cost, most_spent, outcome_read
 from .batch_calls import (
     BATCH_PRICE_FACTOR,
     BatchLine,
@@ -70,9 +69,9 @@ from .providers import CallOutcome
 from .runs import (
     MAX_BACKOFF_S,
     CallsToMake,
-    _from_cache,
     announce_failed,
     answers_write,
+    calls_from_cache,
     run_settle,
     spent_counters,
 )
@@ -248,18 +247,7 @@ def _read(
 ) -> Asked:
     """A call's outcome read as a synchronous call's is (asking.ask), at the batch price."""
     cost = call_cost(judge, outcome) * BATCH_PRICE_FACTOR
-    if outcome.failure is not None:
-        return Asked(system, user, outcome, cost)
-    ids = list(slots)
-    answer = read_answer(outcome.text, ids, scale)
-    failed = dict(answer.failed)
-    if outcome.refusal:
-        failed = {result_id: f"the model declined: {outcome.refusal[:200]}" for result_id in ids}
-    elif outcome.truncated:
-        cut = f"the answer was cut off at max_output_tokens ({judge.max_output_tokens}); "
-        failed = {result_id: cut + why for result_id, why in failed.items()}
-    judged = {rid: judged for rid, judged in answer.judged.items() if rid not in failed}
-    return Asked(system, user, outcome, cost, judged, failed)
+    return outcome_read(judge, system, user, list(slots), scale, outcome, cost)
 
 
 def _reservation_of(batch: JudgeBatch) -> Reservation:
@@ -302,7 +290,7 @@ def _send_next(run: JudgeRun) -> str:
         run_settle(run, RunStatus.FINISHED, "nothing left for the judge")
         return "finished: nothing left for the judge"
     tries = {slot.id: count for slots, count in carried for slot in slots}
-    to_make = _from_cache(run, [slots for slots, _ in carried] + claimed)
+    to_make = calls_from_cache(run, [slots for slots, _ in carried] + claimed)
     if not to_make.to_ask:
         return MORE
     lines = _within_size(run, to_make)

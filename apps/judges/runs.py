@@ -143,7 +143,7 @@ def _begin(
             return Step("wait", wait, "the results left are held; they may come free")
         run_settle(run, RunStatus.FINISHED, "nothing left for the judge")
         return Step("stop", why="nothing left for the judge")
-    to_make = _from_cache(run, batches)
+    to_make = calls_from_cache(run, batches)
     if not to_make.to_ask:
         return GO
     to_make, reservation = _within_budget(run, to_make)
@@ -382,7 +382,7 @@ class CallsToMake:
     keys: dict[int, str]
 
 
-def _from_cache(run: JudgeRun, batches: list[list[Claimed]]) -> CallsToMake:
+def calls_from_cache(run: JudgeRun, batches: list[list[Claimed]]) -> CallsToMake:
     """Grade the slots whose judgement the team's judges already paid for (the same
     model, prompt version, keyword and document content) from the cache; the calls left
     to make for the others."""

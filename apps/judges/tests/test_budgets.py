@@ -111,7 +111,7 @@ def mosts_of_first_calls(run: JudgeRun, calls: int) -> list[budgets.Most]:
     given back)."""
     run = JudgeRun.objects.select_related("judge", "evaluation", "prompt").get(id=run.id)
     batches = claims.claim(run, run.judge.results_per_call, calls)
-    made = runs._from_cache(run, batches)
+    made = runs.calls_from_cache(run, batches)
     claims.give_back(run, [slot for batch in batches for slot in batch])
     return [asking.most_spent(run.judge, made.prompt, call.task) for call in made.to_ask]
 
