@@ -29,7 +29,7 @@ from apps.library.entries import PEOPLE
 from apps.library.grades import library_grades
 from apps.library.models import JudgementList, ListedJudgement
 
-from .fitting import ClickModel, log_estimates
+from .fitting import ClickModel, log_fitted
 from .models import ClickJudgementSet, ClickLog
 
 BATCH = 5_000
@@ -65,10 +65,10 @@ def click_judgements_make(
     asked = _settings(model, scale, min_impressions, thresholds)
     list_name = _name(team, name, _source_name(log, asked.model))
     try:
-        estimates = log_estimates(log, asked.model)
+        fitted = log_fitted(log, asked.model, minimum=asked.min_impressions)
     except engine.EngineError as error:
         raise InvalidInput([f"model: {error}"]) from None
-    kept = clicks.enough(estimates, asked.min_impressions)
+    kept = fitted.estimates
     if not kept:
         raise InvalidInput(
             [
@@ -101,7 +101,7 @@ def click_judgements_make(
                 cuts,
                 grades,
                 fitted=(fitted_on, fitted_agreement),
-                counts=(len(estimates), len(estimates) - len(kept)),
+                counts=(fitted.pairs, fitted.pairs - len(kept)),
             )
     except IntegrityError:  # the same name, made a moment ago
         raise InvalidInput([f"name: the library already has a list named {list_name}"]) from None

@@ -3,6 +3,8 @@ arrays, and the model a lead chose fitted to them."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from django.db.models import TextChoices
 
@@ -53,14 +55,35 @@ def log_sessions(log: ClickLog) -> clicks.SessionPatterns:
     return counter.patterns()
 
 
-def log_estimates(log: ClickLog, model: str) -> clicks.Estimates:
-    """Every (query, document) estimate of `model` on the log, thin ones included."""
-    if model == ClickModel.CTR:
-        return clicks.ctr(log_counts(log))
-    if model == ClickModel.COEC:
-        return clicks.coec(log_counts(log))
-    if model == ClickModel.PBM:
-        return clicks.pbm(log_counts(log)).estimates
+@dataclass(frozen=True)
+class Fitted:
+    """A model's estimates on a log: those on at least the minimum of impressions, and
+    how many pairs the log has in all."""
+
+    estimates: clicks.Estimates
+    pairs: int
+
+
+def log_fitted(log: ClickLog, model: str, *, minimum: int = 0) -> Fitted:
+    """`model` fitted to the log; the estimates kept are those on `minimum` impressions
+    or more (a log's thin pairs are most of its pairs: not kept, they cost no memory)."""
     if model == ClickModel.DBN:
-        return clicks.dbn(log_sessions(log)).estimates
+        every = clicks.dbn(log_sessions(log)).estimates
+        return Fitted(clicks.enough(every, minimum), len(every))
+    counts = log_counts(log)
+    pairs = np.unique(counts.query.astype(np.int64) * len(counts.docs) + counts.doc).size
+    if model == ClickModel.CTR:
+        return Fitted(clicks.ctr(counts, minimum=minimum), pairs)
+    if model == ClickModel.COEC:
+        return Fitted(clicks.coec(counts, minimum=minimum), pairs)
+    if model == ClickModel.PBM:
+        return Fitted(clicks.pbm(counts, minimum=minimum).estimates, pairs)
     raise engine.EngineError(f"no click model named {model!r}")
+
+
+def log_estimates(log: ClickLog, model: str, *, minimum: int = 0) -> clicks.Estimates:
+    """The (query, document) estimates of `model` on the log, on at least `minimum`
+    impressions (0: every one)."""
+    if model not in ClickModel.values:
+        raise engine.EngineError(f"no click model named {model!r}")
+    return log_fitted(log, model, minimum=minimum).estimates

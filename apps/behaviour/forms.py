@@ -17,7 +17,8 @@ class LogImportForm(forms.Form):
     queries = forms.FileField(required=False, label="UBI queries (ubi_queries, JSON Lines)")
     events = forms.FileField(required=False, label="UBI events (ubi_events, JSON Lines)")
     log = forms.FileField(
-        required=False, label="CSV click log (query, document, position, clicked[, session])"
+        required=False,
+        label="CSV click log (query, document, position, clicked[, session, timestamp])",
     )
 
 

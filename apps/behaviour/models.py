@@ -22,7 +22,7 @@ class ClickLog(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     imported_at = models.DateTimeField(auto_now_add=True)
-    # What the log covers, as its timestamps say (texts as written: ISO 8601 in UBI).
+    # What the log covers, as its timestamps say (texts as written: ISO 8601).
     first_event_at = models.CharField(max_length=64, blank=True)
     last_event_at = models.CharField(max_length=64, blank=True)
     lines_read = models.PositiveBigIntegerField(default=0)

@@ -45,6 +45,8 @@ MAX_QUERY_RECORDS = 5_000_000  # UBI query records held while their events are r
 MAX_PROBLEMS_KEPT = 100  # the report lists these; it counts them all
 CLICK_ACTIONS = frozenset({"click", "click_through", "item_click"})
 CSV_COLUMNS = ("query", "document", "position", "clicked")
+# A session's rows feed the DBN; timestamps (ISO 8601) give the log its dates.
+CSV_OPTIONAL_COLUMNS = ("session", "timestamp")
 
 # Where a line is: the number of the first line of the block it was read in, the block,
 # and where in it the line starts (a line read alone: its number, b"", 0). Counting the
@@ -316,17 +318,23 @@ def read_csv_log(stream: BinaryIO, name: str = "") -> Reading:
         reading.problems.add("line 1", f"the header has no column {', '.join(missing)}")
         return reading
     where = {
-        column: header.index(column) for column in (*CSV_COLUMNS, "session") if column in header
+        column: header.index(column)
+        for column in (*CSV_COLUMNS, *CSV_OPTIONAL_COLUMNS)
+        if column in header
     }
     current: tuple[str, str] | None = None
     shown: dict[int, tuple[str, bool]] = {}
+    reading.lines_read = 1
     for number, row in enumerate(rows, start=2):
+        reading.lines_read = number
         if not row:
             continue  # a blank line, or one already reported as too long
         parsed = _csv_row(row, where, f"line {number}", reading)
         if parsed is None:
             continue
         session, query, doc, rank, clicked = parsed
+        if "timestamp" in where:
+            reading.saw_time(row[where["timestamp"]].strip())
         reading.events_read += 1
         reading.clicks += clicked
         reading.queries.add(query)
@@ -342,8 +350,8 @@ def read_csv_log(stream: BinaryIO, name: str = "") -> Reading:
 def _csv_row(
     row: list[str], where: dict[str, int], at: str, reading: Reading
 ) -> tuple[str, str, str, int, bool] | None:
-    if len(row) < len(where):
-        reading.problems.add(at, f"{len(row)} columns, the header has {len(where)}")
+    if len(row) <= max(where.values()):
+        reading.problems.add(at, f"{len(row)} columns, the header has {max(where.values()) + 1}")
         return None
     query, doc = row[where["query"]].strip(), row[where["document"]].strip()
     position, clicked = row[where["position"]].strip(), row[where["clicked"]].strip().lower()

@@ -343,8 +343,15 @@ def _estimates(
     pairs: _PairIndex,
     values: np.ndarray,
     impressions: np.ndarray,
+    minimum: int = 0,
 ) -> Estimates:
+    """The pairs' estimates, only those on at least `minimum` impressions: a log's
+    thin pairs are most of its pairs, and each is a Python object here."""
     values = np.asarray(values, dtype=float)
+    if minimum > 0:
+        kept = np.flatnonzero(np.rint(impressions) >= minimum)
+        pairs = _PairIndex(pairs.of_row, pairs.query[kept], pairs.doc[kept])
+        values, impressions = values[kept], np.asarray(impressions)[kept]
     estimates: Estimates = {}
     # A slice at a time: a million pairs as lists of Python numbers would double the peak.
     for part in range(0, pairs.size, _SLICE):
@@ -375,12 +382,13 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
 # --- CTR and COEC --------------------------------------------------------------------
 
 
-def ctr(counts: ImpressionCounts) -> Estimates:
-    """Click-through rate: a pair's clicks over its impressions, all ranks together."""
+def ctr(counts: ImpressionCounts, *, minimum: int = 0) -> Estimates:
+    """Click-through rate: a pair's clicks over its impressions, all ranks together
+    (`minimum`: only the pairs on at least that many impressions, as `enough`)."""
     pairs = _pair_index(counts.query, counts.doc, len(counts.docs))
     shown = _per_pair(pairs, counts.impressions)
     clicks = _per_pair(pairs, counts.clicks)
-    return _estimates(counts.queries, counts.docs, pairs, _ratio(clicks, shown), shown)
+    return _estimates(counts.queries, counts.docs, pairs, _ratio(clicks, shown), shown, minimum)
 
 
 def rank_click_rates(counts: ImpressionCounts) -> np.ndarray:
@@ -394,7 +402,7 @@ def rank_click_rates(counts: ImpressionCounts) -> np.ndarray:
     return _ratio(np.bincount(at, weights=counts.clicks, minlength=length), shown)
 
 
-def coec(counts: ImpressionCounts) -> Estimates:
+def coec(counts: ImpressionCounts, *, minimum: int = 0) -> Estimates:
     """Clicks over expected clicks (COEC).
 
     A pair's expected clicks are the clicks an average document would have had in its
@@ -415,6 +423,7 @@ def coec(counts: ImpressionCounts) -> Estimates:
         pairs,
         _ratio(clicks, expected),
         _per_pair(pairs, counts.impressions),
+        minimum,
     )
 
 
@@ -435,7 +444,11 @@ class PositionBasedFit:
 
 
 def pbm(
-    counts: ImpressionCounts, iterations: int = 500, tolerance: float = 1e-8
+    counts: ImpressionCounts,
+    iterations: int = 500,
+    tolerance: float = 1e-8,
+    *,
+    minimum: int = 0,
 ) -> PositionBasedFit:
     """The position-based model: a document at rank r is clicked when the user examines
     rank r (probability γ_r, the same for every query) and finds the document attractive
@@ -489,7 +502,7 @@ def pbm(
     shown_per_pair, shown_per_rank = em.shown_per_pair, em.shown_per_rank
     del em  # its arrays, one per cell, before the estimates, one object per pair
     return PositionBasedFit(
-        estimates=_estimates(counts.queries, counts.docs, pairs, alpha, shown_per_pair),
+        estimates=_estimates(counts.queries, counts.docs, pairs, alpha, shown_per_pair, minimum),
         examination={
             rank + 1: float(gamma[rank]) for rank in np.flatnonzero(shown_per_rank).tolist()
         },

@@ -152,6 +152,28 @@ def test_a_csv_click_log_folds_its_rows_and_its_consecutive_sessions(team_a):
     ]
 
 
+def test_a_csv_log_with_timestamps_says_what_it_covers_and_counts_its_lines(team_a):
+    text = (
+        "timestamp,query,document,position,clicked,session\n"
+        "2026-10-03T09:00:00Z,red shoes,d1,1,1,s1\n"
+        "2026-10-01T08:00:00Z,red shoes,d2,2,0,s1\n"
+        "\n"
+        "2026-10-31T22:00:00Z,red shoes,d1\n"
+        "2026-10-30T21:00:00Z,red shoes,d1,1,0,s2\n"
+    )
+
+    log = click_log_import(
+        team=team_a, user=None, name="Dated", file_format="csv", log=io.BytesIO(text.encode())
+    )
+
+    assert (log.first_event_at, log.last_event_at) == (
+        "2026-10-01T08:00:00Z",
+        "2026-10-30T21:00:00Z",
+    )
+    assert (log.lines_read, log.events_read) == (6, 3)
+    assert log.problems == ["line 5: 3 columns, the header has 6"]
+
+
 def test_coec_on_an_imported_log_equals_the_hand_computation(team_a):
     # Rank 1 was shown 4 times and clicked twice (CTR 1/2); rank 2 shown 4 times, clicked
     # once (CTR 1/4). d1: shown at rank 1 three times and rank 2 once, clicked twice:

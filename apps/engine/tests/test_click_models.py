@@ -75,6 +75,15 @@ def test_enough_keeps_only_estimates_with_the_minimum_of_impressions():
     assert enough(estimates, minimum=3) == estimates
 
 
+@pytest.mark.parametrize("model", [ctr, coec, lambda counts, **kept: pbm(counts, **kept).estimates])
+def test_a_models_minimum_keeps_what_enough_would_keep(model):
+    counts = small_log()
+
+    for minimum in (0, 10, 25, 1_000):
+        kept = model(counts, minimum=minimum)
+        assert kept == enough(model(counts), minimum)
+
+
 def test_one_event_at_a_time_and_in_batches_give_the_same_counts():
     events = [("q", "a", 1, True), ("q", "a", 1, False), ("q", "b", 2, False), ("r", "a", 1, 1)]
     one_by_one, batched = ImpressionCounter(), ImpressionCounter()

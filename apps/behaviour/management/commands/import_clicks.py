@@ -24,7 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--ubi-queries", help="the ubi_queries export, JSON Lines")
         parser.add_argument("--ubi-events", help="the ubi_events export, JSON Lines")
         parser.add_argument(
-            "--csv", help="a CSV click log: query,document,position,clicked[,session]"
+            "--csv", help="a CSV click log: query,document,position,clicked[,session,timestamp]"
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
