@@ -19,7 +19,8 @@ Timed, as deployed:
    ("read"), then storing the counts and sessions in one transaction ("store"); the
    subprocess's peak resident memory (VmHWM), and its peak when reading was done.
 2. The PBM fitted to the stored log (apps.behaviour.fitting.log_estimates) in another
-   subprocess: reading the counts back and the EM; its peak memory.
+   subprocess, keeping the estimates on at least 10 impressions as the product does when
+   it makes judgements: reading the counts back and the EM; its peak memory.
 
 Target: read + fit within 60 s with at most 500 MB; the store is reported beside it.
 """
@@ -240,7 +241,8 @@ def child_fit(figures: Path, log_id: int, seed: int) -> None:
     at_start = high_water_mark(os.getpid())
     em = timed_calls(clicks, "pbm")
     began = time.perf_counter()
-    estimates = log_estimates(log, "pbm")
+    # As the product makes judgements: the estimates on enough impressions are kept.
+    estimates = log_estimates(log, "pbm", minimum=clicks.MIN_IMPRESSIONS)
     ended = time.perf_counter()
     peak = high_water_mark(os.getpid())
     figures.write_text(

@@ -88,7 +88,7 @@ class Reading:
     sessions: SessionCounter = field(default_factory=SessionCounter)
     problems: Problems = field(default_factory=Problems)
     lines_read: int = 0
-    events_read: int = 0  # impressions (CSV rows) or UBI events
+    events_read: int = 0  # impressions (CSV rows) or UBI events, clicks or not
     clicks: int = 0
     first_timestamp: str = ""
     last_timestamp: str = ""
@@ -237,10 +237,15 @@ def read_ubi(queries: BinaryIO, events: BinaryIO, name: str = "") -> Reading:
     reading = Reading()
     sessions = _ubi_queries(queries, reading, f"{name}queries")
     where = f"{name}events"
+    lines_before, problems_before = reading.lines_read, reading.problems.count
     for record, place in _json_lines(events, reading, where, only_if=b"click"):
         problem = _ubi_event(record, sessions, reading)
         if problem:
             reading.problems.add_at(where, place, problem)
+    # Every event line read but those reported: the clicks and the events passed over.
+    reading.events_read = (reading.lines_read - lines_before) - (
+        reading.problems.count - problems_before
+    )
     sessions.ids = None  # the events are read: the ids' memory goes to the counting
     lists = sessions.lists()
     del sessions
@@ -297,7 +302,6 @@ def _ubi_event(record: dict[str, Any], sessions: _UbiSessions, reading: Reading)
         return "event_attributes.object.object_id: missing"
     problem = sessions.click(query_id, doc)
     if not problem:
-        reading.events_read += 1
         reading.saw_time(record.get("timestamp"))
     return problem
 

@@ -82,7 +82,8 @@ def test_ubi_queries_and_clicks_fold_into_impressions_clicks_and_sessions(team_a
         ("red shoes", ("d2", "d1"), (1, 1)): 1,
         ("blue hat", ("h1",), (0,)): 1,
     }
-    assert (log.events_read, log.clicks, log.query_count, log.problem_count) == (3, 3, 2, 0)
+    # Four events read, the impression among them; three of them clicks.
+    assert (log.events_read, log.clicks, log.query_count, log.problem_count) == (4, 3, 2, 0)
     assert (log.first_event_at, log.last_event_at) == (
         "2026-10-01T10:00:00Z",
         "2026-10-31T09:00:00Z",
