@@ -61,6 +61,7 @@ def ask(judge: Judge, prompt: Prompt, task: JudgeTask) -> Asked:
             error=f"the provider's limits learned from its answers leave no room for "
             f"{room.wait_s:.0f} s more; not sent",
             retry_after_s=room.wait_s,
+            sent=False,
         )
         return Asked(system, user, outcome, Decimal(0))
     outcome = call_model(settings, system, user, answer_schema(task), images)

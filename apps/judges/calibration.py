@@ -311,7 +311,7 @@ def _store(run: CalibrationRun, prompt: Prompt, batch: _Batch, tries: list[Asked
 
 def _count(run: CalibrationRun, tries: list[Asked], *, graded: int, failed: int) -> None:
     CalibrationRun.objects.filter(id=run.id).update(
-        calls=F("calls") + len(tries),
+        calls=F("calls") + sum(1 for a in tries if a.outcome.sent),
         input_tokens=F("input_tokens") + sum(a.outcome.input_tokens for a in tries),
         cached_input_tokens=F("cached_input_tokens")
         + sum(a.outcome.cached_input_tokens for a in tries),

@@ -380,7 +380,7 @@ def _ask_logged(chain: JudgeChain, judge: Judge, looked: list[_Looked]) -> _Aski
     with transaction.atomic():
         call = log_call(asked, judge, run.prompt_version, run=run)
         JudgeRun.objects.filter(id=run.id).update(
-            calls=F("calls") + 1,
+            calls=F("calls") + int(asked.outcome.sent),
             input_tokens=F("input_tokens") + asked.outcome.input_tokens,
             cached_input_tokens=F("cached_input_tokens") + asked.outcome.cached_input_tokens,
             output_tokens=F("output_tokens") + asked.outcome.output_tokens,

@@ -103,6 +103,7 @@ class CallOutcome:
     retry_after_s: float | None = None
     # What the answer's headers said of the account's rate limits (rate_limits.py).
     limits: Limits | None = None
+    sent: bool = True  # False: held back by the learned limits, never sent nor paid
 
     @property
     def retryable(self) -> bool:

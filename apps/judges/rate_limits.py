@@ -62,6 +62,8 @@ return '0'
 _GIVE_BACK = """
 local now = tonumber(ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[2])
+-- The call counts from its answer on: never earlier than the provider counted it.
+redis.call('ZADD', KEYS[1], 'XX', now, ARGV[2])
 local most = tonumber(ARGV[3])
 local width = tonumber(redis.call('HGET', KEYS[3], 'width') or ARGV[3])
 if ARGV[4] == '1' then width = math.max(1, width / 2) else width = math.min(most, width + 1) end

@@ -332,7 +332,7 @@ def _count_and_decide(
 def spent_counters(asked: list[Asked], graded: int, failed: int) -> dict[str, Any]:
     """The run's columns to update for these calls: calls, tokens, cost and counts added."""
     return {
-        "calls": F("calls") + len(asked),
+        "calls": F("calls") + sum(1 for a in asked if a.outcome.sent),
         "input_tokens": F("input_tokens") + sum(a.outcome.input_tokens for a in asked),
         "cached_input_tokens": F("cached_input_tokens")
         + sum(a.outcome.cached_input_tokens for a in asked),

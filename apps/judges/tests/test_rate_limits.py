@@ -11,9 +11,10 @@ import pytest
 import redis
 from celery import current_app
 
-from apps.judges import asking, rate_limits
+from apps.judges import asking, controls, rate_limits, runs
 from apps.judges.asking import ask
 from apps.judges.limit_headers import Limits, limits_from
+from apps.judges.models import JudgeCall
 from apps.judges.prompting import JudgeTask, Result, default_prompt
 from apps.judges.providers import Failure
 from apps.judges.services import judge_create
@@ -207,3 +208,26 @@ def test_without_redis_calls_go_as_before(team_a):
 
     assert [o.failure for o in outcomes] == [None, None, None]
     assert outcomes[0].limits.requests_limit == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("local_model_servers_allowed")
+def test_a_call_held_back_is_not_sent_nor_counted_against_the_runs_calls(team_a, shared_limits):
+    first_evaluation = make_evaluation(team=team_a, keywords={"red shoes": 1})
+    other_evaluation = make_evaluation(team=team_a, keywords={"blue hats": 1})
+    with FakeProvider() as server:
+        server.script(Reply.error(429, "slow down", **{"retry-after": "30"}), Reply.openai(ANSWER))
+        first = judge_on(team_a, server, "First")
+        other = judge_on(team_a, server, "Other")
+        first_run = controls.run_start(judge=first, evaluation=first_evaluation)
+        other_run = controls.run_start(judge=other, evaluation=other_evaluation)
+        runs.run_step(run_id=first_run.id)  # refused: the account pauses for 30 s
+        runs.run_step(run_id=other_run.id)  # held back by the pause: nothing sent
+        sent = len(server.requests)
+
+    first_run.refresh_from_db()
+    other_run.refresh_from_db()
+    assert sent == 1
+    assert (first_run.calls, other_run.calls) == (1, 0)
+    held = JudgeCall.objects.get(run=other_run)
+    assert held.error.endswith("not sent") and held.cost == 0 and held.failure == "rate_limited"
