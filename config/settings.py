@@ -154,6 +154,9 @@ SPECTACULAR_SETTINGS = {
         "EvaluationStatusEnum": "apps.evaluations.models.Status",
         "JudgeRunStatusEnum": "apps.judges.models.RunStatus",
         "ClickLogFormatEnum": "apps.behaviour.models.LogFormat",
+        "ScaleEnum": "apps.evaluations.models.Scale",
+        # The scales a click model grades on: the built-in ones, not custom.
+        "ClickJudgementScaleEnum": "apps.behaviour.click_judgements.SCALE_CHOICES",
     },
 }
 

@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.behaviour.click_judgements import SCALES, click_judgements_make
+from apps.behaviour.click_judgements import SCALE_CHOICES, click_judgements_make
 from apps.behaviour.fitting import ClickModel
 from apps.behaviour.grading import evaluation_grade_with_clicks
 from apps.behaviour.models import ClickJudgementSet, ClickLog
@@ -27,7 +27,7 @@ FIELDS = ("model", "scale", "min_impressions", "thresholds", "name")
 
 class ClickJudgementsIn(serializers.Serializer):
     model = serializers.ChoiceField(choices=ClickModel.choices)
-    scale = serializers.ChoiceField(choices=SCALES)
+    scale = serializers.ChoiceField(choices=SCALE_CHOICES)
     min_impressions = serializers.IntegerField(
         required=False, help_text="below this an estimate makes no judgement (default 10)"
     )

@@ -37,6 +37,7 @@ MAX_MIN_IMPRESSIONS = 1_000_000
 MAX_NAME = 200
 # Scales a click model grades on: a custom scale's levels belong to its evaluation.
 SCALES = [scale for scale in Scale.values if scale != Scale.CUSTOM]
+SCALE_CHOICES = [(scale, Scale(scale).label) for scale in SCALES]
 
 
 @dataclass(frozen=True)
