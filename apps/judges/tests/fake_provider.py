@@ -15,7 +15,7 @@ It also speaks both providers' batch interfaces: OpenAI's files (upload, content
 batches (create, retrieve, cancel), Anthropic's message batches (create, retrieve,
 results, cancel). A batch answers each of its calls as the synchronous script would
 (or as server.batch_script's `answer` says: a Reply, or None for a call the provider
-never ran), once it has been polled `polls` times while in progress; `end` is how an
+never ran), once it has been polled `polls` times while still running; `end` is how an
 OpenAI batch ends ("completed", "expired"; "failed" refuses it whole with `refuse`).
 """
 
@@ -278,7 +278,7 @@ class FakeProvider:
         return batch
 
     def _advance(self, batch: FakeBatch) -> None:
-        """A retrieve: in progress while polls are left, then ended with its answers."""
+        """A retrieve: still running while polls are left, then ended with its answers."""
         if batch.ended():
             return
         if batch.cancelled:
