@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.db import connection, models
+from psycopg.types.json import Jsonb
 
 
 def bulk_set(
@@ -62,8 +63,11 @@ def _set_on_postgres(
         f"FROM unnest({casts}) AS v({names}) "
         f"WHERE t.id = v.id AND t.id BETWEEN %s AND %s"
     )
+    values = [
+        _adapted(field, column) for field, column in zip(fields, columns.values(), strict=True)
+    ]
     with connection.cursor() as cursor:
-        cursor.execute(sql, [ids, *columns.values(), min(ids), max(ids)])
+        cursor.execute(sql, [ids, *values, min(ids), max(ids)])
 
 
 def _set_portably(model: type[models.Model], ids: list[int], columns: dict[str, list[Any]]) -> None:
@@ -123,8 +127,19 @@ def _upsert_on_postgres(
         f'INSERT INTO "{model._meta.db_table}" ({names}) SELECT * FROM unnest({casts}) '
         f"ON CONFLICT ({conflict}) {on_conflict}"
     )
+    values = [
+        _adapted(field, column) for field, column in zip(fields, columns.values(), strict=True)
+    ]
     with connection.cursor() as cursor:
-        cursor.execute(sql, list(columns.values()))
+        cursor.execute(sql, values)
+
+
+def _adapted(field: models.Field, values: list[Any]) -> list[Any]:
+    """A column's values as the driver sends them in an array: JSON wrapped as jsonb
+    (a list would otherwise be read as a nested array)."""
+    if not isinstance(field, models.JSONField):
+        return values
+    return [None if value is None else Jsonb(value) for value in values]
 
 
 def _upsert_portably(

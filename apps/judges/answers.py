@@ -39,6 +39,10 @@ class Judged:
     # How sure the model says it is, 0 to 1; None when it did not say (or said
     # something else: a confidence is advice, never a reason to fail a grade).
     confidence: float | None = None
+    # Of a grade combined from several (combining.py): the share of them that gave it,
+    # and each one's grade ({"by", "grade"} and, a panel member's, its "judge" id).
+    agreement: float | None = None
+    votes: tuple[dict[str, object], ...] = ()
 
 
 @dataclass

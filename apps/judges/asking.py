@@ -9,14 +9,20 @@ answer said of them.
 
 from __future__ import annotations
 
+import os
+import threading
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
+from functools import partial
 
 from apps import engine
 
 from .answers import Judged, read_answer
 from .budgets import Most, call_most, input_tokens_bound
+from .combining import FITTED, SAMPLES, combine
 from .images import IMAGE_TOKENS_BOUND
 from .models import Judge
 from .money import in_dollars
@@ -38,7 +44,10 @@ from .services import model_settings
 class Asked:
     """One call as it went: the messages, the provider's outcome, its estimated cost,
     and per result id of the task either a judgement or why there is none. A call that
-    failed as a whole (`outcome.failure`) has neither."""
+    failed as a whole (`outcome.failure`) has neither.
+
+    A panel's or a sampled judge's ask is several calls (`parts`, each logged as its
+    own): its outcome adds their tokens, and fails as a whole when one of them did."""
 
     system: str
     user: str
@@ -46,9 +55,30 @@ class Asked:
     cost: Decimal
     judged: dict[str, Judged] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
+    model_name: str = ""  # the model that answered (a panel's member's)
+    parts: tuple[Asked, ...] = ()
+
+    @property
+    def calls(self) -> tuple[Asked, ...]:
+        """The calls this ask made, as they are logged: itself, or its parts."""
+        return self.parts or (self,)
+
+    @property
+    def calls_sent(self) -> int:
+        return sum(1 for call in self.calls if call.outcome.sent)
 
 
 def ask(judge: Judge, prompt: Prompt, task: JudgeTask) -> Asked:
+    """The judge's grades of the task's results: one call, a sampled judge's calls, or
+    its members' (panels.py)."""
+    if judge.is_panel:
+        return _ask_panel(judge, prompt, task)
+    if judge.samples > 1:
+        return _ask_sampled(judge, prompt, task)
+    return ask_once(judge, prompt, task)
+
+
+def ask_once(judge: Judge, prompt: Prompt, task: JudgeTask) -> Asked:
     system, user = messages_for(task, prompt)
     images = images_in(task)
     settings = model_settings(judge)
@@ -63,7 +93,7 @@ def ask(judge: Judge, prompt: Prompt, task: JudgeTask) -> Asked:
             retry_after_s=room.wait_s,
             sent=False,
         )
-        return Asked(system, user, outcome, Decimal(0))
+        return Asked(system, user, outcome, Decimal(0), model_name=judge.model_name)
     outcome = call_model(settings, system, user, answer_schema(task), images)
     rate_limited = outcome.failure == Failure.RATE_LIMITED
     room_given_back(
@@ -71,6 +101,110 @@ def ask(judge: Judge, prompt: Prompt, task: JudgeTask) -> Asked:
     )
     ids = [result.id for result in task.results]
     return outcome_read(judge, system, user, ids, task.scale, outcome, call_cost(judge, outcome))
+
+
+def _ask_sampled(judge: Judge, prompt: Prompt, task: JudgeTask) -> Asked:
+    """The same call `judge.samples` times at the judge's temperature: the grade given
+    most often, and the share that gave it as its agreement (combining.py)."""
+    samples = in_parallel([partial(ask_once, judge, prompt, task)] * judge.samples)
+    parts = [
+        (f"sample {number}", None, sample.judged, sample.failed)
+        for number, sample in enumerate(samples, start=1)
+    ]
+    ids = [result.id for result in task.results]
+    combined = combine(ids, parts, rule=SAMPLES, scale_grades=task.scale.grades)
+    return asked_together(samples, combined.judged, combined.failed)
+
+
+def _ask_panel(panel: Judge, prompt: Prompt, task: JudgeTask) -> Asked:
+    """Each member asked at once (a member that sees no images is shown none), and
+    their grades made one by the panel's rule (combining.py)."""
+    members = panel.members()
+    weights = panel_weights(panel, members)
+    ids = [result.id for result in task.results]
+    if panel.panel_rule == FITTED and weights is None:  # nothing is asked, nor paid
+        unready = CallOutcome(sent=False)
+        return Asked("", "", unready, Decimal(0), failed=dict.fromkeys(ids, not_ready(panel)))
+    asked = in_parallel([partial(ask, m, prompt, member_task(m, task)) for m in members])
+    parts = [
+        (member.name, member.id, each.judged, each.failed)
+        for member, each in zip(members, asked, strict=True)
+    ]
+    combined = combine(
+        ids, parts, rule=panel.panel_rule, scale_grades=task.scale.grades, weights=weights or ()
+    )
+    return asked_together(asked, combined.judged, combined.failed)
+
+
+def not_ready(judge: Judge) -> str:
+    """Why the judge cannot grade yet ("" when it can): a fitted panel before its fit."""
+    if judge.panel_rule == FITTED and panel_weights(judge, judge.members()) is None:
+        return (
+            f"{judge.name}'s weights are not fitted yet: calibrate the panel on a gold set, "
+            "then fit its weights on that calibration"
+        )
+    return ""
+
+
+def member_task(member: Judge, task: JudgeTask) -> JudgeTask:
+    """The task as a panel's member is shown it: without images unless it sees them."""
+    if member.sees_images:
+        return task
+    return replace(task, results=[replace(r, image=None, image_note="") for r in task.results])
+
+
+def panel_weights(panel: Judge, members: list[Judge]) -> list[float] | None:
+    """The fitted rule's weights in the members' order; None before they are fitted
+    (or when the members changed since)."""
+    fitted = (panel.panel_fit or {}).get("weights") or {}
+    weights = [fitted.get(str(member.id)) for member in members]
+    if any(weight is None for weight in weights) or len(fitted) != len(members):
+        return None
+    return [float(weight) for weight in weights if weight is not None]
+
+
+def asked_together(parts: list[Asked], judged: dict[str, Judged], failed: dict[str, str]) -> Asked:
+    """Several calls as one ask: their tokens and cost added; failed as a whole, as the
+    first part that failed so (a retryable one first: the whole ask is made again)."""
+    calls = [call for part in parts for call in part.calls]
+    whole = [call.outcome for call in calls if call.outcome.failure is not None]
+    whole.sort(key=lambda outcome: not outcome.retryable)
+    first = whole[0] if whole else calls[0].outcome
+    outcome = CallOutcome(
+        text="",
+        input_tokens=sum(call.outcome.input_tokens for call in calls),
+        cached_input_tokens=sum(call.outcome.cached_input_tokens for call in calls),
+        output_tokens=sum(call.outcome.output_tokens for call in calls),
+        latency_ms=max(call.outcome.latency_ms for call in calls),
+        failure=first.failure if whole else None,
+        error=first.error if whole else "",
+        retry_after_s=first.retry_after_s if whole else None,
+        sent=any(call.outcome.sent for call in calls),
+    )
+    cost = sum((call.cost for call in calls), Decimal(0))
+    if whole:
+        judged, failed = {}, {}
+    return Asked(calls[0].system, calls[0].user, outcome, cost, judged, failed, parts=tuple(calls))
+
+
+# A panel's members and a judge's samples are asked at once, from threads of their own
+# (a call's thread waits for them, so they may not share its pool).
+PART_THREADS = 32
+_part_threads: tuple[int, ThreadPoolExecutor] | None = None
+_part_threads_lock = threading.Lock()
+
+
+def in_parallel(asks: list[Callable[[], Asked]]) -> list[Asked]:
+    """Each of `asks` made at once; their answers in the same order."""
+    if len(asks) == 1:
+        return [asks[0]()]
+    global _part_threads
+    with _part_threads_lock:
+        if _part_threads is None or _part_threads[0] != os.getpid():
+            pool = ThreadPoolExecutor(max_workers=PART_THREADS, thread_name_prefix="judge-part")
+            _part_threads = (os.getpid(), pool)
+        pool = _part_threads[1]
+    return [future.result() for future in [pool.submit(each) for each in asks]]
 
 
 def outcome_read(
@@ -85,7 +219,7 @@ def outcome_read(
     """A call's outcome as an Asked: each result of `ids` judged, or why not (a call
     sent now, or a line of a batch)."""
     if outcome.failure is not None:
-        return Asked(system, user, outcome, cost)
+        return Asked(system, user, outcome, cost, model_name=judge.model_name)
     answer = read_answer(outcome.text, ids, scale)
     failed = dict(answer.failed)
     if outcome.refusal:
@@ -94,7 +228,7 @@ def outcome_read(
         cut = f"the answer was cut off at max_output_tokens ({judge.max_output_tokens}); "
         failed = {result_id: cut + why for result_id, why in failed.items()}
     judged = {rid: judged for rid, judged in answer.judged.items() if rid not in failed}
-    return Asked(system, user, outcome, cost, judged, failed)
+    return Asked(system, user, outcome, cost, judged, failed, model_name=judge.model_name)
 
 
 # How long a call waits here for room the account's learned limits leave (rate_limits.py)
@@ -113,12 +247,21 @@ def _room(account: str, most: int, timeout_s: float) -> Room:
 
 
 def most_spent(judge: Judge, prompt: Prompt, task: JudgeTask) -> Most:
-    """What asking about the task may spend at most (budgets.py): its prompt as `ask`
-    sends it, with the schema when the judge sends one, and the most output tokens."""
+    """What asking about the task may spend at most (budgets.py): each call's prompt as
+    `ask` sends it, with the schema when the judge sends one, and the most output
+    tokens; a sampled judge's calls times its samples, a panel's its members' added."""
+    if judge.is_panel:
+        mosts = [most_spent(m, prompt, member_task(m, task)) for m in judge.members()]
+        return Most(
+            sum(m.tokens for m in mosts),
+            sum((m.cost for m in mosts), Decimal(0)),
+            calls=sum(m.calls for m in mosts),
+        )
     system, user = messages_for(task, prompt)
     schema = answer_schema(task) if judge.structured_output else None
     images = len(images_in(task)) * IMAGE_TOKENS_BOUND
-    return call_most(judge, input_tokens_bound(system, user, schema) + images)
+    one = call_most(judge, input_tokens_bound(system, user, schema) + images)
+    return Most(one.tokens * judge.samples, one.cost * judge.samples, calls=judge.samples)
 
 
 def call_cost(judge: Judge, outcome: CallOutcome) -> Decimal:
@@ -136,10 +279,23 @@ def call_cost(judge: Judge, outcome: CallOutcome) -> Decimal:
 
 
 def judgement_key(judge: Judge, prompt: Prompt, context: JudgeTask, result: Result) -> str:
-    """The cache key of the judge's judgement of `result` in `context` (prompting.py):
-    the model is named by its provider, address and name."""
-    model = f"{judge.protocol} {judge.base_url} {judge.model_name}"
-    return cache_key(model, prompt, context, result)
+    """The cache key of the judge's judgement of `result` in `context` (prompting.py)."""
+    return cache_key(model_identity(judge), prompt, context, result)
+
+
+def model_identity(judge: Judge) -> str:
+    """What made a judgement, as its cache key names it: the model by its provider,
+    address and name, with its samples; a panel by its rule, weights and members."""
+    if judge.is_panel:
+        members = judge.members()
+        weights = panel_weights(judge, members) if judge.panel_rule == FITTED else None
+        shown = [model_identity(m) + (" with images" if m.sees_images else "") for m in members]
+        ruled = judge.panel_rule + (f" {weights}" if weights is not None else "")
+        return f"panel {ruled}: " + "; ".join(shown)
+    identity = f"{judge.protocol} {judge.base_url} {judge.model_name}"
+    if judge.samples > 1:
+        identity += f" {judge.samples} samples at temperature {judge.temperature}"
+    return identity
 
 
 def budget_reached(judge: Judge, *, calls: int, tokens: int, cost: Decimal) -> str:

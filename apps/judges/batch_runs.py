@@ -296,14 +296,14 @@ def _send_next(run: JudgeRun) -> str:
     lines = _within_size(run, to_make)
     to_make = replace(to_make, to_ask=to_make.to_ask[: len(lines)])
     reservation = _within_budget(run, to_make)
-    if not reservation.calls:
+    if not reservation.asks:
         if reservation.wait is not None or out:
             return "waiting: batches out may leave room in the budget"
         run_settle(run, RunStatus.BUDGET_REACHED, reservation.why)
         return f"stopped: {reservation.why}"
-    to_make = replace(to_make, to_ask=to_make.to_ask[: reservation.calls])
-    batch = _store(run, to_make, lines[: reservation.calls], tries, reservation)
-    return _send(run, batch, lines[: reservation.calls])
+    to_make = replace(to_make, to_ask=to_make.to_ask[: reservation.asks])
+    batch = _store(run, to_make, lines[: reservation.asks], tries, reservation)
+    return _send(run, batch, lines[: reservation.asks])
 
 
 def _take_again(run: JudgeRun) -> list[tuple[list[Claimed], int]]:
@@ -354,7 +354,7 @@ def _within_budget(run: JudgeRun, to_make: CallsToMake) -> Reservation:
     given back."""
     judge = run.judge
     if not has_budget(judge):
-        return Reservation(calls=len(to_make.to_ask))
+        return Reservation(asks=len(to_make.to_ask), calls=len(to_make.to_ask))
     mosts = []
     for call in to_make.to_ask:
         most = most_spent(judge, to_make.prompt, call.task)
@@ -367,7 +367,7 @@ def _within_budget(run: JudgeRun, to_make: CallsToMake) -> Reservation:
                 Coalesce(F("reserved_until"), Value(now)), Value(now + RESERVED_FOR)
             )
         )
-    cut = to_make.to_ask[reservation.calls :]
+    cut = to_make.to_ask[reservation.asks :]
     give_back(run, [slot for call in cut for slot in call.slots.values()])
     return reservation
 

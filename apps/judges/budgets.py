@@ -61,10 +61,11 @@ def input_tokens_bound(system: str, user: str, schema: dict[str, Any] | None) ->
 
 @dataclass(frozen=True)
 class Most:
-    """What one call may spend at most."""
+    """What one ask may spend at most: a call, or a sampled judge's or a panel's calls."""
 
     tokens: int
     cost: Decimal
+    calls: int = 1
 
 
 def call_most(judge: Judge, input_bound: int) -> Most:
@@ -77,10 +78,11 @@ def call_most(judge: Judge, input_bound: int) -> Most:
 
 @dataclass(frozen=True)
 class Reservation:
-    """What a step reserved: its first `calls` calls, at their most. When none fit,
-    `why` says which budget stops the run, or `wait` says how long until calls in
-    flight may leave room."""
+    """What a step reserved: its first `asks` asks, at their most (`calls` calls: more
+    when a judge samples or is a panel). When none fit, `why` says which budget stops
+    the run, or `wait` says how long until calls in flight may leave room."""
 
+    asks: int = 0
     calls: int = 0
     tokens: int = 0
     cost: Decimal = Decimal(0)
@@ -94,7 +96,7 @@ def reserve(run: JudgeRun, mosts: list[Most]) -> Reservation:
     budgets beside what the run spent and what its other calls in flight reserved."""
     judge = run.judge
     if not has_budget(judge):
-        return Reservation(calls=len(mosts))
+        return Reservation(asks=len(mosts), calls=sum(m.calls for m in mosts))
     window = timedelta(seconds=2 * judge.timeout_seconds) + RESERVATION_MARGIN
     count = len(mosts)
     for _ in range(RESERVE_ATTEMPTS):
@@ -132,7 +134,7 @@ def _live(field: str, now: datetime, output: Any) -> Expression:
 def _try(run: JudgeRun, judge: Judge, mosts: list[Most], window: timedelta) -> Reservation | None:
     """Reserve these calls in one conditional UPDATE; None when they do not fit now."""
     now = timezone.now()
-    calls, tokens = len(mosts), sum(m.tokens for m in mosts)
+    calls, tokens = sum(m.calls for m in mosts), sum(m.tokens for m in mosts)
     cost = sum((m.cost for m in mosts), Decimal(0))
     live_calls = _live("reserved_calls", now, IntegerField())
     live_tokens = _live("reserved_tokens", now, IntegerField())
@@ -154,7 +156,7 @@ def _try(run: JudgeRun, judge: Judge, mosts: list[Most], window: timedelta) -> R
     )
     if not reserved:
         return None
-    return Reservation(calls=calls, tokens=tokens, cost=cost, on_row=True)
+    return Reservation(asks=len(mosts), calls=calls, tokens=tokens, cost=cost, on_row=True)
 
 
 @dataclass(frozen=True)
@@ -198,7 +200,7 @@ def _fitting(judge: Judge, spent: _Spent, mosts: list[Most]) -> int:
     cost = spent.cost + spent.reserved_cost
     count = 0
     for most in mosts:
-        calls, tokens, cost = calls + 1, tokens + most.tokens, cost + most.cost
+        calls, tokens, cost = calls + most.calls, tokens + most.tokens, cost + most.cost
         if judge.budget_calls is not None and calls > judge.budget_calls:
             break
         if judge.budget_tokens is not None and tokens > judge.budget_tokens:
@@ -214,8 +216,12 @@ def _refusal(judge: Judge, spent: _Spent, most: Most) -> Reservation:
     their most until they settle, or lapse) to wait for: what they leave decides."""
     if spent.reserved_calls:
         return Reservation(wait=ROOM_WAIT_S)
-    if judge.budget_calls is not None and spent.calls >= judge.budget_calls:
-        return Reservation(why=f"the budget of {judge.budget_calls} calls is reached")
+    if judge.budget_calls is not None and spent.calls + most.calls > judge.budget_calls:
+        why = f"the budget of {judge.budget_calls} calls is reached"
+        if most.calls > 1:
+            left = max(judge.budget_calls - spent.calls, 0)
+            why += f": the next ask makes {most.calls} calls, {left} are left"
+        return Reservation(why=why)
     if judge.budget_tokens is not None and spent.tokens + most.tokens > judge.budget_tokens:
         left = max(judge.budget_tokens - spent.tokens, 0)
         return Reservation(

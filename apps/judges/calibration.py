@@ -99,7 +99,7 @@ def calibration_create(
     return CalibrationRun.objects.create(
         gold_set=gold_set,
         judge=judge,
-        with_images=judge.sees_images if with_images is None else with_images,
+        with_images=judge.shows_images() if with_images is None else with_images,
         model_name=judge.model_name,
         prompt=version,
         prompt_version=version.version if version else _default_version(gold_set),

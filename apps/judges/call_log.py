@@ -34,23 +34,30 @@ def log_call(
     run: JudgeRun | None = None,
     calibration: CalibrationRun | None = None,
 ) -> JudgeCall:
-    """Log one call of a run or a calibration, with what was read from its answer."""
-    call = _logged(asked, judge, prompt_version, run=run, calibration=calibration)
-    call.save()
-    return call
+    """Log one ask of a run or a calibration, with what was read from its answer: its
+    calls (a panel's or a sampled judge's several); the first of them."""
+    calls = [
+        _logged(call, judge, prompt_version, run=run, calibration=calibration)
+        for call in asked.calls
+    ]
+    JudgeCall.objects.bulk_create(calls, batch_size=1)
+    return calls[0]
 
 
 def log_calls(
     asked: list[Asked], judge: Judge, prompt_version: str, *, run: JudgeRun
 ) -> list[JudgeCall]:
-    """Log several calls of a run made at once, in their order."""
+    """Log several asks of a run made at once, in their order; the first call of each
+    (the one its grades name)."""
     # A statement a call: as one, the prompts would travel as text arrays, which the
     # driver escapes character by character in Python (4 calls: 9.8 ms, against 2.6 ms
     # as four statements whose strings libpq escapes).
-    return JudgeCall.objects.bulk_create(
-        [_logged(each, judge, prompt_version, run=run, calibration=None) for each in asked],
-        batch_size=1,
-    )
+    logged = [
+        [_logged(call, judge, prompt_version, run=run, calibration=None) for call in each.calls]
+        for each in asked
+    ]
+    JudgeCall.objects.bulk_create([call for calls in logged for call in calls], batch_size=1)
+    return [calls[0] for calls in logged]
 
 
 def _logged(
@@ -65,7 +72,7 @@ def _logged(
     return JudgeCall(
         run=run,
         calibration=calibration,
-        model_name=judge.model_name,
+        model_name=asked.model_name or judge.model_name,
         prompt_version=prompt_version,
         system_prompt=asked.system,
         user_prompt=asked.user,

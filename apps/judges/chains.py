@@ -201,6 +201,7 @@ class _Looked:
     first_grade: int
     first_reason: str
     confidence: float | None
+    agreement: float | None = None  # of a panel's members or a sampled judge's samples
     second_grade: int | None = None
     second_reason: str = ""
     why: str = EscalationReason.NONE
@@ -211,10 +212,16 @@ def _settle(chain: JudgeChain, slots: list[FeedbackSlot]) -> None:
     """One keyword's results (a call's worth): the second opinion, the decision, the
     next link, and a ChainStep for each. The calls come first; what they decided is
     written in one transaction, so a step that dies leaves the results as they were."""
-    confidences = dict(
-        JudgeGrade.objects.filter(slot__in=slots).values_list("slot_id", "confidence")
-    )
-    looked = [_Looked(slot, _graded(slot), slot.reason, confidences.get(slot.id)) for slot in slots]
+    made = {
+        slot_id: (confidence, agreement)
+        for slot_id, confidence, agreement in JudgeGrade.objects.filter(slot__in=slots).values_list(
+            "slot_id", "confidence", "agreement"
+        )
+    }
+    looked = [
+        _Looked(slot, _graded(slot), slot.reason, *made.get(slot.id, (None, None)))
+        for slot in slots
+    ]
     if chain.second_opinion is not None:
         second = _ask_logged(chain, chain.second_opinion, looked)
         for entry in looked:
@@ -264,6 +271,11 @@ def _why(chain: JudgeChain, entry: _Looked) -> str:
     threshold = chain.confidence_below
     if threshold is not None and entry.confidence is not None and entry.confidence < threshold:
         return EscalationReason.LOW_CONFIDENCE
+    least = chain.agreement_below
+    if least is not None and entry.agreement is not None and entry.agreement < least:
+        if chain.first.is_panel:
+            return EscalationReason.PANEL_SPLIT
+        return EscalationReason.SAMPLES_SPLIT
     if in_audit_sample(chain.seed, entry.slot.snapshot_id, chain.audit_percent):
         return EscalationReason.AUDIT
     return EscalationReason.NONE
@@ -380,7 +392,7 @@ def _ask_logged(chain: JudgeChain, judge: Judge, looked: list[_Looked]) -> _Aski
     with transaction.atomic():
         call = log_call(asked, judge, run.prompt_version, run=run)
         JudgeRun.objects.filter(id=run.id).update(
-            calls=F("calls") + int(asked.outcome.sent),
+            calls=F("calls") + asked.calls_sent,
             input_tokens=F("input_tokens") + asked.outcome.input_tokens,
             cached_input_tokens=F("cached_input_tokens") + asked.outcome.cached_input_tokens,
             output_tokens=F("output_tokens") + asked.outcome.output_tokens,
@@ -398,14 +410,14 @@ def _reserve_for(
     call in flight holds the budget."""
     judge = run.judge
     if not has_budget(judge):
-        return looked, Reservation(calls=1)
+        return looked, Reservation(asks=1, calls=1)
     # Fewer results make a shorter prompt: under a token or cost budget, cut the call.
     sizes = range(len(looked), 0, -1) if judge.budget_tokens or judge.budget_cost else [len(looked)]
     refused = Reservation()
     for size in sizes:
         most = most_spent(judge, prompt, _task(chain, judge, looked[:size]))
         taken = reserve(run, [most])
-        if taken.calls:
+        if taken.asks:
             why = refused.why if size < len(looked) else ""
             return looked[:size], replace(taken, why=why)
         if taken.wait is not None:
@@ -424,7 +436,7 @@ def _task(chain: JudgeChain, judge: Judge, looked: list[_Looked]) -> JudgeTask:
                 entry.slot.snapshot.name,
                 _fields(entry.slot),
                 entry.slot.snapshot.image,
-                sees_images=judge.sees_images,
+                sees_images=judge.shows_images(),
             )
             for entry in looked
         ],
@@ -449,6 +461,7 @@ def _step(chain: JudgeChain, entry: _Looked, status: str, note: str = "") -> Cha
         first_grade=entry.first_grade,
         first_reason=entry.first_reason,
         first_confidence=entry.confidence,
+        first_agreement=entry.agreement,
         second_grade=entry.second_grade,
         second_reason=entry.second_reason,
         why=entry.why,

@@ -14,6 +14,7 @@ from apps.accounts.models import User
 from apps.core.errors import InvalidInput, InvalidState, NotFound
 from apps.evaluations.models import Evaluation
 
+from .asking import not_ready
 from .batch_runs import batches_cancel
 from .calibration import calibration_create, calibration_reopen_failures, gate_check
 from .chains import chain_create
@@ -126,9 +127,16 @@ def run_assign(
     else:
         version = version_for_new_run(judge)
         label = version.version if version else default_prompt(evaluation.grading_scale).version
-    why = refusal(judge, label)
+    why = refusal(judge, label) or not_ready(judge)
     if why:
         raise InvalidInput([f"judge: {why}"])
+    if not now and (judge.is_panel or judge.samples > 1):
+        raise InvalidInput(
+            [
+                "urgent: a panel, or a judge that asks more than once, grades now only "
+                "(a batch interface answers each request once)"
+            ]
+        )
     changed = existing and (existing.slots_per_result, existing.urgent) != (share, now)
     if existing and existing.role == RunRole.GRADES and changed:
         refuse_when_finished(evaluation_id=evaluation.id)

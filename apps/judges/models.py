@@ -4,6 +4,8 @@ The API key is stored encrypted (apps/core/secrets.py) and never read back into 
 an API answer, a log line or an export: what is shown is `api_key_hint`.
 """
 
+from __future__ import annotations
+
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -61,6 +63,14 @@ class JudgePromptVersion(models.Model):
         return self.version
 
 
+class PanelRule(models.TextChoices):
+    """How a panel's members' grades make its one grade (combining.py)."""
+
+    MEDIAN = "median", "Median"
+    MAJORITY = "majority", "Majority, a tie left for people"
+    FITTED = "fitted", "Weights fitted on a gold set"
+
+
 class Judge(models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="judges")
     # The judge as a grader: the slots it grades name this user (inactive, no password,
@@ -83,6 +93,15 @@ class Judge(models.Model):
     structured_output = models.BooleanField(default=True)
     # Shown each result's image beside its text (images.py), for models that take images.
     sees_images = models.BooleanField(default=False)
+    # Each call is asked this many times (at a temperature above 0): the grade given most
+    # often is kept, and the share that gave it is the grade's agreement (combining.py).
+    samples = models.PositiveSmallIntegerField(default=1)
+    # A panel (panels.py): its members grade, and this rule makes their grades one; ""
+    # for a judge of one model. A panel has no model, address or key of its own.
+    panel_rule = models.CharField(max_length=16, blank=True, choices=PanelRule.choices)
+    # The fitted rule's weights and where they come from: {"weights": {member id:
+    # weight}, "gold_set": id, "calibration": id, "items": n, "squared_error": e}.
+    panel_fit = models.JSONField(null=True, blank=True)
     # None: the default prompt of the evaluation's scale (prompting.py). A run takes the
     # prompt's newest version when it starts and keeps it (JudgeRun.prompt).
     prompt = models.ForeignKey(
@@ -117,6 +136,57 @@ class Judge(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def is_panel(self) -> bool:
+        return bool(self.panel_rule)
+
+    def members(self) -> list[Judge]:
+        """A panel's members in their order (none for a judge of one model), read once
+        for this instance: a run step reads its judge afresh."""
+        if not self.is_panel:
+            return []
+        if not hasattr(self, "_members"):
+            seats = self.seats.select_related("member").order_by("position")
+            self._members = [seat.member for seat in seats]
+        return self._members
+
+    def forget_members(self) -> None:
+        self.__dict__.pop("_members", None)
+
+    def describe_panel(self, members: list[Judge]) -> None:
+        """Name the panel by its rule and members' models (what its grades, the cache and
+        the team's calibration rule read), and wait as long as its slowest member."""
+        models_named = ", ".join(member.model_name for member in members)
+        self.model_name = f"panel ({self.panel_rule}): {models_named}"[:200]
+        self.protocol = ""
+        self.base_url = ""
+        self.timeout_seconds = max((member.timeout_seconds for member in members), default=60)
+
+    def shows_images(self) -> bool:
+        """Whether its calls may carry images: its own switch, or a panel member's."""
+        if self.is_panel:
+            return any(member.sees_images for member in self.members())
+        return self.sees_images
+
+
+class PanelSeat(models.Model):
+    """A judge sitting on a panel. A member is a judge of one model (no panel sits on a
+    panel), and stays while it sits on one (PROTECT)."""
+
+    panel = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="seats")
+    member = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="panel_seats")
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["panel_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["panel", "member"], name="panel_seat_once"),
+            models.UniqueConstraint(fields=["panel", "position"], name="panel_seat_position_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.member} on {self.panel}"
 
 
 class RunStatus(models.TextChoices):
@@ -424,6 +494,10 @@ class CalibrationGrade(models.Model):
     reason = models.TextField(blank=True)
     failure = models.TextField(blank=True)
     cached = models.BooleanField(default=False)
+    # Of a panel's or a sampled judge's grade: the share that gave it, and the votes
+    # (answers.Judged): what calibration reports each member and their agreement from.
+    agreement = models.FloatField(null=True, blank=True)
+    votes = models.JSONField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -511,6 +585,10 @@ class JudgeGrade(models.Model):
     prompt_version = models.CharField(max_length=64)
     cached = models.BooleanField(default=False)  # reused from an earlier call
     confidence = models.FloatField(null=True, blank=True)  # 0 to 1, as the model said
+    # Of a panel's or a sampled judge's grade (combining.py): the share of the members or
+    # samples that gave it, and each one's grade.
+    agreement = models.FloatField(null=True, blank=True)
+    votes = models.JSONField(null=True, blank=True)
     graded_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
@@ -527,6 +605,8 @@ class CachedJudgement(models.Model):
     grade = models.SmallIntegerField()
     reason = models.TextField(blank=True)
     confidence = models.FloatField(null=True, blank=True)
+    agreement = models.FloatField(null=True, blank=True)
+    votes = models.JSONField(null=True, blank=True)
     call = models.ForeignKey(JudgeCall, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -558,6 +638,9 @@ class JudgeChain(models.Model):
     )
     # Escalate a grade the first judge gives with a confidence below this (None: never).
     confidence_below = models.FloatField(null=True, blank=True)
+    # Escalate a grade whose panel members or samples agree on it less than this: the
+    # share of them that gave it (None: never).
+    agreement_below = models.FloatField(null=True, blank=True)
     audit_percent = models.PositiveSmallIntegerField(default=10)
     # The most results escalated, for every reason together (None: no limit).
     escalation_budget = models.PositiveIntegerField(null=True, blank=True)
@@ -585,6 +668,8 @@ class EscalationReason(models.TextChoices):
     NONE = "", "Not escalated"
     LOW_CONFIDENCE = "low_confidence", "Low confidence"
     DISAGREEMENT = "disagreement", "Judges disagree"
+    PANEL_SPLIT = "panel_split", "Panel members disagree"
+    SAMPLES_SPLIT = "samples_split", "Samples disagree"
     AUDIT = "audit", "Random audit"
 
 
@@ -597,6 +682,7 @@ class ChainStep(models.Model):
     first_grade = models.SmallIntegerField()
     first_reason = models.TextField(blank=True)
     first_confidence = models.FloatField(null=True, blank=True)
+    first_agreement = models.FloatField(null=True, blank=True)
     second_grade = models.SmallIntegerField(null=True, blank=True)
     second_reason = models.TextField(blank=True)
     why = models.CharField(

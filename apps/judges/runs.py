@@ -36,6 +36,7 @@ from apps.judging.sources import JudgeMade, judge_source
 from apps.notifications.events import announce
 from apps.notifications.models import Event
 
+from .answers import Judged
 from .asking import Asked, ask, judgement_key, most_spent
 from .budgets import Reservation, has_budget, reserve, settlement
 from .call_log import log_calls
@@ -165,12 +166,12 @@ def _within_budget(run: JudgeRun, calls: CallsToMake) -> tuple[CallsToMake, Rese
     """The step cut to the calls its run's budgets can pay, reserved (budgets.py); the
     results of the calls cut are given back."""
     if not has_budget(run.judge):
-        return calls, Reservation(calls=len(calls.to_ask))
+        return calls, Reservation(asks=len(calls.to_ask))
     mosts = [most_spent(run.judge, calls.prompt, call.task) for call in calls.to_ask]
     reservation = reserve(run, mosts)
-    cut = calls.to_ask[reservation.calls :]
+    cut = calls.to_ask[reservation.asks :]
     give_back(run, [slot for call in cut for slot in call.slots.values()])
-    return replace(calls, to_ask=calls.to_ask[: reservation.calls]), reservation
+    return replace(calls, to_ask=calls.to_ask[: reservation.asks]), reservation
 
 
 @dataclass(frozen=True)
@@ -250,9 +251,7 @@ def answers_write(
                 failed += [(log, slot, whole_call) for slot in held.values()]
             continue
         for result_id, judged in each.judged.items():
-            answered.append(
-                _Grade(held[result_id], judged.grade, judged.reason, log.id, judged.confidence)
-            )
+            answered.append(_Grade.of(held[result_id], judged, log.id))
         failed += [(log, held[rid], why) for rid, why in each.failed.items()]
     graded = _write_grades(run, answered)
     _pay_into_cache(judge.team_id, answered, keys)
@@ -332,7 +331,7 @@ def _count_and_decide(
 def spent_counters(asked: list[Asked], graded: int, failed: int) -> dict[str, Any]:
     """The run's columns to update for these calls: calls, tokens, cost and counts added."""
     return {
-        "calls": F("calls") + sum(1 for a in asked if a.outcome.sent),
+        "calls": F("calls") + sum(a.calls_sent for a in asked),
         "input_tokens": F("input_tokens") + sum(a.outcome.input_tokens for a in asked),
         "cached_input_tokens": F("cached_input_tokens")
         + sum(a.outcome.cached_input_tokens for a in asked),
@@ -391,7 +390,9 @@ def calls_from_cache(run: JudgeRun, batches: list[list[Claimed]]) -> CallsToMake
     prompt = pinned_prompt(run.prompt, scale)
     context = JudgeTask(keyword="", results=[], scale=scale, guidelines=guidelines)
     shown = {
-        slot.id: result_shown("", slot.name, slot.fields, slot.image, sees_images=judge.sees_images)
+        slot.id: result_shown(
+            "", slot.name, slot.fields, slot.image, sees_images=judge.shows_images()
+        )
         for batch in batches
         for slot in batch
     }
@@ -416,7 +417,16 @@ def calls_from_cache(run: JudgeRun, batches: list[list[Claimed]]) -> CallsToMake
                 to_ask.append(slot)
             else:
                 hits.append(
-                    _Grade(slot, hit.grade, hit.reason, hit.call_id, hit.confidence, cached=True)
+                    _Grade(
+                        slot,
+                        hit.grade,
+                        hit.reason,
+                        hit.call_id,
+                        hit.confidence,
+                        hit.agreement,
+                        hit.votes,
+                        cached=True,
+                    )
                 )
         if to_ask:
             ids = {f"r{number}": slot for number, slot in enumerate(to_ask, start=1)}
@@ -443,7 +453,16 @@ class _Grade:
     reason: str
     call_id: int | None  # the call that made it (for the cache's, the one that paid)
     confidence: float | None = None
+    agreement: float | None = None  # of a panel's or a sampled judge's (combining.py)
+    votes: Any = None
     cached: bool = False
+
+    @classmethod
+    def of(cls, slot: Claimed, judged: Judged, call_id: int | None) -> _Grade:
+        votes = list(judged.votes) or None
+        return cls(
+            slot, judged.grade, judged.reason, call_id, judged.confidence, judged.agreement, votes
+        )
 
 
 def _write_grades(run: JudgeRun, grades: list[_Grade]) -> int:
@@ -486,6 +505,8 @@ def _write_held(run: JudgeRun, grades: list[_Grade]) -> set[int]:
                 "prompt_version": [run.prompt_version] * len(kept),
                 "cached": [g.cached for g in kept],
                 "confidence": [g.confidence for g in kept],
+                "agreement": [g.agreement for g in kept],
+                "votes": [g.votes for g in kept],
                 "graded_at": [timezone.now()] * len(kept),
             },
             unique_fields=["slot"],
@@ -496,6 +517,8 @@ def _write_held(run: JudgeRun, grades: list[_Grade]) -> set[int]:
                 "prompt_version",
                 "cached",
                 "confidence",
+                "agreement",
+                "votes",
                 "graded_at",
             ],
         )
@@ -523,6 +546,8 @@ def _pay_into_cache(team_id: int, paid_for: list[_Grade], keys: dict[int, str]) 
             "grade": [g.grade for g in paid_for],
             "reason": [g.reason for g in paid_for],
             "confidence": [g.confidence for g in paid_for],
+            "agreement": [g.agreement for g in paid_for],
+            "votes": [g.votes for g in paid_for],
             "call": [g.call_id for g in paid_for],
             "created_at": [timezone.now()] * count,
         },

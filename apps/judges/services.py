@@ -30,21 +30,26 @@ def judge_create(*, team: Team, created_by: User | None = None, **given: Any) ->
     values = _values(team.id, given, creating=True)
     judge = Judge(team=team, created_by=created_by)
     _apply(judge, values)
-    judge.user = _grader_identity(judge.name)
-    _save_with_unique_name(judge)
+    judge.user = grader_identity(judge.name)
+    save_with_unique_judge_name(judge)
     return judge
 
 
 def judge_update(*, judge: Judge, keep_key_when_blank: bool = True, **given: Any) -> Judge:
     """Change the fields given. A blank api_key keeps the stored key (a form shows the
     key's field empty) unless `keep_key_when_blank` is off (the API's explicit "")."""
+    if judge.is_panel:
+        raise InvalidState(f"{judge.name} is a panel: change it as a panel", field="judge")
     if keep_key_when_blank and given.get("api_key") == "":
         given.pop("api_key")
-    values = _values(judge.team_id, given, creating=False)
+    values = _values(judge.team_id, given, creating=False, current=judge)
     with transaction.atomic():
         _apply(judge, values)
-        _save_with_unique_name(judge)
+        save_with_unique_judge_name(judge)
         User.objects.filter(id=judge.user_id).update(first_name=_shown_name(judge.name))
+        for panel in Judge.objects.filter(seats__member=judge).distinct():
+            panel.describe_panel(panel.members())  # its members' models name it
+            panel.save(update_fields=["model_name", "timeout_seconds", "updated_at"])
     return judge
 
 
@@ -56,6 +61,12 @@ def judge_delete(*, judge: Judge) -> None:
         raise InvalidState(
             f"{judge.name} has graded {graded} results, and their grades name it; "
             "it can no longer be removed (its runs can be cancelled).",
+            field="judge",
+        )
+    panels = list(Judge.objects.filter(seats__member=judge).values_list("name", flat=True))
+    if panels:
+        raise InvalidState(
+            f"{judge.name} sits on the panel {', '.join(sorted(panels))}; take it off first.",
             field="judge",
         )
     user_id = judge.user_id
@@ -78,7 +89,7 @@ def model_settings(judge: Judge) -> ModelSettings:
     )
 
 
-def _grader_identity(name: str) -> User:
+def grader_identity(name: str) -> User:
     """The user the judge's slots name: inactive and without a password, so it can
     never log in, and a member of no team."""
     return User.objects.create_user(
@@ -93,9 +104,12 @@ def _shown_name(name: str) -> str:
     return name[:150]  # the length of a user's first name
 
 
-def _values(team_id: int, given: dict[str, Any], *, creating: bool) -> dict[str, Any]:
+def _values(
+    team_id: int, given: dict[str, Any], *, creating: bool, current: Judge | None = None
+) -> dict[str, Any]:
     """The checked values, the prompt (an id of the team's prompts, or None for the
-    scale's default) among them; every problem at once."""
+    scale's default) among them; every problem at once. Samples need a temperature
+    above 0 (the same prompt at 0 gives the same answer N times)."""
     given = dict(given)
     problems: list[str] = []
     prompt: Any = _KEEP
@@ -109,6 +123,16 @@ def _values(team_id: int, given: dict[str, Any], *, creating: bool) -> dict[str,
         values = judge_values(given, creating=creating)
     except InvalidInput as error:
         problems.extend(error.problems)
+        values = {}
+    samples = values.get("samples", current.samples if current else 1)
+    temperature = values.get("temperature", current.temperature if current else None)
+    sampling = samples is not None and samples > 1
+    changed = "samples" in values or "temperature" in values
+    if changed and sampling and not (temperature and temperature > 0):
+        problems.append(
+            "samples: asking more than once needs a temperature above 0 (at 0 a model "
+            "gives the same answer every time)"
+        )
     if problems:
         raise InvalidInput(problems)
     if prompt is not _KEEP:
@@ -128,7 +152,7 @@ def _apply(judge: Judge, values: dict[str, Any]) -> None:
         setattr(judge, name, value)
 
 
-def _save_with_unique_name(judge: Judge) -> None:
+def save_with_unique_judge_name(judge: Judge) -> None:
     save_with_unique_name(
         judge,
         Judge.objects.filter(team_id=judge.team_id, name=judge.name),

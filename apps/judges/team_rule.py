@@ -35,7 +35,7 @@ def refusal(judge: Judge, prompt_version: str) -> str:
     if required is None:
         return ""
     best = _best_alphas([judge]).get(
-        (judge.id, judge.model_name, prompt_version, judge.sees_images)
+        (judge.id, judge.model_name, prompt_version, judge.shows_images())
     )
     if best is not None and best >= required:
         return ""
@@ -75,7 +75,7 @@ def judges_below_rule(
         reached = [
             alpha
             for version in versions
-            if (alpha := best.get((judge.id, judge.model_name, version, judge.sees_images)))
+            if (alpha := best.get((judge.id, judge.model_name, version, judge.shows_images())))
             is not None
         ]
         top = max(reached, default=None)

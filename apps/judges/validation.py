@@ -46,6 +46,7 @@ NUMBERS: dict[str, Range] = {
     "results_per_call": _range("1", "20"),
     "calls_at_once": _range("1", "32"),
     "max_output_tokens": _range("16", "32000"),
+    "samples": _range("1", "10"),
     "budget_calls": _range("1", "10000000", optional=True),
     "budget_tokens": _range("1", "1000000000000", optional=True),
     "budget_cost": _range("0.01", "1000000", Decimal, optional=True),

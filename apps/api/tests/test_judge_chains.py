@@ -130,7 +130,13 @@ def test_a_chain_to_a_stronger_judge_is_set_up_and_says_what_it_did(
         "over_budget": 0,
         "failed": 0,
     }
-    assert summary["by_reason"] == {"low_confidence": 4, "disagreement": 0, "audit": 0}
+    assert summary["by_reason"] == {
+        "low_confidence": 4,
+        "disagreement": 0,
+        "panel_split": 0,
+        "samples_split": 0,
+        "audit": 0,
+    }
     assert (summary["looked_at"], summary["settled_without_people"]) == (8, 8)
     assert (summary["people_asked"], summary["people_graded"]) == (0, 0)
     # Two calls of the cheap judge, two of the strong one, 1,000 input tokens each.
@@ -220,7 +226,13 @@ def test_a_chain_to_people_with_an_audit_reads_the_first_judge_s_agreement(
     summary = client.get(chain_url(evaluation)).json()["summary"]
     assert (summary["people_asked"], summary["people_graded"]) == (8, 3)
     assert summary["settled_without_people"] == 0
-    assert summary["by_reason"] == {"low_confidence": 0, "disagreement": 2, "audit": 6}
+    assert summary["by_reason"] == {
+        "low_confidence": 0,
+        "disagreement": 2,
+        "panel_split": 0,
+        "samples_split": 0,
+        "audit": 6,
+    }
     assert summary["next_judge_alone"] is None
     audit = summary["audit"]
     assert audit["compared"] == 2  # the audited results people graded: 1 and 4
