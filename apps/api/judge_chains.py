@@ -1,6 +1,7 @@
 """/api/v1/evaluations/{id}/judge-chain/ and .../steps/: an evaluation's chain of AI
 judges (apps/judges/chains.py). A first judge grades every result; the results it is
-unsure of, that a second opinion disputes, or that fall in the audit sample go on to a
+unsure of (its confidence, or its panel's or samples' agreement, below the chain's
+threshold), that a second opinion disputes, or that fall in the audit sample go on to a
 stronger judge or to people (escalate_to null), whose grade becomes the result's value.
 
 POST sets the chain up (and starts its first judge); GET reads its settings and what it
@@ -76,6 +77,15 @@ class ChainIn(serializers.Serializer):
         max_value=1,
         help_text="a result goes on when the first judge's confidence is below this; "
         "null: never for its confidence",
+    )
+    agreement_below = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        max_value=1,
+        help_text="a result goes on when fewer than this share of the first judge's panel "
+        "members or samples gave its grade (the first judge must be a panel or ask more "
+        "than once); null: never for its agreement",
     )
     audit_percent = serializers.IntegerField(
         required=False,
@@ -172,6 +182,7 @@ class ChainOut(serializers.Serializer):
         source="escalate_to.name", allow_null=True, help_text="null: people"
     )
     confidence_below = FiniteFloatField(allow_null=True)
+    agreement_below = FiniteFloatField(allow_null=True)
     audit_percent = serializers.IntegerField()
     escalation_budget = serializers.IntegerField(allow_null=True)
     seed = serializers.IntegerField()
@@ -192,6 +203,11 @@ class ChainStepOut(serializers.Serializer):
     first_grade = serializers.IntegerField()
     first_reason = serializers.CharField()
     first_confidence = FiniteFloatField(allow_null=True)
+    first_agreement = FiniteFloatField(
+        allow_null=True,
+        help_text="the share of the first judge's panel members or samples that gave its "
+        "grade; null for a judge of one answer",
+    )
     second_grade = serializers.IntegerField(allow_null=True)
     second_reason = serializers.CharField()
     why = serializers.ChoiceField(

@@ -1,8 +1,9 @@
 """People and stronger judges where they matter: a chain of links on one evaluation.
 
-The first judge grades every result; the chain sends on the results it was unsure of,
-those a second opinion grades otherwise and an audit sample, to a stronger judge or to
-people, within an escalation budget. The result's one slot holds the last link's grade;
+The first judge grades every result; the chain sends on the results it was unsure of
+(a low reported confidence, or a panel's members or a sampled judge's samples split on
+it), those a second opinion grades otherwise and an audit sample, to a stronger judge or
+to people, within an escalation budget. The result's one slot holds the last link's grade;
 the earlier links' stay in ChainStep. What a lead sees and why: docs/ai-judges.md,
 "Chains". The later links spend through runs of their own (role "chain"; budgets.py),
 and one worker at a time advances a chain (`busy_until`; tasks.py queues it again).
@@ -67,6 +68,7 @@ def chain_create(
     second_opinion: Any = None,
     escalate_to: Any = None,
     confidence_below: Any = None,
+    agreement_below: Any = None,
     audit_percent: Any = 10,
     escalation_budget: Any = None,
     seed: Any = None,
@@ -88,6 +90,12 @@ def chain_create(
     if len({j.id for j in chosen}) != len(chosen):
         problems.append("escalate_to: each link of a chain is a different judge")
     threshold = _number("confidence_below", confidence_below, 0, 1, problems, whole=False)
+    least_agreement = _number("agreement_below", agreement_below, 0, 1, problems, whole=False)
+    if least_agreement is not None and first_judge is not None and _grades_once(first_judge):
+        problems.append(
+            f"agreement_below: {first_judge.name} gives one grade per result; agreement "
+            "needs a panel or samples"
+        )
     audit = _number("audit_percent", audit_percent, 0, 100, problems)
     budget = _number("escalation_budget", escalation_budget, 1, 10_000_000, problems)
     chosen_seed = _number("seed", seed, 0, 2**31 - 1, problems)
@@ -107,6 +115,7 @@ def chain_create(
         second_opinion=second,
         escalate_to=nxt,
         confidence_below=threshold,
+        agreement_below=least_agreement,
         audit_percent=int(audit if audit is not None else 10),
         escalation_budget=int(budget) if budget is not None else None,
         seed=random.SystemRandom().randrange(2**31) if chosen_seed is None else int(chosen_seed),
@@ -116,6 +125,11 @@ def chain_create(
         if judge is not None:
             _chain_run(judge, evaluation, created_by)
     return chain
+
+
+def _grades_once(judge: Judge) -> bool:
+    """Whether the judge's grade is one model's one answer: it has no agreement to read."""
+    return not judge.is_panel and judge.samples <= 1
 
 
 def _chain_run(judge: Judge, evaluation: Evaluation, created_by: User | None) -> JudgeRun:
@@ -330,6 +344,10 @@ def _to_judge(chain: JudgeChain, sent: list[_Looked], asked: Asked, call: Any) -
             prompt_version=run.prompt_version,
             cached=False,
             confidence=judged.confidence,
+            # The next judge's own (none but a panel's or a sampled judge's), not the
+            # first judge's left on the row.
+            agreement=judged.agreement,
+            votes=list(judged.votes) or None,
         )
         step = _step(chain, entry, StepStatus.ESCALATED)
         step.next_grade, step.next_reason = judged.grade, judged.reason

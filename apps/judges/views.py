@@ -160,6 +160,7 @@ CHAIN_FIELDS = (
     "second_opinion",
     "escalate_to",
     "confidence_below",
+    "agreement_below",
     "audit_percent",
     "escalation_budget",
 )
