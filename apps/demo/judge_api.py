@@ -1,7 +1,9 @@
 """The demo judge's model: a stand-in for a language model, served by Relevo itself.
 
 NOT a language model: it grades by word overlap, the share of the keyword's words found
-in a result's title and fields, spread over the scale. It speaks the OpenAI
+in a result's title and fields ("word-overlap"), or in its title alone
+("title-overlap": a second, narrower view, so the demo's panel has members that differ),
+spread over the scale. It speaks the OpenAI
 chat-completions protocol (POST /demo/llm/v1/chat/completions), so `make run`'s demo
 judge goes through the same client, prompt, answer reader and grade writer as a real
 one, and a newcomer sees the whole flow without an API key. It answers 404 unless the
@@ -22,6 +24,7 @@ from django.views.decorators.http import require_POST
 from apps.core import bounded_json
 
 MODEL = "word-overlap"
+TITLE_MODEL = "title-overlap"
 _WORD = re.compile(r"\w+", re.UNICODE)
 _RESULTS = re.compile(r"RESULTS BEGIN\n(.*)\nRESULTS END", re.DOTALL)
 _KEYWORD = re.compile(r"^Keyword: (.*)$", re.MULTILINE)
@@ -54,11 +57,13 @@ def chat_completions(request: HttpRequest) -> JsonResponse:
         keyword = _found(_KEYWORD, prompt)
         results = json.loads(_found(_RESULTS, prompt))["results"]
         grades = _grades(body)
+        model = str(body.get("model") or MODEL)
     except (ValueError, KeyError, TypeError, StopIteration):
         return JsonResponse({"error": {"message": "not a judge's prompt"}}, status=400)
     judgements = []
     for result in results:
-        grade, reason = overlap_grade(keyword, result, grades)
+        shown = {"title": result.get("title", "")} if model == TITLE_MODEL else result
+        grade, reason = overlap_grade(keyword, shown, grades)
         # Sure only at the ends: all of the keyword's words, or none of them.
         confidence = 1.0 if grade in (grades[0], grades[-1]) else 0.5
         judgements.append(
@@ -70,7 +75,7 @@ def chat_completions(request: HttpRequest) -> JsonResponse:
             "id": "demo",
             "object": "chat.completion",
             "created": 0,
-            "model": MODEL,
+            "model": TITLE_MODEL if model == TITLE_MODEL else MODEL,
             "choices": [
                 {
                     "index": 0,

@@ -194,6 +194,8 @@ def seed_demo() -> tuple[Team, bool]:
 
 
 DEMO_JUDGE = "Demo judge (word overlap, not a language model)"
+DEMO_TITLE_JUDGE = "Demo judge (title overlap, not a language model)"
+DEMO_PANEL = "Demo panel (median of the two stand-ins)"
 DEMO_ENDPOINT = "Demo catalogue"
 DEMO_SCHEDULE = "Nightly catalogue search"
 
@@ -244,31 +246,45 @@ def demo_addresses_follow(team: Team) -> list[str]:
     if judge_refused:
         kept = "kept, but its calls fail" if judge else "left out"
         return [*lines, f"The demo judge is {kept}: {judge_refused}."]
-    if judge is None:
-        owner = User.objects.get(email=OWNER)
-        judge = _add_demo_judge(team, owner)
-        Schedule.objects.filter(team=team, name=DEMO_SCHEDULE, judge=None).update(judge=judge)
-    elif judge.base_url != settings.DEMO_JUDGE_URL:
-        Judge.objects.filter(id=judge.id).update(base_url=settings.DEMO_JUDGE_URL)
+    owner = User.objects.get(email=OWNER)
+    judge = _add_demo_judge(team, owner)
+    Schedule.objects.filter(team=team, name=DEMO_SCHEDULE, judge=None).update(judge=judge)
+    Judge.objects.filter(team=team, name__in=[DEMO_JUDGE, DEMO_TITLE_JUDGE]).exclude(
+        base_url=settings.DEMO_JUDGE_URL
+    ).update(base_url=settings.DEMO_JUDGE_URL)
     return [*lines, f"The demo judge calls {settings.DEMO_JUDGE_URL}."]
 
 
 def _add_demo_judge(team: Team, owner: User) -> Judge:
-    """An AI judge whose "model" is the app's own word-overlap stand-in (judge_api.py):
-    the whole AI judging flow, no key needed."""
+    """AI judges whose "models" are the app's own word-overlap stand-ins (judge_api.py),
+    and a panel of the two: the whole AI judging flow, no key needed. The word-overlap
+    judge (made here, or found when it is there already)."""
+    from apps.judges.panels import panel_create
     from apps.judges.services import judge_create
 
-    return judge_create(
-        team=team,
-        created_by=owner,
-        name=DEMO_JUDGE,
-        protocol="openai",
-        base_url=settings.DEMO_JUDGE_URL,
-        model_name="word-overlap",
-        results_per_call=8,
-        calls_at_once=2,
-        timeout_seconds=10,
-    )
+    made = {j.name: j for j in Judge.objects.filter(team=team)}
+    for name, model in ((DEMO_JUDGE, "word-overlap"), (DEMO_TITLE_JUDGE, "title-overlap")):
+        if name not in made:
+            made[name] = judge_create(
+                team=team,
+                created_by=owner,
+                name=name,
+                protocol="openai",
+                base_url=settings.DEMO_JUDGE_URL,
+                model_name=model,
+                results_per_call=8,
+                calls_at_once=2,
+                timeout_seconds=10,
+            )
+    if DEMO_PANEL not in made:
+        panel_create(
+            team=team,
+            created_by=owner,
+            name=DEMO_PANEL,
+            members=[made[DEMO_JUDGE].id, made[DEMO_TITLE_JUDGE].id],
+            rule="median",
+        )
+    return made[DEMO_JUDGE]
 
 
 def _add_demo_schedule(team: Team, owner: User, judge: Judge | None) -> None:

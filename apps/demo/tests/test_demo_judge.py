@@ -11,7 +11,14 @@ from apps.demo import seed as demo
 from apps.demo.judge_api import overlap_grade
 from apps.evaluations.models import Evaluation, FeedbackSlot, Status
 from apps.judges import controls
-from apps.judges.models import CalibrationStatus, GoldSet, Judge, RunStatus
+from apps.judges.models import (
+    CalibrationStatus,
+    GoldSet,
+    Judge,
+    JudgeCall,
+    JudgeGrade,
+    RunStatus,
+)
 from apps.judges.prompting import JudgeTask, Result, answer_schema, default_prompt, messages_for
 
 GRADED = engine.SCALES["graded"]
@@ -86,3 +93,29 @@ def test_the_seeded_demo_judge_grades_a_demo_evaluation_through_the_app(
     calibration.refresh_from_db()
     assert calibration.status == CalibrationStatus.FINISHED, calibration.note
     assert calibration.graded == gold.items.count() and calibration.alpha is not None
+
+
+@pytest.mark.django_db
+def test_the_seeded_demo_panel_grades_with_the_median_of_its_two_stand_ins(
+    live_server, settings, django_capture_on_commit_callbacks
+):
+    settings.DEMO_SEARCH_API = True
+    settings.AI_JUDGES_ALLOW_PRIVATE_ADDRESSES = True
+    settings.DEMO_JUDGE_URL = f"{live_server.url}/demo/llm/v1"
+    call_command("seed_demo", stdout=None)
+    panel = Judge.objects.get(team__name=demo.TEAM_NAME, name=demo.DEMO_PANEL)
+    assert [member.model_name for member in panel.members()] == ["word-overlap", "title-overlap"]
+    evaluation = Evaluation.objects.get(
+        team__name=demo.TEAM_NAME, scale="detail", search_model=None
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        run = controls.run_start(judge=panel, evaluation=evaluation)
+    run.refresh_from_db()
+    assert run.status == RunStatus.FINISHED, run.note
+    grades = JudgeGrade.objects.filter(run=run)
+    assert grades.count() == run.graded > 0
+    assert run.calls == 2 * JudgeCall.objects.filter(run=run, model_name="title-overlap").count()
+    for grade in grades:
+        members = [vote["grade"] for vote in grade.votes]
+        assert grade.slot.grade == min(members)  # the lower middle of two
+        assert grade.agreement == (1.0 if members[0] == members[1] else 0.5)
