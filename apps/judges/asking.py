@@ -167,9 +167,11 @@ def asked_together(parts: list[Asked], judged: dict[str, Judged], failed: dict[s
     """Several calls as one ask: their tokens and cost added; failed as a whole, as the
     first part that failed so (a retryable one first: the whole ask is made again)."""
     calls = [call for part in parts for call in part.calls]
-    whole = [call.outcome for call in calls if call.outcome.failure is not None]
-    whole.sort(key=lambda outcome: not outcome.retryable)
-    first = whole[0] if whole else calls[0].outcome
+    whole = [call for call in calls if call.outcome.failure is not None]
+    whole.sort(key=lambda call: not call.outcome.retryable)
+    first = whole[0].outcome if whole else calls[0].outcome
+    # Which of the calls failed, when the models differ (a panel's members).
+    named = len({call.model_name for call in calls}) > 1
     outcome = CallOutcome(
         text="",
         input_tokens=sum(call.outcome.input_tokens for call in calls),
@@ -177,7 +179,7 @@ def asked_together(parts: list[Asked], judged: dict[str, Judged], failed: dict[s
         output_tokens=sum(call.outcome.output_tokens for call in calls),
         latency_ms=max(call.outcome.latency_ms for call in calls),
         failure=first.failure if whole else None,
-        error=first.error if whole else "",
+        error=(f"{whole[0].model_name}: " if named else "") + first.error if whole else "",
         retry_after_s=first.retry_after_s if whole else None,
         sent=any(call.outcome.sent for call in calls),
     )

@@ -45,6 +45,7 @@ from .images import result_shown
 from .lifecycle_guard import work_ended
 from .models import (
     CachedJudgement,
+    Judge,
     JudgeCall,
     JudgeFailure,
     JudgeGrade,
@@ -348,16 +349,18 @@ def _seconds_until_failing(run: JudgeRun, now: datetime) -> float:
     return max((deadline - now).total_seconds(), 0.0)
 
 
+def _addresses(judge: Judge) -> str:
+    """Where the judge's calls go: its model's address, or its members' for a panel."""
+    judges = judge.members() or [judge]
+    return ", ".join(endpoint(j.protocol, j.base_url) for j in judges)
+
+
 def _fail_if_unreachable(run: JudgeRun, now: datetime, last_error: str) -> bool:
     """Fail the run when every call failed since AI_JUDGE_FAIL_AFTER_SECONDS or longer
     (one conditional UPDATE: of the lanes that see it, one fails it and tells the team);
     whether it did. Resuming it tries again."""
     fail_after = settings.AI_JUDGE_FAIL_AFTER_SECONDS
-    why = (
-        f"no answer from {endpoint(run.judge.protocol, run.judge.base_url)} "
-        f"for {fail_after:g} s: "
-        f"{last_error}"
-    )[:2000]
+    why = (f"no answer from {_addresses(run.judge)} for {fail_after:g} s: {last_error}")[:2000]
     with transaction.atomic():
         failed = JudgeRun.objects.filter(
             id=run.id,

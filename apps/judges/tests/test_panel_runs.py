@@ -132,7 +132,7 @@ def test_a_panel_with_a_member_that_failed_makes_the_whole_ask_again(server, eva
     server.respond_with(claude_down)
     run = controls.run_start(judge=panel, evaluation=evaluation)
     step = runs.run_step(run_id=run.id)
-    assert step.action == "wait" and "overloaded" in step.why
+    assert step.action == "wait" and "claude-test: " in step.why and "overloaded" in step.why
     assert graded(evaluation, panel) == []
     run.refresh_from_db()
     assert run.calls == 2  # both calls were made; GPT's is paid for
