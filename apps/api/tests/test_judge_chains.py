@@ -338,3 +338,75 @@ def test_the_steps_filters_take_their_values_only(client, evaluation, links):
         assert answer.status_code == 400, query
         assert fields(answer) == {query.split("=")[0]}
     assert client.get(f"{chain_url(evaluation)}steps/?status=kept").json()["count"] == 0
+
+
+# --- Escalating on agreement ---------------------------------------------------------
+
+
+def test_a_chain_sends_on_what_its_sampled_first_judge_s_samples_split_on(
+    client, server, evaluation, links
+):
+    from apps.judges.tests.test_chain_agreement import in_turn
+
+    cheap, _, strong = links
+    judge_update(judge=cheap, temperature=0.7, samples=3)
+    # Result 3 of each keyword is sampled 1, 1, 3 (2 samples in 3 agree); the rest 2, 2, 2.
+    server.respond_with(
+        in_turn(
+            {
+                "cheap": lambda n, turn: ((1, 1, 3)[turn] if n == 3 else 2, 0.9),
+                "strong": lambda n, turn: (3, 1.0),
+            }
+        )
+    )
+    created = client.post(
+        chain_url(evaluation),
+        {"first": cheap.id, "escalate_to": strong.id, "agreement_below": 0.9, "audit_percent": 0},
+    )
+    assert created.status_code == 201, created.content
+    assert (created.json()["agreement_below"], created.json()["confidence_below"]) == (0.9, None)
+
+    grade_and_settle(evaluation, cheap)
+
+    chain = client.get(chain_url(evaluation)).json()
+    assert chain["agreement_below"] == 0.9
+    summary = chain["summary"]
+    assert (summary["by_status"]["escalated"], summary["by_status"]["kept"]) == (2, 6)
+    assert summary["by_reason"]["samples_split"] == 2
+    assert sum(summary["by_reason"].values()) == 2
+    # Three samples of each keyword's call (6) at 0.10 a million input tokens, and one
+    # call of the strong judge a keyword (2) at 5.00: 1,000 input tokens each.
+    assert summary["spent"] == "0.010600"
+
+    split = client.get(f"{chain_url(evaluation)}steps/?why=samples_split").json()
+    assert split["count"] == 2
+    for step in split["results"]:
+        assert step["position"] == 3 and step["first_agreement"] == pytest.approx(2 / 3)
+        assert (step["status"], step["first_grade"], step["next_grade"], step["grade"]) == (
+            "escalated",
+            1,
+            3,
+            3,
+        )
+    kept = client.get(f"{chain_url(evaluation)}steps/?status=kept").json()["results"]
+    assert {(step["first_agreement"], step["grade"]) for step in kept} == {(1.0, 2)}
+
+
+def test_agreement_below_is_a_share_for_a_panel_or_samples_naming_its_field(
+    client, evaluation, links
+):
+    cheap, _, _ = links
+    for given in (1.5, -0.1, "half"):
+        refused = client.post(chain_url(evaluation), {"first": cheap.id, "agreement_below": given})
+        assert refused.status_code == 400, given
+        assert fields(refused) == {"agreement_below"}
+    one_answer = client.post(chain_url(evaluation), {"first": cheap.id, "agreement_below": 0.5})
+    assert one_answer.status_code == 400
+    assert problems(one_answer) == [
+        "agreement_below: cheap gives one grade per result; agreement needs a panel or samples"
+    ]
+    assert not JudgeChain.objects.exists() and not JudgeRun.objects.exists()
+
+    created = client.post(chain_url(evaluation), {"first": cheap.id, "agreement_below": None})
+    assert created.status_code == 201
+    assert created.json()["agreement_below"] is None
