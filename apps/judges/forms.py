@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 
+from .panels import MEMBERS_MAX
 from .providers import Protocol
 
 PROTOCOL_CHOICES = [
@@ -34,6 +35,14 @@ class JudgeForm(forms.Form):
         help_text="Stored encrypted; never shown again. Leave empty to keep the stored key.",
     )
     temperature = forms.CharField(required=False, help_text="0 to 2; empty: the provider's default")
+    samples = forms.CharField(
+        required=False,
+        label="Samples per call",
+        initial="1",
+        help_text="1 to 10. Above 1, asks the model that many times at the temperature and "
+        "keeps the grade given most often; the share that agreed becomes the grade's "
+        "agreement. Costs that many times as much, and needs a temperature above 0.",
+    )
     timeout_seconds = forms.CharField(label="Timeout (s)", initial="60")
     results_per_call = forms.CharField(label="Results per call", initial="10", help_text="1 to 20")
     calls_at_once = forms.CharField(label="Calls at once", initial="4", help_text="1 to 32")
@@ -81,6 +90,13 @@ class JudgeForm(forms.Form):
             (str(prompt.id), prompt.name) for prompt in prompts
         ]
 
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        # Left empty (or not sent): the judge keeps how often it asks (once, when new).
+        if cleaned.get("samples") == "":
+            cleaned.pop("samples")
+        return cleaned
+
     @staticmethod
     def initial_for(judge: Any) -> dict[str, Any]:
         fields = [name for name in JudgeForm.base_fields if name not in ("api_key", "prompt")]
@@ -114,3 +130,100 @@ class AssignForm(forms.Form):
     # Ticked: not urgent, the run's calls go through the provider's batch interface at
     # half the price (JudgeRun.urgent False).
     not_urgent = forms.BooleanField(required=False)
+
+
+class MembersField(forms.Field):
+    """A panel's members as chosen in its numbered member lists, in their order; a list
+    left on "none" is skipped. The service checks how many and which."""
+
+    widget = forms.SelectMultiple  # reads every value sent under the one name, in order
+
+    def to_python(self, value: Any) -> list[str]:
+        return [str(chosen) for chosen in value or [] if chosen not in (None, "")]
+
+
+# What a panel's form shows of its settings as they are stored (its members and rule
+# aside).
+PANEL_SETTINGS = (
+    "name",
+    "results_per_call",
+    "calls_at_once",
+    "budget_calls",
+    "budget_tokens",
+    "budget_cost",
+)
+RULE_CHOICES = [
+    ("median", "Median: the middle grade (of an even count, the lower of the two middle ones)"),
+    ("majority", "Majority: the grade most members gave; a tie is left for people"),
+    ("fitted", "Fitted weights: fitted on a calibration of the panel on a gold set"),
+]
+
+
+class PanelForm(forms.Form):
+    """A panel: its name, members (judges of one model), rule and what it shares with a
+    judge's settings. The service (panels.py) checks it all."""
+
+    name = forms.CharField(required=False)
+    members = MembersField(
+        required=False,
+        help_text="From 2 to 5 of the team's judges of one model, ideally of different "
+        "model families. Each is asked about every result, and paid at its own price.",
+    )
+    rule = forms.CharField(
+        required=False,
+        initial="median",
+        label="How their grades make one",
+        widget=forms.RadioSelect(choices=RULE_CHOICES),
+    )
+    prompt = forms.ChoiceField(
+        required=False,
+        help_text="What every member is asked with: the default prompt of the evaluation's "
+        "scale, or one of the team's prompts.",
+    )
+    results_per_call = forms.CharField(label="Results per call", initial="10", help_text="1 to 20")
+    calls_at_once = forms.CharField(label="Calls at once", initial="4", help_text="1 to 32")
+    budget_calls = forms.CharField(
+        required=False,
+        label="Budget: calls per run",
+        help_text="Every member's call counts: a panel of three makes three calls an ask.",
+    )
+    budget_tokens = forms.CharField(required=False, label="Budget: tokens per run")
+    budget_cost = forms.CharField(required=False, label="Budget: cost per run (US$)")
+
+    def __init__(
+        self,
+        *args: Any,
+        prompts: Iterable[Any] = (),
+        judges: Iterable[Any] = (),
+        **kwargs: Any,
+    ) -> None:
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
+        prompt_field = self.fields["prompt"]
+        assert isinstance(prompt_field, forms.ChoiceField)
+        prompt_field.choices = [("", "Default prompt of the evaluation's scale")] + [
+            (str(prompt.id), prompt.name) for prompt in prompts
+        ]
+        # What each member list offers: the team's judges of one model.
+        self.member_choices = [
+            (str(judge.id), f"{judge.name} ({judge.model_name})") for judge in judges
+        ]
+
+    def seats(self) -> list[str]:
+        """The member chosen in each of the form's lists (one a member a panel may have,
+        "" for none), as sent or as stored."""
+        if self.is_bound:
+            sent = self.data.getlist("members") if hasattr(self.data, "getlist") else []
+            chosen = [str(value) for value in sent if value]
+        else:
+            chosen = [str(value) for value in self.initial.get("members", [])]
+        chosen = chosen[:MEMBERS_MAX]
+        return chosen + [""] * (MEMBERS_MAX - len(chosen))
+
+    @staticmethod
+    def initial_for(panel: Any) -> dict[str, Any]:
+        initial = {name: getattr(panel, name) for name in PANEL_SETTINGS}
+        initial["members"] = [member.id for member in panel.members()]
+        initial["rule"] = panel.panel_rule
+        initial["prompt"] = panel.prompt_id
+        return {name: ("" if value is None else value) for name, value in initial.items()}

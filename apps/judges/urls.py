@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import calibration_views, call_log_views, views
+from . import calibration_views, call_log_views, panel_views, views
 
 app_name = "judges"
 
@@ -14,6 +14,8 @@ urlpatterns = [
         views.judge_test_connection,
         name="judge_test_connection",
     ),
+    path("judges/panels/new/", panel_views.panel_create, name="panel_create"),
+    path("judges/panels/<int:panel_id>/edit/", panel_views.panel_edit, name="panel_edit"),
     path("judges/prompts/", views.prompt_list, name="prompt_list"),
     path("judges/prompts/new/", views.prompt_create, name="prompt_create"),
     path("judges/prompts/<int:prompt_id>/", views.prompt_edit, name="prompt_edit"),

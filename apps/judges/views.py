@@ -20,7 +20,7 @@ from apps.core.errors import InvalidInput, InvalidState
 from apps.core.forms import add_problems
 from apps.evaluations.models import Evaluation
 
-from . import controls, prompts, selectors, services
+from . import controls, panel_views, prompts, selectors, services
 from .call_log import call_log_lines
 from .connection_check import check_connection
 from .forms import AssignForm, JudgeForm, PromptForm
@@ -51,7 +51,7 @@ def _run(request: TeamRequest, run_id: int) -> JudgeRun:
 
 @lead_required
 def judge_list(request: TeamRequest) -> HttpResponse:
-    rows = selectors.judge_rows(request.membership.team_id)
+    rows = panel_views.listed(selectors.judge_rows(request.membership.team_id))
     return render(request, "judges/judge_list.html", {"rows": rows})
 
 
@@ -70,6 +70,8 @@ def judge_create(request: TeamRequest) -> HttpResponse:
 @lead_required
 def judge_edit(request: TeamRequest, judge_id: int) -> HttpResponse:
     judge = _judge(request, judge_id)
+    if judge.is_panel:  # a panel has no model, address or key: its own form
+        return redirect("judges:panel_edit", judge.id)
     return _judge_form(
         request, judge, lambda data: services.judge_update(judge=judge, **data), "Saved"
     )
@@ -114,8 +116,10 @@ def judge_delete(request: TeamRequest, judge_id: int) -> HttpResponse:
 @lead_required
 def judge_test_connection(request: TeamRequest, judge_id: int) -> HttpResponse:
     """One small call with the judge's stored settings; the answer or the error, with
-    the address called, shown on the judge's page."""
+    the address called, shown on the judge's page; a panel's, one to each member."""
     judge = _judge(request, judge_id)
+    if judge.is_panel:
+        return panel_views.panel_test_connection(request, judge)
     report = check_connection(judge)
     if report.ok:
         messages.success(request, f"Test connection: {report.sentence}")
