@@ -205,6 +205,14 @@ class KeywordNotesDetail(APIView):
         return Response(KeywordOut(written).data)
 
 
+class VoteOut(serializers.Serializer):
+    by = serializers.CharField(help_text="the member's name, or 'sample 2'")
+    grade = serializers.IntegerField()
+    judge = serializers.IntegerField(
+        required=False, allow_null=True, help_text="the member's id (a panel's vote)"
+    )
+
+
 class AiJudgeOut(serializers.Serializer):
     judge = serializers.IntegerField(
         allow_null=True,
@@ -218,6 +226,16 @@ class AiJudgeOut(serializers.Serializer):
     confidence = serializers.FloatField(
         allow_null=True,
         help_text="0 to 1, as the model said; null for a grade copied or imported",
+    )
+    agreement = serializers.FloatField(
+        allow_null=True,
+        help_text="a panel's or a sampled judge's grade: the share of its members or "
+        "samples that gave it (1: all); null otherwise, and for a grade copied or imported",
+    )
+    votes = VoteOut(
+        many=True,
+        allow_null=True,
+        help_text="each member's or sample's grade, in order; null as agreement is",
     )
 
 
@@ -292,6 +310,8 @@ class JudgementOut(serializers.Serializer):
             "model": made.model_name or None,
             "prompt_version": made.prompt_version or None,
             "confidence": call.confidence if call else None,
+            "agreement": call.agreement if call else None,
+            "votes": call.votes if call else None,
         }
 
 

@@ -22,6 +22,7 @@ from . import (
     keywords,
     library,
     lifecycle,
+    panels,
     query_sets,
     search_models,
     trec_eval,
@@ -147,6 +148,8 @@ v1 = [
     path("library/lists/", library.ListListImport.as_view(), name="library_lists"),
     path("library/lists/<int:list_id>/", library.ListDetail.as_view(), name="library_list_detail"),
     path("judges/", judges.JudgeListCreate.as_view(), name="judge_list"),
+    path("panels/", panels.PanelListCreate.as_view(), name="panel_list"),
+    path("panels/<int:panel_id>/", panels.PanelDetail.as_view(), name="panel_detail"),
     path("judge-prompts/", judge_prompts.PromptListCreate.as_view(), name="judge_prompt_list"),
     path(
         "judge-prompts/<int:prompt_id>/",

@@ -186,6 +186,8 @@ def test_a_chain_to_a_stronger_judge_is_set_up_and_says_what_it_did(
         "model": "cheap",
         "prompt_version": "default-graded-v2",
         "confidence": 0.9,
+        "agreement": None,
+        "votes": None,
     }
     assert (sent["grader"], sent["grade"]) == ("strong", 3)
     assert (sent["ai_judge"]["judge"], sent["ai_judge"]["model"]) == (strong.id, "strong")

@@ -291,6 +291,8 @@ def test_an_ai_judge_s_grade_names_the_judge_its_model_and_prompt_beside_its_rea
         "model": "cheap",
         "prompt_version": "v-x",
         "confidence": 0.8,
+        "agreement": None,  # a judge of one model, asked once
+        "votes": None,
     }
     assert (rows[person.id]["grader"], rows[person.id]["ai_judge"]) == ("grader@a.test", None)
     assert rows[person.id]["reason"] == "looks right"
