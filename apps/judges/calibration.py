@@ -22,8 +22,9 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
+from functools import partial
 from typing import Any, TypeVar, cast
 
 from django.core.cache import cache
@@ -36,7 +37,17 @@ from apps.accounts.models import Team, User
 from apps.core.errors import InvalidInput, InvalidState, NotFound
 from apps.evaluations.scales import scale_of
 
-from .asking import Asked, ask, budget_reached, judgement_key
+from .asking import (
+    Asked,
+    ask,
+    asked_together,
+    budget_reached,
+    in_parallel,
+    judgement_key,
+    member_task,
+    most_spent,
+    not_ready,
+)
 from .calibration_figures import (
     Ceiling,
     Figure,
@@ -48,6 +59,7 @@ from .calibration_figures import (
 )
 from .calibration_verdict import CalibrationVerdict, calibration_verdict
 from .call_log import log_call
+from .combining import MEDIAN, combine
 from .images import result_shown
 from .models import (
     CachedJudgement,
@@ -59,6 +71,16 @@ from .models import (
     Judge,
     JudgeGate,
 )
+from .panel_figures import (
+    MemberFigures,
+    VoteAgreement,
+    Voted,
+    by_members,
+    member_figures,
+    vote_agreement,
+    voted,
+)
+from .panels import fitted_weights_shown
 from .prompting import JudgeTask, Prompt, default_prompt
 from .prompts import pinned_prompt, version_for_new_run
 from .providers import Failure
@@ -70,6 +92,11 @@ BACKOFF_BASE_S = 1.0  # doubles with each try
 MAX_WAIT_S = 30.0
 STALLED_AFTER = timedelta(minutes=2)
 STOPPING_FAILURES = frozenset({Failure.REJECTED, Failure.REFUSED})
+# Why a fitted panel calibrated before its fit has no grade of its own on a result.
+UNFITTED = (
+    "no grade of the panel's own: its weights are not fitted yet (fit them on this "
+    "calibration, from its members' votes)"
+)
 
 
 def gold_scale(gold_set: GoldSet) -> engine.Scale:
@@ -179,12 +206,17 @@ def calibration_execute(*, run_id: int) -> None:
     prompt = pinned_prompt(run.prompt, scale)
     batches = _from_cache(run, prompt, list(_batches(run, scale)))
     width = max(1, judge.calls_at_once)
-    for start in range(0, len(batches), width):
+    asked = 0
+    while asked < len(batches):
         why = _why_stop(run)
+        chunk: list[_Batch] = []
+        if not why:
+            chunk, why = _paid_by_the_calls_budget(
+                judge, prompt, run.calls, batches[asked:][:width]
+            )
         if why:
             _stop(run, why)
             return
-        chunk = batches[start : start + width]
         with ThreadPoolExecutor(max_workers=len(chunk)) as pool:
             answers = list(pool.map(lambda batch: _ask_with_retries(judge, prompt, batch), chunk))
         for batch, tries in zip(chunk, answers, strict=True):
@@ -192,8 +224,34 @@ def calibration_execute(*, run_id: int) -> None:
             if stop:
                 _stop(run, stop)
                 return
+        asked += len(chunk)
         CalibrationRun.objects.filter(id=run.id).update(seen_at=timezone.now())
     _finish(run, scale)
+
+
+def _paid_by_the_calls_budget(
+    judge: Judge, prompt: Prompt, spent: int, chunk: list[_Batch]
+) -> tuple[list[_Batch], str]:
+    """The first asks of `chunk` that the judge's budget of calls still pays for, all
+    of them; a panel's or a sampled judge's ask makes several calls, and none may pass
+    the budget. None, and why, when not even the first fits."""
+    if judge.budget_calls is None:
+        return chunk, ""
+    left = judge.budget_calls - spent
+    paid: list[_Batch] = []
+    for batch in chunk:
+        calls = most_spent(judge, prompt, batch.task).calls
+        if calls > left:
+            break
+        left -= calls
+        paid.append(batch)
+    if paid:
+        return paid, ""
+    calls = most_spent(judge, prompt, chunk[0].task).calls
+    return [], (
+        f"the budget of {judge.budget_calls} calls is reached: the next ask makes {calls} "
+        f"calls, {max(left, 0)} are left"
+    )
 
 
 def _batches(run: CalibrationRun, scale: engine.Scale) -> Iterator[_Batch]:
@@ -244,7 +302,13 @@ def _from_cache(run: CalibrationRun, prompt: Prompt, batches: list[_Batch]) -> l
             else:
                 hits.append(
                     CalibrationGrade(
-                        run=run, item=item, grade=entry.grade, reason=entry.reason, cached=True
+                        run=run,
+                        item=item,
+                        grade=entry.grade,
+                        reason=entry.reason,
+                        cached=True,
+                        agreement=entry.agreement,
+                        votes=entry.votes,
                     )
                 )
         if remaining:
@@ -261,7 +325,7 @@ def _ask_with_retries(judge: Judge, prompt: Prompt, batch: _Batch) -> list[Asked
     """Every try of one call: the last one answered, or failed for good."""
     tries: list[Asked] = []
     for attempt in range(RETRIES):
-        asked = ask(judge, prompt, batch.task)
+        asked = _ask(judge, prompt, batch.task)
         tries.append(asked)
         if not asked.outcome.retryable or attempt == RETRIES - 1:
             break
@@ -270,10 +334,36 @@ def _ask_with_retries(judge: Judge, prompt: Prompt, batch: _Batch) -> list[Asked
     return tries
 
 
+def _ask(judge: Judge, prompt: Prompt, task: JudgeTask) -> Asked:
+    """The judge's grades of the task, asked as a run asks them; but a fitted panel
+    before its fit has no grade yet, and its calibration is what its weights are fitted
+    on: its members are asked, for their votes alone (_store keeps no grade of it)."""
+    if judge.is_panel and not_ready(judge):
+        return _members_asked(judge, prompt, task)
+    return ask(judge, prompt, task)
+
+
+def _members_asked(panel: Judge, prompt: Prompt, task: JudgeTask) -> Asked:
+    """Every member's grades of the task as the votes of each result that all of them
+    graded (the median rule only gathers them; its grade is not kept)."""
+    members = panel.members()
+    asked = in_parallel([partial(ask, m, prompt, member_task(m, task)) for m in members])
+    parts = [
+        (member.name, member.id, each.judged, each.failed)
+        for member, each in zip(members, asked, strict=True)
+    ]
+    ids = [result.id for result in task.results]
+    combined = combine(ids, parts, rule=MEDIAN, scale_grades=task.scale.grades)
+    return asked_together(asked, combined.judged, combined.failed)
+
+
 def _store(run: CalibrationRun, prompt: Prompt, batch: _Batch, tries: list[Asked]) -> str:
-    """Log every try, keep the grades, the reasons of what failed, and the cache's new
-    entries; why the calibration must stop ("" to go on)."""
+    """Log every try, keep the grades (with a panel's or a sampled judge's votes), the
+    reasons of what failed, and the cache's new entries; why the calibration must stop
+    ("" to go on)."""
     judge = _judge(run)
+    # A fitted panel before its fit: its members' votes are kept, with no grade of its own.
+    unfitted = judge.is_panel and bool(not_ready(judge))
     asked = tries[-1]
     failure = asked.outcome.failure
     whole_call = f"{failure.value}: {asked.outcome.error}" if failure is not None else ""
@@ -291,8 +381,20 @@ def _store(run: CalibrationRun, prompt: Prompt, batch: _Batch, tries: list[Asked
                 why = whole_call or asked.failed.get(result.id, "no grade in the answer")
                 grades.append(CalibrationGrade(run=run, item=item, failure=why[:2000]))
                 continue
+            votes = list(judged.votes) or None
+            if unfitted:
+                why = UNFITTED
+                grades.append(CalibrationGrade(run=run, item=item, failure=why, votes=votes))
+                continue
             grades.append(
-                CalibrationGrade(run=run, item=item, grade=judged.grade, reason=judged.reason)
+                CalibrationGrade(
+                    run=run,
+                    item=item,
+                    grade=judged.grade,
+                    reason=judged.reason,
+                    agreement=judged.agreement,
+                    votes=votes,
+                )
             )
             paid_for.append(
                 CachedJudgement(
@@ -300,6 +402,9 @@ def _store(run: CalibrationRun, prompt: Prompt, batch: _Batch, tries: list[Asked
                     key=judgement_key(judge, prompt, context, result),
                     grade=judged.grade,
                     reason=judged.reason,
+                    confidence=judged.confidence,
+                    agreement=judged.agreement,
+                    votes=votes,
                     call=calls[-1],
                 )
             )
@@ -311,7 +416,7 @@ def _store(run: CalibrationRun, prompt: Prompt, batch: _Batch, tries: list[Asked
 
 def _count(run: CalibrationRun, tries: list[Asked], *, graded: int, failed: int) -> None:
     CalibrationRun.objects.filter(id=run.id).update(
-        calls=F("calls") + sum(1 for a in tries if a.outcome.sent),
+        calls=F("calls") + sum(a.calls_sent for a in tries),
         input_tokens=F("input_tokens") + sum(a.outcome.input_tokens for a in tries),
         cached_input_tokens=F("cached_input_tokens")
         + sum(a.outcome.cached_input_tokens for a in tries),
@@ -366,12 +471,62 @@ def gold_pairs(gold_set: GoldSet, run: CalibrationRun | None) -> list[Pair]:
     ]
 
 
+def gold_votes(gold_set: GoldSet, run: CalibrationRun) -> list[Voted]:
+    """The votes of a panel's members or a sampled judge's samples on each gold item, in
+    gold_pairs' order (none where the calibration kept none)."""
+    kept = {
+        item_id: (votes, agreement)
+        for item_id, votes, agreement in CalibrationGrade.objects.filter(
+            run=run, votes__isnull=False
+        ).values_list("item_id", "votes", "agreement")
+    }
+    items = GoldItem.objects.filter(gold_set=gold_set).order_by("keyword_index", "id")
+    return [
+        voted(keyword, *kept.get(item_id, ((), None)))
+        for item_id, keyword in items.values_list("id", "keyword_index")
+    ]
+
+
+@dataclass(frozen=True)
+class VotesReport:
+    """Of a panel's calibration: each member's figures against people and the members'
+    agreement with each other; of a sampled judge's: its samples' agreement."""
+
+    members: list[MemberFigures] = field(default_factory=list)
+    member_agreement: VoteAgreement | None = None
+    sample_agreement: VoteAgreement | None = None
+
+
+def votes_report(
+    gold_set: GoldSet, run: CalibrationRun, scale: engine.Scale, *, samples: int
+) -> VotesReport:
+    """The calibration's votes measured (an empty report when it kept none)."""
+    items = gold_votes(gold_set, run) if run.judge_id else []
+    if not any(item.votes for item in items):
+        return VotesReport()
+    agreement = vote_agreement(items, scale, samples=samples)
+    if not by_members(items):
+        return VotesReport(sample_agreement=agreement)
+    pairs = gold_pairs(gold_set, run)
+    members = member_figures(pairs, items, scale, profile=gold_set.profile, samples=samples)
+    return VotesReport(members, member_agreement=agreement)
+
+
 @dataclass(frozen=True)
 class RunReport:
     run: CalibrationRun
     figures: JudgeFigures
     stale: str  # why its figures no longer describe the judge ("" when they do)
     verdict: CalibrationVerdict | None = None  # None until the calibration is over
+    votes: VotesReport = field(default_factory=VotesReport)
+    # A panel's weights fitted on this calibration: (member id, name, weight) each.
+    fitted_weights: list[tuple[int, str, float]] = field(default_factory=list)
+
+    @property
+    def can_fit_weights(self) -> bool:
+        judge = self.run.judge
+        finished = self.run.status == CalibrationStatus.FINISHED
+        return finished and judge is not None and judge.is_panel
 
 
 @dataclass(frozen=True)
@@ -413,8 +568,13 @@ def gold_report(gold_set: GoldSet, *, samples: int = 1_000) -> GoldReport:
         def gap(run: CalibrationRun = run) -> Figure:
             return alpha_gap(gold_pairs(gold_set, run), scale, samples=samples)
 
+        def votes(run: CalibrationRun = run, samples: int = samples) -> VotesReport:
+            return votes_report(gold_set, run, scale, samples=samples)
+
         if run.status == CalibrationStatus.RUNNING:
-            reports.append(RunReport(run, figures(samples=0), _stale(run, gold_set)))
+            reports.append(
+                RunReport(run, figures(samples=0), _stale(run, gold_set), votes=votes(samples=0))
+            )
             continue
         finished = run.finished_at.isoformat() if run.finished_at else ""
         key = f"{run.id}:{finished}:{run.graded}:{run.failed}:{samples}"
@@ -422,7 +582,16 @@ def gold_report(gold_set: GoldSet, *, samples: int = 1_000) -> GoldReport:
         verdict = calibration_verdict(
             measured.alpha, ceiling.alpha, _cached(f"judges:calibration-gap:{key}", gap)
         )
-        reports.append(RunReport(run, measured, _stale(run, gold_set), verdict))
+        reports.append(
+            RunReport(
+                run,
+                measured,
+                _stale(run, gold_set),
+                verdict,
+                votes=_cached(f"judges:calibration-votes:{key}", votes),
+                fitted_weights=_fitted_on(run),
+            )
+        )
     return GoldReport(
         gold_set,
         scale,
@@ -431,6 +600,14 @@ def gold_report(gold_set: GoldSet, *, samples: int = 1_000) -> GoldReport:
         ceiling,
         reports,
     )
+
+
+def _fitted_on(run: CalibrationRun) -> list[tuple[int, str, float]]:
+    """The panel's weights by member, when they were fitted on this calibration."""
+    panel = run.judge
+    if panel is None or not panel.is_panel or (panel.panel_fit or {}).get("calibration") != run.id:
+        return []
+    return [(member.id, member.name, weight) for member, weight in fitted_weights_shown(panel)]
 
 
 Computed = TypeVar("Computed")

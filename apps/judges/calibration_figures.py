@@ -191,7 +191,7 @@ UNDEFINED = (
 
 
 def _alpha_of(scale: engine.Scale) -> Statistic:
-    level = _level(scale)
+    level = alpha_level(scale)
 
     def alpha(rows: np.ndarray) -> float | None:
         count = len(rows)
@@ -342,7 +342,7 @@ def people_ceiling(
     """People's agreement with each other, over the results two people or more graded."""
     keywords = sorted({pair.keyword for pair in pairs})
     counts_of = _people_counts(pairs, keywords, scale)
-    level = _level(scale)
+    level = alpha_level(scale)
 
     def alpha(counts: np.ndarray) -> float | None:
         return krippendorff_alpha(counts, level).value if len(counts) else None
@@ -373,7 +373,9 @@ def people_ceiling(
 NO_TWO_PEOPLE = "no result has grades from two people"
 
 
-def _level(scale: engine.Scale) -> Level:
+def alpha_level(scale: engine.Scale) -> Level:
+    """How Krippendorff's alpha weighs a disagreement on the scale: nominal on two grades,
+    ordinal otherwise."""
     return "nominal" if len(scale.grades) == 2 else "ordinal"
 
 
@@ -410,7 +412,7 @@ def alpha_gap(
     keywords = sorted({pair.keyword for pair in pairs})
     by_keyword = _by_keyword(_graded_pairs(pairs, scale), keywords, scale)
     people_counts = _people_counts(pairs, keywords, scale)
-    judge_alpha, level = _alpha_of(scale), _level(scale)
+    judge_alpha, level = _alpha_of(scale), alpha_level(scale)
 
     def gap(drawn: IntArray) -> float | None:
         chosen = [by_keyword[k] for k in drawn if len(by_keyword[k])]

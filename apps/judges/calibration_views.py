@@ -1,7 +1,8 @@
 """The lead's calibration pages: the team's gold sets (draw one), a gold set's report
 (people's ceiling and every calibration side by side; calibrate a judge on it), a
-calibration's controls and call log, and the team's gate. Everything is looked up
-inside the current team: another team's answers 404."""
+calibration's controls and call log, fitting a panel's weights on its calibration, and
+the team's gate. Everything is looked up inside the current team: another team's
+answers 404."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from apps.core.forms import add_problems
 from apps.core.typed import parse_id
 from apps.evaluations.models import Evaluation
 
-from . import calibration, controls
+from . import calibration, controls, panels
 from .call_log import calibration_log_lines
 from .forms_calibration import GateForm, GoldSetForm
 from .gold_sets import gold_set_create, gold_set_delete
@@ -188,6 +189,28 @@ def calibration_control(request: TeamRequest, run_id: int, action: str) -> HttpR
             messages.success(request, f"Asking {run.graded_by} again about {retried} results.")
     except InvalidState as error:
         messages.error(request, error.message)
+    return redirect("judges:gold_set_detail", run.gold_set_id)
+
+
+@require_POST
+@lead_required
+def calibration_fit_weights(request: TeamRequest, run_id: int) -> HttpResponse:
+    """Fit the weights of the panel calibrated on its finished calibration: what its
+    fitted rule weighs its members' grades by from then on."""
+    run = _calibration(request, run_id)
+    panel = run.judge
+    if panel is None:
+        messages.error(request, "judge: a judgement list's calibration has no panel to fit")
+        return redirect("judges:gold_set_detail", run.gold_set_id)
+    try:
+        panels.panel_fit_weights(panel=panel, calibration=run.id)
+    except (InvalidInput, InvalidState) as error:
+        messages.error(request, error.message)
+    else:
+        weights = ", ".join(
+            f"{member.name} {weight:.2f}" for member, weight in panels.fitted_weights_shown(panel)
+        )
+        messages.success(request, f"Fitted {panel.name}'s weights on this calibration: {weights}.")
     return redirect("judges:gold_set_detail", run.gold_set_id)
 
 

@@ -49,6 +49,11 @@ urlpatterns = [
         name="calibration_call_log",
     ),
     path(
+        "judges/calibrations/<int:run_id>/fit-weights/",
+        calibration_views.calibration_fit_weights,
+        name="calibration_fit_weights",
+    ),
+    path(
         "judges/calibrations/<int:run_id>/<slug:action>/",
         calibration_views.calibration_control,
         name="calibration_control",
