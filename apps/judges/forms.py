@@ -182,11 +182,8 @@ class PanelForm(forms.Form):
     )
     results_per_call = forms.CharField(label="Results per call", initial="10", help_text="1 to 20")
     calls_at_once = forms.CharField(label="Calls at once", initial="4", help_text="1 to 32")
-    budget_calls = forms.CharField(
-        required=False,
-        label="Budget: calls per run",
-        help_text="Every member's call counts: a panel of three makes three calls an ask.",
-    )
+    # Every member's call counts (the form's budget paragraph says so).
+    budget_calls = forms.CharField(required=False, label="Budget: calls per run")
     budget_tokens = forms.CharField(required=False, label="Budget: tokens per run")
     budget_cost = forms.CharField(required=False, label="Budget: cost per run (US$)")
 
