@@ -89,6 +89,38 @@ class VerdictOut(serializers.Serializer):
     warns = serializers.BooleanField(help_text="the sentence advises against the judge")
 
 
+class MemberFiguresOut(serializers.Serializer):
+    judge = serializers.IntegerField(help_text="the member judge's id")
+    name = serializers.CharField(help_text="as its votes in this calibration name it")
+    compared = serializers.IntegerField(
+        source="figures.compared", help_text="results with people's consensus and its grade"
+    )
+    alpha = FigureOut(
+        source="figures.alpha", help_text="its Krippendorff's alpha against people's consensus"
+    )
+    exact = FigureOut(source="figures.exact", help_text="share of the same grade")
+    within_one = FigureOut(
+        source="figures.within_one", help_text="share at most one grade from the consensus"
+    )
+
+
+class VoteAgreementOut(serializers.Serializer):
+    voters = serializers.IntegerField(help_text="the members, or the samples, that voted")
+    alpha = FigureOut(
+        help_text="Krippendorff's alpha among them, each a coder (ordinal; nominal on binary)"
+    )
+    all_agree = FigureOut(help_text="the share of results on which every vote was the same")
+    mean_agreement = FigureOut(
+        help_text="the mean share of the votes that gave the grade kept (null when none was)"
+    )
+
+
+class FittedWeightOut(serializers.Serializer):
+    judge = serializers.IntegerField()
+    name = serializers.CharField()
+    weight = FiniteFloatField()
+
+
 class RunReportOut(serializers.Serializer):
     calibration = serializers.SerializerMethodField()
     verdict = serializers.SerializerMethodField(
@@ -120,6 +152,31 @@ class RunReportOut(serializers.Serializer):
         source="figures.decisions", many=True, help_text="with a candidate: per metric"
     )
     changes_a_decision = serializers.BooleanField(source="figures.changes_a_decision")
+    members = MemberFiguresOut(
+        source="votes.members",
+        many=True,
+        help_text="a panel's: each member's figures against people, from its own grades",
+    )
+    member_agreement = VoteAgreementOut(
+        source="votes.member_agreement",
+        allow_null=True,
+        help_text="a panel's: how well its members agree with each other; null otherwise",
+    )
+    sample_agreement = VoteAgreementOut(
+        source="votes.sample_agreement",
+        allow_null=True,
+        help_text="a sampled judge's: how well its samples agree with each other; null otherwise",
+    )
+    fitted_weights = serializers.SerializerMethodField(
+        help_text="a panel's weights, when they were fitted on this calibration"
+    )
+
+    @extend_schema_field(FittedWeightOut(many=True))
+    def get_fitted_weights(self, report: RunReport) -> list[dict[str, Any]]:
+        return [
+            {"judge": judge, "name": name, "weight": weight}
+            for judge, name, weight in report.fitted_weights
+        ]
 
     @extend_schema_field(CalibrationOut)
     def get_calibration(self, report: RunReport) -> dict[str, Any]:

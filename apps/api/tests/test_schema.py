@@ -99,6 +99,7 @@ def test_the_schema_lists_every_v1_operation_and_nothing_else():
         "/api/v1/judges/{judge_id}/": ["delete", "get", "patch"],
         "/api/v1/judges/{judge_id}/runs/": ["post"],
         "/api/v1/judges/{judge_id}/test-connection/": ["post"],
+        "/api/v1/judges/{judge_id}/fit-weights/": ["post"],
         "/api/v1/panels/": ["get", "post"],
         "/api/v1/panels/{panel_id}/": ["get", "patch"],
         "/api/v1/judge-runs/": ["get"],
