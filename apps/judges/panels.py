@@ -72,7 +72,8 @@ def panel_create(
 
 @transaction.atomic
 def panel_update(*, panel: Judge, members: Any = None, rule: Any = None, **given: Any) -> Judge:
-    """Change what is given. New members or a new rule forget fitted weights."""
+    """Change what is given. New members forget the fitted weights (they weigh those
+    members); a change of rule keeps them, for a return to the fitted rule."""
     if not panel.is_panel:
         raise InvalidState(f"{panel.name} is not a panel", field="judge")
     problems: list[str] = []
