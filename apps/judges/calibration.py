@@ -23,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, TypeVar, cast
 
@@ -59,7 +59,7 @@ from .calibration_figures import (
 )
 from .calibration_verdict import CalibrationVerdict, calibration_verdict
 from .call_log import log_call
-from .combining import MEDIAN, combine
+from .combining import FITTED, MEDIAN, combine
 from .images import result_shown
 from .models import (
     CachedJudgement,
@@ -633,7 +633,16 @@ def _stale(run: CalibrationRun, gold_set: GoldSet) -> str:
     current = version.version if version else _default_version(gold_set)
     if current != run.prompt_version:
         return f"the judge's prompt is now {current}"
+    if judge.panel_rule == FITTED and _fitted_since(judge, run):
+        return "the panel's weights were fitted since"
     return ""
+
+
+def _fitted_since(panel: Judge, run: CalibrationRun) -> bool:
+    """Whether the fitted panel's weights are newer than the calibration: it graded
+    with others, or with none."""
+    fitted_at = (panel.panel_fit or {}).get("fitted_at")
+    return isinstance(fitted_at, str) and datetime.fromisoformat(fitted_at) > run.created_at
 
 
 # --- The team's gate ------------------------------------------------------------------

@@ -244,9 +244,12 @@ def test_a_fitted_panel_is_calibrated_on_its_members_votes_then_fitted_from_the_
     page = lead.get(f"/judges/calibration/{gold.id}/").content.decode()
     assert "The panel's weights were fitted on this calibration: GPT 1.00, Claude 0.00." in (page)
 
-    # Fitted, it grades: calibrated again, it agrees with people as GPT does.
+    # Fitted, it grades: calibrated again, it agrees with people as GPT does; the first
+    # calibration no longer describes it.
     again = calibrated(gold, panel)
     assert (again.graded, again.alpha) == (32, pytest.approx(1.0))
+    first, second = calibration.gold_report(gold, samples=0).runs
+    assert (first.stale, second.stale) == ("the panel's weights were fitted since", "")
 
 
 def test_fitting_on_too_few_items_or_a_running_calibration_is_refused_on_the_page(
