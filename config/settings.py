@@ -155,6 +155,7 @@ SPECTACULAR_SETTINGS = {
         "JudgeRunStatusEnum": "apps.judges.models.RunStatus",
         "PanelRuleEnum": "apps.judges.models.PanelRule",
         "ClickLogFormatEnum": "apps.behaviour.models.LogFormat",
+        "ClickJudgementJobStatusEnum": "apps.behaviour.models.JobStatus",
         "ScaleEnum": "apps.evaluations.models.Scale",
         # The scales a click model grades on: the built-in ones, not custom.
         "ClickJudgementScaleEnum": "apps.behaviour.click_judgements.SCALE_CHOICES",
@@ -399,6 +400,10 @@ CELERY_BEAT_SCHEDULE = {
     },
     "resume-stalled-tries": {
         "task": "apps.tries.tasks.resume_stalled_tries",
+        "schedule": crontab(minute="*"),
+    },
+    "resume-stalled-click-judgement-jobs": {
+        "task": "apps.behaviour.tasks.resume_stalled_click_jobs",
         "schedule": crontab(minute="*"),
     },
     "resume-stalled-judge-runs": {

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,10 +62,67 @@ def click_judgements_make(
     thresholds: Any = None,
     name: Any = None,
 ) -> ClickJudgementSet:
-    """Fit `model` to the log and keep its judgements in the library (see the module's
-    docstring). InvalidInput names each field that is wrong, or why fitting failed."""
+    """Fit `model` to the log and keep its judgements in the library, here and now (see
+    the module's docstring; pages and the API ask a worker: click_jobs.py).
+    InvalidInput names each field that is wrong, or why fitting failed."""
+    asked, list_name = click_settings_checked(
+        team=team,
+        log=log,
+        model=model,
+        scale=scale,
+        min_impressions=min_impressions,
+        thresholds=thresholds,
+        name=name,
+    )
+    return judgements_made(team=team, user=user, log=log, asked=asked, name=list_name)
+
+
+def click_settings_checked(
+    *,
+    team: Team,
+    log: ClickLog,
+    model: Any,
+    scale: Any,
+    min_impressions: Any,
+    thresholds: Any,
+    name: Any,
+) -> tuple[Settings, str]:
+    """The settings and the list's name, checked without fitting anything: InvalidInput
+    names each field that is wrong."""
     asked = _settings(model, scale, min_impressions, thresholds)
-    list_name = _name(team, name, _source_name(log, asked.model))
+    return asked, _name(team, name, _source_name(log, asked.model))
+
+
+def settings_of(stored: dict[str, Any]) -> Settings:
+    """Settings kept as settings_stored() wrote them, read back (and checked again)."""
+    return _settings(
+        stored["model"], stored["scale"], stored["min_impressions"], stored["thresholds"]
+    )
+
+
+def settings_stored(asked: Settings) -> dict[str, Any]:
+    """The settings as JSON, for settings_of() to read back."""
+    return {
+        "model": asked.model,
+        "scale": asked.scale.name,
+        "min_impressions": asked.min_impressions,
+        "thresholds": None if asked.thresholds is None else list(asked.thresholds),
+    }
+
+
+def judgements_made(
+    *,
+    team: Team,
+    user: User | None,
+    log: ClickLog,
+    asked: Settings,
+    name: str,
+    on_stored: Callable[[ClickJudgementSet], None] | None = None,
+) -> ClickJudgementSet:
+    """Fit the model to the log and store its judgements as the list `name`. `on_stored`
+    runs inside the storing transaction (a job records itself done there, so a job's list
+    and its end are kept together or not at all; raising there keeps nothing).
+    InvalidInput says why nothing was made."""
     try:
         fitted = log_fitted(log, asked.model, minimum=asked.min_impressions)
     except engine.EngineError as error:
@@ -93,19 +151,22 @@ def click_judgements_make(
     grades = {pair: asked.scale.grades[level] for pair, level in levels.items()}
     try:
         with transaction.atomic():
-            return _stored(
+            made = _stored(
                 team,
                 user,
                 log,
                 asked,
-                list_name,
+                name,
                 cuts,
                 grades,
                 fitted=(fitted_on, fitted_agreement),
                 counts=(fitted.pairs, fitted.pairs - len(kept)),
             )
+            if on_stored is not None:
+                on_stored(made)
+            return made
     except IntegrityError:  # the same name, made a moment ago
-        raise InvalidInput([f"name: the library already has a list named {list_name}"]) from None
+        raise InvalidInput([f"name: the library already has a list named {name}"]) from None
 
 
 def _settings(model: Any, scale: Any, min_impressions: Any, thresholds: Any) -> Settings:

@@ -100,3 +100,45 @@ class ClickJudgementSet(models.Model):
 
     def __str__(self) -> str:
         return str(self.judgement_list_id)
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class ClickJudgementJob(models.Model):
+    """A lead's request to make judgements from a log, run on a worker because a big
+    log's fit and store outlast a request (click_job_running.py): the checked settings,
+    where it stands, and the judgements it made or why it made none."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+")
+    log = models.ForeignKey(ClickLog, on_delete=models.CASCADE, related_name="jobs")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # As checked when asked: model, scale, min_impressions, thresholds (null: fitted), name.
+    settings = models.JSONField()
+    status = models.CharField(max_length=8, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    problems = models.JSONField(default=list, blank=True)  # why it failed, field first
+    result = models.ForeignKey(
+        ClickJudgementSet, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    # When its task was last queued: the sweep queues again a job nobody started.
+    queued_at = models.DateTimeField()
+    started_at = models.DateTimeField(null=True, blank=True)
+    # A running job's worker writes this every few seconds; when it stops, the worker died.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # How many workers took it: each knows its number, and only the last may finish it.
+    attempts = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["status"], name="click_job_status")]
+
+    def __str__(self) -> str:
+        return f"{self.log_id}: {self.status}"

@@ -12,7 +12,8 @@ lead:
 - samples: the grade given most often; a tie for most goes to the lower median.
 
 Agreement is the share of the grades that equal the grade chosen: 1 when all agree.
-It is what a chain escalates on, and what sampling gives as a judge's confidence.
+It is kept beside the confidence the models reported (their mean, when each said one):
+a chain escalates on either.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """`manage.py click_judgements`: a click model's judgements from one of a team's behaviour
-logs, kept in its library as the clicks' (what a log's page does, for a log too big to
-fit in one request's time). Exits 2 naming each problem when nothing is made."""
+logs, kept in its library as the clicks' (what a log's page asks a worker to do, done here
+in this process and waited for: for scripts). Exits 2 naming each problem when nothing is
+made."""
 
 from typing import Any
 
