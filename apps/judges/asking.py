@@ -117,22 +117,28 @@ def _ask_sampled(judge: Judge, prompt: Prompt, task: JudgeTask) -> Asked:
 
 
 def _ask_panel(panel: Judge, prompt: Prompt, task: JudgeTask) -> Asked:
-    """Each member asked at once (a member that sees no images is shown none), and
-    their grades made one by the panel's rule (combining.py)."""
-    members = panel.members()
-    weights = panel_weights(panel, members)
-    ids = [result.id for result in task.results]
-    if panel.panel_rule == FITTED and weights is None:  # nothing is asked, nor paid
+    """The panel's grades: its members' made one by its rule (members_asked). A fitted
+    panel before its fit asks nothing: it has no grade to give."""
+    if panel.panel_rule == FITTED and panel_weights(panel, panel.members()) is None:
+        ids = [result.id for result in task.results]
         unready = CallOutcome(sent=False)
         return Asked("", "", unready, Decimal(0), failed=dict.fromkeys(ids, not_ready(panel)))
+    return members_asked(panel, prompt, task, panel.panel_rule)
+
+
+def members_asked(panel: Judge, prompt: Prompt, task: JudgeTask, rule: str) -> Asked:
+    """Each member asked at once (a member that sees no images is shown none), and
+    their grades made one by `rule` (combining.py): the panel's own, or, for a
+    calibration that gathers a fitted panel's votes before its fit, the median."""
+    members = panel.members()
     asked = in_parallel([partial(ask, m, prompt, member_task(m, task)) for m in members])
     parts = [
         (member.name, member.id, each.judged, each.failed)
         for member, each in zip(members, asked, strict=True)
     ]
-    combined = combine(
-        ids, parts, rule=panel.panel_rule, scale_grades=task.scale.grades, weights=weights or ()
-    )
+    ids = [result.id for result in task.results]
+    weights = panel_weights(panel, members) if rule == FITTED else None
+    combined = combine(ids, parts, rule=rule, scale_grades=task.scale.grades, weights=weights or ())
     return asked_together(asked, combined.judged, combined.failed)
 
 

@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from functools import partial
 from typing import Any, TypeVar, cast
 
 from django.core.cache import cache
@@ -40,11 +39,9 @@ from apps.evaluations.scales import scale_of
 from .asking import (
     Asked,
     ask,
-    asked_together,
     budget_reached,
-    in_parallel,
     judgement_key,
-    member_task,
+    members_asked,
     most_spent,
     not_ready,
 )
@@ -59,7 +56,7 @@ from .calibration_figures import (
 )
 from .calibration_verdict import CalibrationVerdict, calibration_verdict
 from .call_log import log_call
-from .combining import FITTED, MEDIAN, combine
+from .combining import FITTED, MEDIAN
 from .images import result_shown
 from .models import (
     CachedJudgement,
@@ -339,22 +336,8 @@ def _ask(judge: Judge, prompt: Prompt, task: JudgeTask) -> Asked:
     before its fit has no grade yet, and its calibration is what its weights are fitted
     on: its members are asked, for their votes alone (_store keeps no grade of it)."""
     if judge.is_panel and not_ready(judge):
-        return _members_asked(judge, prompt, task)
+        return members_asked(judge, prompt, task, MEDIAN)
     return ask(judge, prompt, task)
-
-
-def _members_asked(panel: Judge, prompt: Prompt, task: JudgeTask) -> Asked:
-    """Every member's grades of the task as the votes of each result that all of them
-    graded (the median rule only gathers them; its grade is not kept)."""
-    members = panel.members()
-    asked = in_parallel([partial(ask, m, prompt, member_task(m, task)) for m in members])
-    parts = [
-        (member.name, member.id, each.judged, each.failed)
-        for member, each in zip(members, asked, strict=True)
-    ]
-    ids = [result.id for result in task.results]
-    combined = combine(ids, parts, rule=MEDIAN, scale_grades=task.scale.grades)
-    return asked_together(asked, combined.judged, combined.failed)
 
 
 def _store(run: CalibrationRun, prompt: Prompt, batch: _Batch, tries: list[Asked]) -> str:
@@ -627,14 +610,14 @@ def _stale(run: CalibrationRun, gold_set: GoldSet) -> str:
     judge = run.judge
     if judge is None:
         return ""  # a list's grades never change
+    if judge.panel_rule == FITTED and _fitted_since(judge, run):
+        return "the panel's weights were fitted since"
     if judge.model_name != run.model_name:
         return f"the judge's model is now {judge.model_name}"
     version = version_for_new_run(judge)
     current = version.version if version else _default_version(gold_set)
     if current != run.prompt_version:
         return f"the judge's prompt is now {current}"
-    if judge.panel_rule == FITTED and _fitted_since(judge, run):
-        return "the panel's weights were fitted since"
     return ""
 
 

@@ -158,7 +158,12 @@ class Judge(models.Model):
         """Name the panel by its rule and members' models (what its grades, the cache and
         the team's calibration rule read), and wait as long as its slowest member."""
         models_named = ", ".join(member.model_name for member in members)
-        self.model_name = f"panel ({self.panel_rule}): {models_named}"[:200]
+        rule = self.panel_rule
+        weights = (self.panel_fit or {}).get("weights") or {}
+        if rule == PanelRule.FITTED and weights:
+            # A fit is another panel: its calibrations and cached grades are its own.
+            rule += " " + "/".join(f"{float(weights.get(str(m.id), 0)):.2f}" for m in members)
+        self.model_name = f"panel ({rule}): {models_named}"[:200]
         self.protocol = ""
         self.base_url = ""
         self.timeout_seconds = max((member.timeout_seconds for member in members), default=60)

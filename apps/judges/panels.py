@@ -178,13 +178,13 @@ def panel_fit_weights(*, panel: Judge, calibration: Any) -> Judge:
     if run is None:
         raise InvalidInput([f"calibration: the panel has no calibration {str(calibration)[:40]!r}"])
     if run.status != CalibrationStatus.FINISHED:
-        raise InvalidState("calibration: it has not finished", field="calibration")
+        raise InvalidState("The calibration has not finished yet.", field="calibration")
     members = panel.members()
     rows, targets = _fit_data(run, members)
     if len(rows) < FIT_ITEMS_MIN:
         raise InvalidState(
-            f"calibration: {len(rows)} gold items have every member's grade and people's; "
-            f"fitting weights needs at least {FIT_ITEMS_MIN}",
+            f"{len(rows)} gold items of the calibration have every member's grade and "
+            f"people's; fitting weights needs at least {FIT_ITEMS_MIN}.",
             field="calibration",
         )
     fit = fit_weights(rows, targets)
@@ -196,7 +196,8 @@ def panel_fit_weights(*, panel: Judge, calibration: Any) -> Judge:
         "squared_error": round(fit.squared_error, 6),
         "fitted_at": timezone.now().isoformat(),
     }
-    panel.save(update_fields=["panel_fit", "updated_at"])
+    panel.describe_panel(members)
+    panel.save(update_fields=["panel_fit", "model_name", "updated_at"])
     return panel
 
 

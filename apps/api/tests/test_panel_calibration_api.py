@@ -139,13 +139,13 @@ def test_every_refusal_of_a_fit_names_its_field(api, team_a, server):
     assert too_few.status_code == 409
     [(field, message)] = errors(too_few)
     assert field == "calibration" and message.startswith(
-        "calibration: 8 gold items have every member's"
+        "8 gold items of the calibration have every member's"
     )
 
     running = calibration.calibration_create(gold_set=gold, judge=panel)
     still_running = post(api, fit, {"calibration": running.id})
     assert still_running.status_code == 409
-    assert errors(still_running) == [("calibration", "calibration: it has not finished")]
+    assert errors(still_running) == [("calibration", "The calibration has not finished yet.")]
 
     unknown = post(api, fit, {"calibration": 10**15})
     assert unknown.status_code == 404

@@ -241,6 +241,8 @@ def test_a_fitted_panel_is_calibrated_on_its_members_votes_then_fitted_from_the_
     # GPT always gives people's grade: all the weight is its.
     assert panel.panel_fit["weights"] == {str(gpt.id): 1.0, str(claude.id): 0.0}
     assert panel.panel_fit["squared_error"] == 0.0 and panel.panel_fit["items"] == 32
+    # Fitted, it is another judge to the team's rule and the cache: its name says so.
+    assert panel.model_name == "panel (fitted 1.00/0.00): gpt-test, claude-test"
     page = lead.get(f"/judges/calibration/{gold.id}/").content.decode()
     assert "The panel's weights were fitted on this calibration: GPT 1.00, Claude 0.00." in (page)
 
@@ -265,10 +267,12 @@ def test_fitting_on_too_few_items_or_a_running_calibration_is_refused_on_the_pag
     refused = lead.post(
         f"/judges/calibrations/{calibrated(small, panel).id}/fit-weights/", follow=True
     )
-    assert "calibration: 8 gold items have every member&#x27;s grade" in refused.content.decode()
+    assert (
+        "8 gold items of the calibration have every member&#x27;s grade" in refused.content.decode()
+    )
     running = calibration.calibration_create(gold_set=small, judge=panel)
     refused = lead.post(f"/judges/calibrations/{running.id}/fit-weights/", follow=True)
-    assert "calibration: it has not finished" in refused.content.decode()
+    assert "The calibration has not finished yet." in refused.content.decode()
     panel.refresh_from_db()
     assert panel.panel_fit is None
 
