@@ -1,7 +1,9 @@
 """Judgements from clicks over the API (docs/behaviour.md):
-/api/v1/click-logs/{id}/judgements/ fits a click model to a log and keeps its judgements
-in the library as a list whose source is the clicks; /api/v1/evaluations/{id}/click-grades/
-grades an evaluation with such a list, under the team's calibration rule."""
+/api/v1/click-logs/{id}/judgements/ checks the settings and answers 202 with a job, in
+which a worker fits a click model to the log and keeps its judgements in the library as
+a list whose source is the clicks; /api/v1/click-judgement-jobs/{id}/ says where the job
+stands; /api/v1/evaluations/{id}/click-grades/ grades an evaluation with such a list,
+under the team's calibration rule."""
 
 from typing import Any
 
@@ -10,12 +12,14 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
-from apps.behaviour.click_judgements import SCALE_CHOICES, click_judgements_make
+from apps.behaviour.click_jobs import click_judgements_request
+from apps.behaviour.click_judgements import SCALE_CHOICES
 from apps.behaviour.fitting import ClickModel
 from apps.behaviour.grading import evaluation_grade_with_clicks
-from apps.behaviour.models import ClickJudgementSet, ClickLog
+from apps.behaviour.models import ClickJudgementJob, ClickJudgementSet, ClickLog, JobStatus
 from apps.core.errors import InvalidInput
 from apps.evaluations.models import Evaluation
 from apps.library.models import JudgementList
@@ -65,6 +69,39 @@ class ClickJudgementsOut(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
+class ClickJudgementJobOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    log = serializers.IntegerField(source="log_id")
+    status = serializers.ChoiceField(
+        choices=JobStatus.choices, help_text="queued, running, done or failed; GET until done"
+    )
+    problems = serializers.ListField(
+        child=serializers.CharField(), help_text="why nothing was made, each naming its field"
+    )
+    settings = serializers.DictField(
+        help_text="as checked: model, scale, min_impressions, thresholds (null: fitted), name"
+    )
+    judgement_set = ClickJudgementsOut(
+        source="result", allow_null=True, help_text="the judgements made, once done"
+    )
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    url = serializers.SerializerMethodField()
+
+    def get_url(self, job: ClickJudgementJob) -> str:
+        return reverse("api:click_judgement_job", args=[job.id], request=self.context["request"])
+
+
+def job_answer(request: Request, job_id: int) -> dict[str, Any]:
+    job = get_object_or_404(
+        ClickJudgementJob.objects.select_related("result__judgement_list__source"),
+        id=job_id,
+        team_id=request.user.team_id,
+    )
+    return ClickJudgementJobOut(job, context={"request": request}).data
+
+
 class ClickJudgementsListCreate(APIView):
     def _log(self, request: Request, log_id: int) -> ClickLog:
         return get_object_or_404(ClickLog, id=log_id, team_id=request.user.team_id)
@@ -80,13 +117,17 @@ class ClickJudgementsListCreate(APIView):
 
     @extend_schema(
         summary="Fit a click model to the log and keep its judgements in the library",
+        description="The settings are checked at once (400 naming each field that is "
+        "wrong); then a worker fits the model and stores the judgements, which takes a "
+        "while on a big log. Answers 202 with the job: GET its `url` until `status` is "
+        "done (with `judgement_set`) or failed (with `problems`).",
         request=ClickJudgementsIn,
-        responses={201: ClickJudgementsOut},
+        responses={202: ClickJudgementJobOut},
     )
     def post(self, request: Request, log_id: int) -> Response:
         log = self._log(request, log_id)
         body: dict[str, Any] = json_object_body(request, fields=FIELDS, of="click judgements")
-        made = click_judgements_make(
+        job = click_judgements_request(
             team=request.user.team,
             user=None,
             log=log,
@@ -96,7 +137,19 @@ class ClickJudgementsListCreate(APIView):
             thresholds=body.get("thresholds"),
             name=body.get("name"),
         )
-        return Response(ClickJudgementsOut(made).data, status=status.HTTP_201_CREATED)
+        answer = job_answer(request, job.id)
+        return Response(
+            answer, status=status.HTTP_202_ACCEPTED, headers={"Location": answer["url"]}
+        )
+
+
+class ClickJudgementJobDetail(APIView):
+    @extend_schema(
+        summary="Where a job making judgements from clicks stands",
+        responses=ClickJudgementJobOut,
+    )
+    def get(self, request: Request, job_id: int) -> Response:
+        return Response(job_answer(request, job_id))
 
 
 class ClickGradesIn(serializers.Serializer):

@@ -140,6 +140,11 @@ v1 = [
         name="click_judgements",
     ),
     path(
+        "click-judgement-jobs/<int:job_id>/",
+        click_judgements.ClickJudgementJobDetail.as_view(),
+        name="click_judgement_job",
+    ),
+    path(
         "evaluations/<int:evaluation_id>/click-grades/",
         click_judgements.EvaluationClickGrades.as_view(),
         name="evaluation_click_grades",

@@ -1,6 +1,6 @@
 """The behaviour pages: the team's logs and an import, one log's report with the
-judgements click models made from it, and the panel on an evaluation's page that grades
-it with them."""
+judgements click models made from it (and those being made, polled while a worker makes
+them), and the panel on an evaluation's page that grades it with them."""
 
 from django.contrib import messages
 from django.http import HttpResponse
@@ -15,12 +15,16 @@ from apps.evaluations.models import Evaluation, Source
 from apps.judges.team_rule import list_refusal
 from apps.library.models import JudgementList
 
-from .click_judgements import click_judgements_make, thresholds_text
+from .click_jobs import any_unfinished, click_judgements_request, log_jobs
+from .click_judgements import thresholds_text
 from .fitting import ClickModel
 from .forms import ClickGradingForm, ClickJudgementsForm, LogImportForm
 from .grading import evaluation_grade_with_clicks
 from .importing import click_log_import
-from .models import ClickJudgementSet, ClickLog
+from .models import ClickJudgementJob, ClickJudgementSet, ClickLog, JobStatus
+
+# How often the log's page asks again while judgements are being made.
+POLL_SECONDS = 2
 
 
 def _log(request: TeamRequest, log_id: int) -> ClickLog:
@@ -63,19 +67,33 @@ def log_detail(request: TeamRequest, log_id: int) -> HttpResponse:
 def _detail(
     request: TeamRequest, log: ClickLog, form: ClickJudgementsForm, problems: list[str]
 ) -> HttpResponse:
+    context = {**_judgements(log), "form": form, "problems": problems}
+    return render(request, "behaviour/log_detail.html", context)
+
+
+def _judgements(log: ClickLog) -> dict[str, object]:
+    """What the page's judgements section shows: the jobs and the sets they made."""
     made = (
         ClickJudgementSet.objects.filter(log=log)
         .select_related("judgement_list__source")
         .order_by("-created_at", "-id")
     )
-    context = {
+    jobs = log_jobs(log)
+    return {
         "log": log,
         "made": [(each, thresholds_text(each), ClickModel(each.model).label) for each in made],
         "any_fitted": any(each.fitted_on for each in made),
-        "form": form,
-        "problems": problems,
+        "jobs": [(job, ClickModel(job.settings["model"]).label) for job in jobs],
+        "polling": any_unfinished(jobs),
+        "poll_seconds": POLL_SECONDS,
     }
-    return render(request, "behaviour/log_detail.html", context)
+
+
+@lead_required
+def log_judgements(request: TeamRequest, log_id: int) -> HttpResponse:
+    """The judgements section, polled while a job is queued or running."""
+    log = _log(request, log_id)
+    return render(request, "behaviour/_judgements.html", _judgements(log))
 
 
 @lead_required
@@ -87,7 +105,7 @@ def judgements_make(request: TeamRequest, log_id: int) -> HttpResponse:
         return _detail(request, log, form, [])
     data = form.cleaned_data
     try:
-        made = click_judgements_make(
+        job = click_judgements_request(
             team=request.membership.team,
             user=request.user,
             log=log,
@@ -99,12 +117,24 @@ def judgements_make(request: TeamRequest, log_id: int) -> HttpResponse:
         )
     except InvalidInput as error:
         return _detail(request, log, form, error.problems)
-    messages.success(
-        request,
-        f"Made {made.judgement_list.judgement_count:,} judgements from clicks: "
-        f"{made.judgement_list.name}, in the library.",
-    )
+    _say_how_it_went(request, job)
     return redirect(reverse("behaviour:log_detail", args=[log.id]))
+
+
+def _say_how_it_went(request: TeamRequest, job: ClickJudgementJob) -> None:
+    """With a worker the job has just been queued; without one it ran at the commit."""
+    model = ClickModel(job.settings["model"]).label
+    if job.status == JobStatus.DONE and job.result is not None:
+        listed = job.result.judgement_list
+        messages.success(
+            request,
+            f"Made {listed.judgement_count:,} judgements from clicks: {listed.name}, "
+            "in the library.",
+        )
+    elif job.status == JobStatus.FAILED:
+        messages.error(request, f"No judgements were made with {model}: {'; '.join(job.problems)}")
+    else:
+        messages.info(request, f"Making judgements with {model} in the background…")
 
 
 @lead_required

@@ -124,6 +124,7 @@ def test_the_schema_lists_every_v1_operation_and_nothing_else():
         "/api/v1/click-logs/": ["get", "post"],
         "/api/v1/click-logs/{log_id}/": ["delete", "get"],
         "/api/v1/click-logs/{log_id}/judgements/": ["get", "post"],
+        "/api/v1/click-judgement-jobs/{job_id}/": ["get"],
         "/api/v1/evaluations/{evaluation_id}/click-grades/": ["post"],
         "/api/v1/library/": ["get"],
         "/api/v1/library/export/": ["get"],

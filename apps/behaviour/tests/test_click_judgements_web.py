@@ -1,6 +1,7 @@
-"""Judgements from clicks through real URLs: the API makes them from a log, calibrates
-them on a gold set and grades an evaluation with them; the pages do the same for a lead,
-and say whose grades an evaluation's numbers rest on."""
+"""Judgements from clicks through real URLs: the API asks for them from a log (a job a
+worker runs; here, with no broker, at the commit), calibrates them on a gold set and
+grades an evaluation with them; the pages do the same for a lead, and say whose grades an
+evaluation's numbers rest on."""
 
 import io
 
@@ -9,7 +10,7 @@ from django.test import Client
 
 from apps.accounts.api_tokens import api_token_create
 from apps.behaviour.click_judgements import click_judgements_make
-from apps.behaviour.models import ClickJudgementSet, ClickLog
+from apps.behaviour.models import ClickJudgementJob, ClickJudgementSet, ClickLog
 from apps.evaluations.models import FeedbackSlot, Source
 from apps.judges.calibration import gate_set
 from apps.judges.gold_sets import gold_set_create
@@ -29,23 +30,35 @@ def api_for(team) -> Client:
 # --- The API -----------------------------------------------------------------------------
 
 
-def test_the_api_makes_judgements_from_a_log_and_lists_them(team_a):
+# Transactional, as in production: the job queued at the commit runs then, in-process.
+@pytest.mark.django_db(transaction=True)
+def test_the_api_makes_judgements_from_a_log_in_a_job_and_lists_them(team_a):
     log = log_with_rates(team_a, {("shoes", "a"): 0.7, ("shoes", "b"): 0.05})
     api = api_for(team_a)
     url = f"/api/v1/click-logs/{log.id}/judgements/"
 
-    made = api.post(
+    asked = api.post(
         url,
         {"model": "pbm", "scale": "binary", "thresholds": [0.3], "min_impressions": 20},
         content_type="application/json",
     )
 
-    assert made.status_code == 201, made.json()
-    body = made.json()
-    assert body["source"] == "clicks: PBM, 2026-10-01 to 2026-10-31"
-    assert (body["model"], body["scale"], body["thresholds"]) == ("pbm", "binary", [0.3])
-    assert (body["judgements"], body["fitted_on"]) == (2, 0)
-    assert [each["judgement_list"] for each in api.get(url).json()] == [body["judgement_list"]]
+    assert asked.status_code == 202, asked.json()
+    job = api.get(asked["Location"]).json()
+    assert job == asked.json()
+    assert (job["status"], job["problems"], job["log"]) == ("done", [], log.id)
+    assert job["settings"] == {
+        "model": "pbm",
+        "scale": "binary",
+        "min_impressions": 20,
+        "thresholds": [0.3],
+        "name": "clicks: PBM, 2026-10-01 to 2026-10-31",
+    }
+    made = job["judgement_set"]
+    assert made["source"] == "clicks: PBM, 2026-10-01 to 2026-10-31"
+    assert (made["model"], made["scale"], made["thresholds"]) == ("pbm", "binary", [0.3])
+    assert (made["judgements"], made["fitted_on"]) == (2, 0)
+    assert [each["judgement_list"] for each in api.get(url).json()] == [made["judgement_list"]]
 
 
 def test_the_api_names_each_bad_field_and_hides_other_teams_logs(team_a):
@@ -74,6 +87,7 @@ def test_the_api_names_each_bad_field_and_hides_other_teams_logs(team_a):
     assert {error["field"] for error in again.json()["errors"]} == {"model", "thresholds"}
     assert hidden.status_code == 404
     assert not ClickJudgementSet.objects.exists()
+    assert not ClickJudgementJob.objects.exists()
 
 
 def test_the_api_calibrates_a_click_list_and_then_grades_with_it(graded_by_people):
@@ -140,6 +154,7 @@ CSV_LOG = "query,document,position,clicked\n" + "".join(
 )
 
 
+@pytest.mark.django_db(transaction=True)
 def test_a_lead_imports_a_log_and_makes_judgements_on_the_pages(team_a, owner):
     client = client_for(owner)
     upload = io.BytesIO(CSV_LOG.encode())
@@ -164,6 +179,8 @@ def test_a_lead_imports_a_log_and_makes_judgements_on_the_pages(team_a, owner):
     page = made.content.decode()
     assert 'data-testid="click-judgement-set"' in page
     assert "Made 2 judgements from clicks: clicks: CTR, Week 40, in the library." in page
+    assert 'data-status="done"' in page
+    assert 'hx-trigger="every' not in page  # nothing left to wait for
     listed = JudgementList.objects.get(team=team_a)
     assert listed.source.kind == Source.CLICKS
     library = client.get("/library/").content.decode()
