@@ -9,8 +9,11 @@ Before a call takes room (`room_taken`); after it, what the answer said is kept
   counted over the last minute, and none is sent past that many;
 - a pause: after a 429 until its Retry-After (or RATE_LIMITED_PAUSE_S), and while the
   answers say no request or token is left, until their reset;
-- the calls in flight: at most the judge's calls_at_once, halved after a 429 and grown by
-  one after each answer that was not (additive increase, multiplicative decrease).
+- the calls in flight, once a 429 came: half of the judge's calls_at_once, halved again
+  after each 429 and grown by one after each answer that was not (additive increase,
+  multiplicative decrease). Grown back to calls_at_once, the limiter leaves the calls in
+  flight to the runs' own lanes again: an account that never said "too many" is never
+  slowed by it.
 
 Where Redis is not there (the embedded default's in-process tasks), does not answer, or
 AI_JUDGES_SHARED_RATE_LIMITS is off, calls go as they always did: each run honours the
@@ -52,7 +55,9 @@ end
 local most = tonumber(ARGV[3])
 local width = tonumber(redis.call('HGET', KEYS[3], 'width') or ARGV[3])
 if width > most then width = most end
-if redis.call('ZCARD', KEYS[2]) >= math.max(1, math.floor(width)) then return '0.05' end
+if width < most and redis.call('ZCARD', KEYS[2]) >= math.max(1, math.floor(width)) then
+  return '0.05'
+end
 redis.call('ZADD', KEYS[1], now, ARGV[2])
 redis.call('ZADD', KEYS[2], tonumber(ARGV[4]), ARGV[2])
 for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, tonumber(ARGV[6])) end

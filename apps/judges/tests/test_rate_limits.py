@@ -193,6 +193,15 @@ def test_answers_that_pass_let_more_calls_fly_up_to_the_judges_own(team_a, share
     assert widths == [2.0, 3.0, 3.0]
 
 
+def test_calls_in_flight_are_held_only_while_a_429_has_narrowed_them(shared_limits):
+    account = "an-account-never-limited"
+    rooms = [rate_limits.room_taken(account, most_in_flight=2, timeout_s=5) for _ in range(4)]
+    assert [room.wait_s for room in rooms] == [0.0] * 4  # the runs' lanes set the pace
+    shared_limits.hset(rate_limits._keys(account)[2], "width", "1")  # after a 429
+    held = rate_limits.room_taken(account, most_in_flight=2, timeout_s=5)
+    assert held.wait_s > 0 and not held.ticket
+
+
 @pytest.mark.django_db
 @pytest.mark.usefixtures("local_model_servers_allowed")
 def test_without_redis_calls_go_as_before(team_a):
