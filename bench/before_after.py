@@ -126,6 +126,8 @@ def before_worktree(commit: str) -> tuple[Path, str]:
         note(f"git worktree add --detach {path} {sha[:7]}")
         git("worktree", "add", "--detach", str(path), sha)
     venv = path / ".venv"
+    if venv.is_symlink() and not venv.exists():
+        venv.unlink()  # pointing at a checkout since removed
     if not venv.exists():
         # The HTTP bench starts gunicorn and Celery from <its checkout>/.venv/bin.
         venv.symlink_to(HERE / ".venv")
