@@ -9,8 +9,6 @@ answer said of them.
 
 from __future__ import annotations
 
-import os
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -195,24 +193,14 @@ def asked_together(parts: list[Asked], judged: dict[str, Judged], failed: dict[s
     return Asked(calls[0].system, calls[0].user, outcome, cost, judged, failed, parts=tuple(calls))
 
 
-# A panel's members and a judge's samples are asked at once, from threads of their own
-# (a call's thread waits for them, so they may not share its pool).
-PART_THREADS = 32
-_part_threads: tuple[int, ThreadPoolExecutor] | None = None
-_part_threads_lock = threading.Lock()
-
-
 def in_parallel(asks: list[Callable[[], Asked]]) -> list[Asked]:
-    """Each of `asks` made at once; their answers in the same order."""
+    """Each of `asks` made at once, from threads of their own; their answers in the same
+    order. Threads a call, not a shared pool: a panel's sampled member waits for its
+    samples, and waits nested in one bounded pool could take all its threads."""
     if len(asks) == 1:
         return [asks[0]()]
-    global _part_threads
-    with _part_threads_lock:
-        if _part_threads is None or _part_threads[0] != os.getpid():
-            pool = ThreadPoolExecutor(max_workers=PART_THREADS, thread_name_prefix="judge-part")
-            _part_threads = (os.getpid(), pool)
-        pool = _part_threads[1]
-    return [future.result() for future in [pool.submit(each) for each in asks]]
+    with ThreadPoolExecutor(max_workers=len(asks), thread_name_prefix="judge-part") as pool:
+        return list(pool.map(lambda each: each(), asks))
 
 
 def outcome_read(

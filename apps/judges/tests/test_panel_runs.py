@@ -283,3 +283,17 @@ def test_a_panel_grades_now_only(server, evaluation):
     assert refused.value.problems[0].startswith(
         "urgent: a panel, or a judge that asks more than once"
     )
+
+
+def test_a_panel_whose_member_samples_asks_each_sample_and_counts_every_call(server, evaluation):
+    sampled = member(evaluation, server, "GPT x3", "gpt-test", temperature=0.7, samples=3)
+    claude = member(evaluation, server, "Claude", "claude-test")
+    panel = panel_create(
+        team=evaluation.team, name="Mixed", members=[sampled.id, claude.id], rule="median"
+    )
+    server.respond_with(grades_by_model({"gpt-test": [3, 0, 1], "claude-test": [1, 0, 1]}))
+    run = controls.run_start(judge=panel, evaluation=evaluation)
+    assert runs.run_step(run_id=run.id) == runs.GO
+    assert graded(evaluation, panel) == [1, 0, 1]  # the lower of 3 and 1, 0, 1
+    run.refresh_from_db()
+    assert run.calls == 4 and len(server.requests) == 4  # three samples and Claude
